@@ -1,0 +1,44 @@
+import type { RecommendationKind } from '../config/control-config.ts';
+
+export const RECOMMENDATION_STATES = [
+  'proposed',
+  'approved',
+  'applied',
+  'rejected',
+  'expired',
+  'verified',
+  'rolled_back',
+] as const;
+export type RecommendationState = (typeof RECOMMENDATION_STATES)[number];
+
+export interface RecommendationTarget {
+  pool?: string;
+  model?: string;
+  region?: string;
+  tenant?: string;
+}
+
+export interface Evidence {
+  signal: string;
+  value: number | null;
+  threshold: number | null;
+  window: string;
+}
+
+export interface Recommendation {
+  id: string;
+  kind: RecommendationKind;
+  target: RecommendationTarget;
+  action: Record<string, unknown>;
+  reason: string;
+  evidence: Evidence[];
+  expectedImpact: Record<string, unknown>;
+  confidence: number;
+  state: RecommendationState;
+  policy: string | null;
+  /** RFC 3339 event time of the tick that proposed it */
+  createdAt: string;
+  updatedAt: string;
+  appliedAt?: string | null;
+  verifiedAt?: string | null;
+}

@@ -1,0 +1,62 @@
+import type { Hop } from '../hops.ts';
+
+// Shape of GET /api/signals (DESIGN.md §5). A value without data is null, never 0.
+
+export interface Percentiles {
+  p50: number | null;
+  p95: number | null;
+  p99: number | null;
+}
+
+export interface HopLatency {
+  p50: number | null;
+  p95: number | null;
+  /** Mean share of the request's e2e latency spent in this hop (0–1). */
+  shareOfE2e?: number | null;
+  /** Mean share of TTFT spent in this hop (0–1); only hops before the first token count. */
+  shareOfTtft?: number | null;
+}
+
+export const GROUP_DIMENSIONS = [
+  'pool',
+  'model',
+  'region',
+  'gpu_type',
+  'tenant',
+  'priority',
+  'workflow_type',
+] as const;
+export type GroupDimension = (typeof GROUP_DIMENSIONS)[number];
+
+export interface SignalGroup {
+  key: Partial<Record<GroupDimension, string | number | null>>;
+  requests: number;
+  ttftMs: Percentiles;
+  serverTtftMs: Percentiles;
+  e2eMs: Percentiles;
+  errorRate: number | null;
+  preemptionRate?: number | null;
+  goodput: number | null;
+  utilizationRatio: number | null;
+  memoryUtil: number | null;
+  computeUtil: number | null;
+  successPerDollar: number | null;
+  costPerSuccessfulTaskUsd: number | null;
+  costUsd: number | null;
+  tasks: number;
+  successfulTasks: number;
+  retryRatio: number | null;
+  queueMs: Percentiles;
+  queueDepth?: number | null;
+  cacheHitRate: number | null;
+  tokensPerS?: number | null;
+  replicas: number | null;
+  hops: Partial<Record<Hop, HopLatency>>;
+}
+
+export interface SignalsSnapshot {
+  /** RFC 3339 */
+  at: string;
+  window: string;
+  groups: SignalGroup[];
+}

@@ -1,0 +1,64 @@
+// Attribute names Governor understands (DESIGN.md §4). Standard names first, Governor's own
+// namespace for what no standard names. Every governor.* name can be aliased in config.
+
+export const Attr = {
+  // OpenTelemetry GenAI semantic conventions
+  genAiRequestModel: 'gen_ai.request.model',
+  genAiResponseModel: 'gen_ai.response.model',
+  genAiSystem: 'gen_ai.system',
+  genAiOperationName: 'gen_ai.operation.name',
+  genAiConversationId: 'gen_ai.conversation.id',
+  genAiUsageInputTokens: 'gen_ai.usage.input_tokens',
+  genAiUsageOutputTokens: 'gen_ai.usage.output_tokens',
+  genAiUsageCacheReadInputTokens: 'gen_ai.usage.cache_read.input_tokens',
+  genAiResponseTimeToFirstChunk: 'gen_ai.response.time_to_first_chunk',
+  genAiResponseFinishReasons: 'gen_ai.response.finish_reasons',
+  // vLLM's names (float seconds for latencies)
+  vllmUsagePromptTokens: 'gen_ai.usage.prompt_tokens',
+  vllmUsageCompletionTokens: 'gen_ai.usage.completion_tokens',
+  vllmLatencyTtft: 'gen_ai.latency.time_to_first_token',
+  vllmLatencyE2e: 'gen_ai.latency.e2e',
+  vllmLatencyQueue: 'gen_ai.latency.time_in_queue',
+  vllmLatencyPrefill: 'gen_ai.latency.time_in_model_prefill',
+  vllmLatencyDecode: 'gen_ai.latency.time_in_model_decode',
+  vllmRequestId: 'gen_ai.request.id',
+  // HTTP, errors, resource
+  httpResendCount: 'http.request.resend_count',
+  errorType: 'error.type',
+  serviceName: 'service.name',
+  // Governor's own namespace
+  hop: 'governor.hop',
+  pool: 'governor.pool',
+  region: 'governor.region',
+  gpuType: 'governor.gpu.type',
+  replica: 'governor.replica',
+  tenant: 'governor.tenant',
+  priority: 'governor.priority',
+  workflowId: 'governor.workflow.id',
+  workflowType: 'governor.workflow.type',
+  workflowStep: 'governor.workflow.step',
+  workflowSteps: 'governor.workflow.steps',
+  attempt: 'governor.attempt',
+  outcome: 'governor.outcome',
+  cacheHit: 'governor.cache.hit',
+  queueDepth: 'governor.queue.depth',
+  kvCacheUsage: 'governor.kv_cache.usage',
+  batchSize: 'governor.batch.size',
+  costUsd: 'governor.cost.usd',
+} as const;
+
+/** Gauges Governor reads from OTLP metrics. */
+export const Metric = {
+  poolReplicas: 'governor.pool.replicas',
+  vllmKvCacheUsage: 'vllm:kv_cache_usage_perc',
+  vllmRequestsWaiting: 'vllm:num_requests_waiting',
+  vllmRequestsRunning: 'vllm:num_requests_running',
+  dcgmGpuUtil: 'DCGM_FI_DEV_GPU_UTIL',
+} as const;
+
+export const OUTCOMES = ['success', 'error', 'timeout', 'rejected', 'preempted', 'cancelled'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+export function isOutcome(value: unknown): value is Outcome {
+  return typeof value === 'string' && (OUTCOMES as readonly string[]).includes(value);
+}

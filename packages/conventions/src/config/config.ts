@@ -1,0 +1,144 @@
+import { z } from 'zod';
+import { HOPS } from '../hops.ts';
+import { AlertsConfig, ReceiverConfig } from './alerts-config.ts';
+import { ControlConfig, PolicyConfig, ActuatorConfig } from './control-config.ts';
+
+// The one YAML file of DESIGN.md §5, snake_case like the OpenTelemetry Collector's config.
+// Parsed once at start; everything inside Governor trusts the typed result.
+
+export const ServerConfig = z
+  .object({
+    host: z.string().default('127.0.0.1'),
+    http_port: z.number().int().min(0).max(65535).default(4318),
+    grpc_port: z.number().int().min(0).max(65535).default(4317),
+    data_dir: z.string().default('.governor'),
+    /** Cap on a request body after decompression (OTLP spec recommends 64 MiB). */
+    max_body_bytes: z.number().int().positive().default(64 * 1024 * 1024),
+    /** Spans allowed to wait in the write queue before intake answers 503 + Retry-After. */
+    max_queued_spans: z.number().int().positive().default(400_000),
+    /** Interval between scheduled CHECKPOINTs. */
+    checkpoint_interval_s: z.number().positive().default(30),
+    insecure: z.boolean().default(false),
+  })
+  .strict();
+export type ServerConfig = z.infer<typeof ServerConfig>;
+
+export const PoolConfig = z
+  .object({
+    name: z.string().min(1),
+    gpu_type: z.string().min(1).optional(),
+    gpus_per_replica: z.number().int().positive().default(1),
+    peak_tokens_per_s_per_replica: z.number().positive().optional(),
+    model: z.string().optional(),
+    region: z.string().optional(),
+    min_replicas: z.number().int().min(0).optional(),
+    max_replicas: z.number().int().positive().optional(),
+  })
+  .strict();
+export type PoolConfig = z.infer<typeof PoolConfig>;
+
+export const PricingConfig = z
+  .object({
+    gpu_hour_usd: z.record(z.string(), z.number().nonnegative()).default({}),
+    /** Price when a pool's GPU type has no entry. */
+    default_gpu_hour_usd: z.number().nonnegative().optional(),
+  })
+  .strict();
+export type PricingConfig = z.infer<typeof PricingConfig>;
+
+export const SloConfig = z
+  .object({
+    ttft_ms: z.number().positive().optional(),
+    e2e_ms: z.number().positive().optional(),
+  })
+  .strict();
+export type SloConfig = z.infer<typeof SloConfig>;
+
+export const SignalsConfig = z
+  .object({
+    /** Watermark = newest event time − lateness. */
+    lateness_ms: z.number().int().min(0).default(10_000),
+    default_window: z.string().default('5m'),
+  })
+  .strict();
+export type SignalsConfig = z.infer<typeof SignalsConfig>;
+
+export const HopRuleConfig = z
+  .object({
+    hop: z.enum(HOPS),
+    span_name: z.string().optional(),
+    service_name: z.string().optional(),
+    attribute: z.string().optional(),
+    attribute_equals: z.string().optional(),
+  })
+  .strict()
+  .refine((r) => r.span_name || r.service_name || r.attribute, {
+    message: 'a hop rule needs at least one of span_name, service_name or attribute',
+  });
+export type HopRuleConfig = z.infer<typeof HopRuleConfig>;
+
+export const AuthToken = z
+  .object({
+    name: z.string().min(1),
+    token_sha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, 'expected 64 lowercase hex characters')
+      .optional(),
+    token_env: z.string().optional(),
+    scopes: z.array(z.enum(['ingest', 'read', 'operate', 'admin'])).min(1),
+  })
+  .strict()
+  .refine((t) => t.token_sha256 || t.token_env, { message: 'a token needs token_sha256 or token_env' });
+export type AuthToken = z.infer<typeof AuthToken>;
+
+export const AuthConfig = z.object({ tokens: z.array(AuthToken).default([]) }).strict();
+export type AuthConfig = z.infer<typeof AuthConfig>;
+
+export const RetentionConfig = z
+  .object({
+    /** Raw spans older than this (event time) are exported to Parquet and deleted. 0 keeps forever. */
+    spans_ttl_hours: z.number().min(0).default(0),
+  })
+  .strict();
+export type RetentionConfig = z.infer<typeof RetentionConfig>;
+
+export const GovernorConfig = z
+  .object({
+    server: ServerConfig.default(ServerConfig.parse({})),
+    pricing: PricingConfig.default(PricingConfig.parse({})),
+    pools: z.array(PoolConfig).default([]),
+    slo: SloConfig.default({}),
+    signals: SignalsConfig.default(SignalsConfig.parse({})),
+    hop_rules: z.array(HopRuleConfig).default([]),
+    /** Maps an emitter's attribute name to the one Governor understands, e.g. `my.pool: governor.pool`. */
+    attribute_aliases: z.record(z.string(), z.string()).default({}),
+    auth: AuthConfig.default({ tokens: [] }),
+    retention: RetentionConfig.default(RetentionConfig.parse({})),
+    control: ControlConfig.default(ControlConfig.parse({})),
+    policies: z.array(PolicyConfig).default([]),
+    actuators: z.array(ActuatorConfig).default([]),
+    alerts: AlertsConfig.default(AlertsConfig.parse({})),
+    receivers: z.array(ReceiverConfig).default([]),
+  })
+  .strict();
+export type GovernorConfig = z.infer<typeof GovernorConfig>;
+
+export interface ConfigIssue {
+  path: string;
+  message: string;
+}
+
+/** Validates a parsed YAML/JSON object; issues carry a dotted path such as `pools.0.gpus_per_replica`. */
+export function parseGovernorConfig(
+  raw: unknown,
+): { ok: true; config: GovernorConfig } | { ok: false; issues: ConfigIssue[] } {
+  const result = GovernorConfig.safeParse(raw ?? {});
+  if (result.success) return { ok: true, config: result.data };
+  return {
+    ok: false,
+    issues: result.error.issues.map((issue) => ({
+      path: issue.path.map(String).join('.') || '(root)',
+      message: issue.message,
+    })),
+  };
+}

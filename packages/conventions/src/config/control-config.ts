@@ -1,0 +1,58 @@
+import { z } from 'zod';
+
+// Control loop, policies and actuators (DESIGN.md §5–6). Owned by the control issue; extend here.
+
+export const RECOMMENDATION_KINDS = [
+  'scale',
+  'shift_traffic',
+  'circuit_break',
+  'shed_load',
+  'retry_budget',
+  'downgrade_model',
+] as const;
+export type RecommendationKind = (typeof RECOMMENDATION_KINDS)[number];
+
+export const ControlConfig = z
+  .object({
+    enabled: z.boolean().default(true),
+    interval_s: z.number().positive().default(30),
+    window: z.string().default('5m'),
+    cooldown_s: z.number().min(0).default(300),
+    verify_after_s: z.number().positive().default(300),
+    recommendation_ttl_s: z.number().positive().default(900),
+  })
+  .strict();
+export type ControlConfig = z.infer<typeof ControlConfig>;
+
+export const PolicyConfig = z
+  .object({
+    name: z.string().min(1),
+    match: z
+      .object({
+        kind: z.array(z.enum(RECOMMENDATION_KINDS)).optional(),
+        target: z.string().optional(),
+      })
+      .strict()
+      .default({}),
+    auto_apply: z.boolean().default(false),
+    max_step: z.number().int().positive().optional(),
+    cooldown_s: z.number().min(0).optional(),
+    max_actions_per_hour: z.number().int().positive().optional(),
+    min_confidence: z.number().min(0).max(1).default(0),
+    dry_run: z.boolean().default(false),
+  })
+  .strict();
+export type PolicyConfig = z.infer<typeof PolicyConfig>;
+
+export const ActuatorConfig = z
+  .object({
+    name: z.string().min(1),
+    type: z.enum(['webhook', 'simulator']),
+    url: z.string().url(),
+    secret: z.string().optional(),
+    secret_env: z.string().optional(),
+    timeout_ms: z.number().int().positive().default(5000),
+    max_attempts: z.number().int().positive().default(5),
+  })
+  .strict();
+export type ActuatorConfig = z.infer<typeof ActuatorConfig>;

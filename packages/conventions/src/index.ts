@@ -1,0 +1,52 @@
+export { Attr, Metric, OUTCOMES, isOutcome } from './attributes.ts';
+export type { Outcome } from './attributes.ts';
+export { HOPS, isHop, DEFAULT_HOP_RULES } from './hops.ts';
+export type { Hop, HopRule } from './hops.ts';
+export { parseDurationMs } from './duration.ts';
+export {
+  GovernorConfig,
+  ServerConfig,
+  PoolConfig,
+  PricingConfig,
+  SloConfig,
+  SignalsConfig,
+  HopRuleConfig,
+  AuthToken,
+  AuthConfig,
+  RetentionConfig,
+  parseGovernorConfig,
+} from './config/config.ts';
+export type { ConfigIssue } from './config/config.ts';
+export {
+  ControlConfig,
+  PolicyConfig,
+  ActuatorConfig,
+  RECOMMENDATION_KINDS,
+} from './config/control-config.ts';
+export type { RecommendationKind } from './config/control-config.ts';
+export { AlertsConfig, AlertRuleConfig, ReceiverConfig } from './config/alerts-config.ts';
+export { GROUP_DIMENSIONS } from './api/signals.ts';
+export type {
+  Percentiles,
+  HopLatency,
+  GroupDimension,
+  SignalGroup,
+  SignalsSnapshot,
+} from './api/signals.ts';
+export { RECOMMENDATION_STATES } from './api/recommendation.ts';
+export type {
+  Recommendation,
+  RecommendationState,
+  RecommendationTarget,
+  Evidence,
+} from './api/recommendation.ts';
+export type {
+  ControlAction,
+  EvaluateResponse,
+  ScaleAction,
+  ShiftTrafficAction,
+  CircuitBreakAction,
+  ShedLoadAction,
+  RetryBudgetAction,
+  DowngradeModelAction,
+} from './api/control-action.ts';
