@@ -1,0 +1,49 @@
+import type { GovernorConfig } from '@governor/conventions';
+import { loadConfig } from '../load-config.ts';
+import { startGovernor } from '../start-governor.ts';
+import { type ParsedArgs, flagNumber, flagString } from './parse-args.ts';
+
+export async function runStartCommand(args: ParsedArgs): Promise<number> {
+  const config: GovernorConfig = loadConfig(flagString(args, 'config'));
+  const dataDir = flagString(args, 'data-dir');
+  const host = flagString(args, 'host');
+  const httpPort = flagNumber(args, 'http-port');
+  const grpcPort = flagNumber(args, 'grpc-port');
+  if (dataDir) config.server.data_dir = dataDir;
+  if (host) config.server.host = host;
+  if (httpPort !== undefined) config.server.http_port = httpPort;
+  if (grpcPort !== undefined) config.server.grpc_port = grpcPort;
+  if (args.flags.insecure === true) config.server.insecure = true;
+
+  const governor = await startGovernor({
+    config,
+    logger: { level: process.env.GOVERNOR_LOG_LEVEL ?? 'info' },
+  });
+  const log = governor.app.log;
+  log.info(
+    `Governor is up: console and API on ${governor.httpUrl}, OTLP/HTTP ${governor.httpUrl}/v1/traces, OTLP/gRPC ${config.server.host}:${governor.grpcPort}, data in ${governor.store.dataDir}`,
+  );
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info(`${signal} received: stopping intake, flushing the write queue and checkpointing`);
+    const hardStop = setTimeout(() => {
+      log.error('shutdown took longer than 30 s; exiting anyway (committed data is safe in the WAL)');
+      process.exit(1);
+    }, 30_000);
+    hardStop.unref();
+    try {
+      await governor.close();
+      log.info('Governor stopped cleanly');
+      process.exit(0);
+    } catch (error) {
+      log.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  return new Promise<number>(() => {});
+}

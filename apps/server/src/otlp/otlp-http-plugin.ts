@@ -1,0 +1,70 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  encodeExportResponseJson,
+  encodeExportResponseProtobuf,
+  encodeRpcStatusJson,
+  encodeRpcStatusProtobuf,
+} from '@governor/otlp';
+import { GovernorError, toGovernorError } from '../errors.ts';
+import type { IngestPipeline, OtlpFormat, OtlpSignal } from './ingest-pipeline.ts';
+import { readBody } from './read-body.ts';
+
+// OTLP/HTTP receiver: POST /v1/traces and /v1/metrics, protobuf or JSON, optionally gzip'd.
+// Errors are google.rpc.Status bodies in the request's own content type, as the spec asks.
+
+export interface OtlpHttpOptions {
+  pipeline: IngestPipeline;
+  maxBodyBytes: number;
+}
+
+const GRPC_CODE_FOR_STATUS: Record<number, number> = { 400: 3, 413: 8, 415: 3, 429: 8, 503: 14, 500: 13 };
+
+function formatOf(contentType: string | undefined): OtlpFormat | null {
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type === 'application/x-protobuf' || type === 'application/protobuf') return 'protobuf';
+  if (type === 'application/json') return 'json';
+  return null;
+}
+
+export async function otlpHttpPlugin(app: FastifyInstance, options: OtlpHttpOptions): Promise<void> {
+  // Bodies are read by the handler so the size cap can be enforced while inflating.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+
+  app.setErrorHandler((error, request, reply) => {
+    const gov = toGovernorError(error);
+    if (gov.statusCode >= 500 && gov.code === 'GOV_ERR_INTERNAL') request.log.error({ err: error }, 'OTLP request failed');
+    sendStatus(request, reply, gov);
+  });
+
+  const handle = (signal: OtlpSignal) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const format = formatOf(request.headers['content-type']);
+    if (format === null) {
+      request.raw.resume();
+      throw new GovernorError(
+        'GOV_ERR_OTLP_UNSUPPORTED_MEDIA_TYPE',
+        `Content-Type "${request.headers['content-type'] ?? ''}" is not supported; send application/x-protobuf or application/json`,
+      );
+    }
+    const body = await readBody(request.raw, request.headers['content-encoding'], options.maxBodyBytes);
+    const result = await options.pipeline.ingest(signal, body, format);
+    if (format === 'protobuf') {
+      return reply.code(200).type('application/x-protobuf').send(Buffer.from(encodeExportResponseProtobuf(result)));
+    }
+    return reply.code(200).type('application/json').send(encodeExportResponseJson(result));
+  };
+
+  app.post('/v1/traces', { bodyLimit: options.maxBodyBytes }, handle('traces'));
+  app.post('/v1/metrics', { bodyLimit: options.maxBodyBytes }, handle('metrics'));
+}
+
+function sendStatus(request: FastifyRequest, reply: FastifyReply, error: GovernorError): void {
+  const grpcCode = GRPC_CODE_FOR_STATUS[error.statusCode] ?? 2;
+  if (error.retryAfterS !== undefined) reply.header('Retry-After', String(error.retryAfterS));
+  reply.code(error.statusCode);
+  if (formatOf(request.headers['content-type']) === 'protobuf') {
+    reply.type('application/x-protobuf').send(Buffer.from(encodeRpcStatusProtobuf(grpcCode, error.message)));
+  } else {
+    reply.type('application/json').send(encodeRpcStatusJson(grpcCode, error.message));
+  }
+}

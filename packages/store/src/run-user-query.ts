@@ -1,0 +1,102 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { toJsValue } from './to-js-value.ts';
+
+// The read-only gate for ad-hoc SQL (POST /api/sql, `governor query`): exactly one SELECT or
+// EXPLAIN statement, a row cap, a timeout by interrupt. File and network access are already off
+// for the whole instance (enable_external_access=false, configuration locked), so a SELECT over
+// read_csv('/etc/passwd') fails inside DuckDB too.
+
+export type UserQueryErrorCode =
+  | 'GOV_ERR_SQL_EMPTY'
+  | 'GOV_ERR_SQL_MULTIPLE_STATEMENTS'
+  | 'GOV_ERR_SQL_NOT_READ_ONLY'
+  | 'GOV_ERR_SQL_INVALID'
+  | 'GOV_ERR_SQL_TIMEOUT'
+  | 'GOV_ERR_SQL_FAILED';
+
+export class UserQueryError extends Error {
+  override readonly name = 'UserQueryError';
+  constructor(
+    readonly code: UserQueryErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface UserQueryResult {
+  columns: { name: string; type: string }[];
+  rows: unknown[][];
+  truncated: boolean;
+  elapsedMs: number;
+}
+
+export interface UserQueryOptions {
+  limit: number;
+  timeoutMs: number;
+}
+
+// duckdb_statement_type: SELECT = 1, EXPLAIN = 4
+const ALLOWED_STATEMENT_TYPES = new Set([1, 4]);
+
+export async function runUserQuery(
+  connection: DuckDBConnection,
+  sql: string,
+  options: UserQueryOptions,
+): Promise<UserQueryResult> {
+  const started = performance.now();
+  if (sql.trim() === '') throw new UserQueryError('GOV_ERR_SQL_EMPTY', 'the query is empty; send one SELECT statement');
+  let extracted: Awaited<ReturnType<DuckDBConnection['extractStatements']>>;
+  try {
+    extracted = await connection.extractStatements(sql);
+  } catch (error) {
+    throw new UserQueryError('GOV_ERR_SQL_INVALID', `the query does not parse: ${(error as Error).message}`);
+  }
+  if (extracted.count === 0) throw new UserQueryError('GOV_ERR_SQL_EMPTY', 'the query is empty; send one SELECT statement');
+  if (extracted.count > 1) {
+    throw new UserQueryError(
+      'GOV_ERR_SQL_MULTIPLE_STATEMENTS',
+      `the query holds ${extracted.count} statements; send exactly one SELECT or EXPLAIN`,
+    );
+  }
+  let prepared: Awaited<ReturnType<typeof extracted.prepare>>;
+  try {
+    prepared = await extracted.prepare(0);
+  } catch (error) {
+    throw new UserQueryError('GOV_ERR_SQL_INVALID', (error as Error).message);
+  }
+  if (!ALLOWED_STATEMENT_TYPES.has(prepared.statementType as number)) {
+    prepared.destroySync();
+    throw new UserQueryError(
+      'GOV_ERR_SQL_NOT_READ_ONLY',
+      'only SELECT and EXPLAIN statements are allowed here; Governor\'s SQL surface is read-only',
+    );
+  }
+  const timer = setTimeout(() => connection.interrupt(), options.timeoutMs);
+  try {
+    const reader = await prepared.streamAndReadUntil(options.limit + 1);
+    const columnNames = reader.deduplicatedColumnNames();
+    const columnTypes = reader.columnTypes().map((t) => t.toString());
+    const all = reader.getRowsJS();
+    const truncated = all.length > options.limit;
+    const rows = all.slice(0, options.limit).map((row) => row.map(toJsValue));
+    return {
+      columns: columnNames.map((name, i) => ({ name, type: columnTypes[i] ?? 'UNKNOWN' })),
+      rows,
+      truncated,
+      elapsedMs: performance.now() - started,
+    };
+  } catch (error) {
+    const message = (error as Error).message;
+    if (/interrupt/i.test(message)) {
+      throw new UserQueryError(
+        'GOV_ERR_SQL_TIMEOUT',
+        `the query ran longer than ${options.timeoutMs} ms and was cancelled; narrow its time range or add filters`,
+      );
+    }
+    throw new UserQueryError('GOV_ERR_SQL_FAILED', message);
+  } finally {
+    clearTimeout(timer);
+    prepared.destroySync();
+  }
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env node
+// Installs the real peers the test suite drives — Chromium (console end-to-end tests), Prometheus
+// and Alertmanager — from Debian's packages when they are missing. Runs before `pnpm test`.
+import { execSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+const NEEDED = [
+  { bin: '/usr/bin/chromium', pkg: 'chromium' },
+  { bin: '/usr/bin/prometheus', pkg: 'prometheus' },
+  { bin: '/usr/bin/prometheus-alertmanager', pkg: 'prometheus-alertmanager' },
+];
+const missing = NEEDED.filter((n) => !existsSync(n.bin));
+if (missing.length === 0) process.exit(0);
+const names = missing.map((m) => m.pkg).join(' ');
+if (process.getuid?.() !== 0) {
+  console.error(`missing system packages: ${names}. Install them with: sudo apt-get install -y ${names}`);
+  process.exit(1);
+}
+console.log(`installing system packages for the test suite: ${names} (apt-get, one time)`);
+try {
+  execSync('apt-get update -qq', { stdio: 'inherit' });
+  execSync(`DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${names}`, {
+    stdio: 'inherit',
+  });
+} catch {
+  console.error(`could not install ${names}; install them with apt-get and run the tests again`);
+  process.exit(1);
+}
