@@ -14,8 +14,13 @@ const ALLOWED = {
   '@governor/control': ['@governor/conventions', '@governor/otlp', '@governor/store', '@governor/signals'],
   '@governor/alerts': ['@governor/conventions', '@governor/otlp', '@governor/store', '@governor/signals'],
   '@governor/server': [
-    '@governor/conventions', '@governor/otlp', '@governor/store', '@governor/signals',
-    '@governor/control', '@governor/alerts', '@governor/simulator',
+    '@governor/conventions',
+    '@governor/otlp',
+    '@governor/store',
+    '@governor/signals',
+    '@governor/control',
+    '@governor/alerts',
+    '@governor/simulator',
   ],
   '@governor/simulator': ['@governor/conventions'],
   '@governor/console': ['@governor/conventions'],
@@ -44,23 +49,32 @@ for (const group of DIRS) {
     }
     const allowed = ALLOWED[pkg.name];
     if (!allowed) {
-      problems.push(`${pkg.name}: not in the dependency graph of scripts/check-deps.mjs; add it there and to ARCHITECTURE.md`);
+      problems.push(
+        `${pkg.name}: not in the dependency graph of scripts/check-deps.mjs; add it there and to ARCHITECTURE.md`,
+      );
       continue;
     }
-    const declared = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).filter((d) => d.startsWith('@governor/'));
+    const declared = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).filter((d) =>
+      d.startsWith('@governor/'),
+    );
     for (const dep of declared) {
-      if (!allowed.includes(dep)) problems.push(`${pkg.name} depends on ${dep}, against the dependency direction`);
+      if (!allowed.includes(dep))
+        problems.push(`${pkg.name} depends on ${dep}, against the dependency direction`);
     }
     for (const file of walk(dir)) {
       const text = readFileSync(file, 'utf8');
       for (const m of text.matchAll(/(?:from\s+|import\s*\(\s*|require\(\s*)['"](@governor\/[\w-]+)/g)) {
         const dep = m[1];
         if (dep !== pkg.name && !allowed.includes(dep)) {
-          problems.push(`${relative(root, file)} imports ${dep}, against the dependency direction of ${pkg.name}`);
+          problems.push(
+            `${relative(root, file)} imports ${dep}, against the dependency direction of ${pkg.name}`,
+          );
         }
       }
       for (const m of text.matchAll(/from\s+['"](\.\.\/)+(packages|apps)\//g)) {
-        problems.push(`${relative(root, file)} reaches into another package by relative path (${m[0]}); import it by name`);
+        problems.push(
+          `${relative(root, file)} reaches into another package by relative path (${m[0]}); import it by name`,
+        );
       }
     }
   }

@@ -30,11 +30,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     const gov = toGovernorError(error);
     if (gov.code === 'GOV_ERR_INTERNAL') request.log.error({ err: error }, 'request failed');
     if (gov.retryAfterS !== undefined) reply.header('Retry-After', String(gov.retryAfterS));
-    reply.code(gov.statusCode).send({ error: { code: gov.code, message: gov.message, requestId: request.id } });
+    reply
+      .code(gov.statusCode)
+      .send({ error: { code: gov.code, message: gov.message, requestId: request.id } });
   });
   app.setNotFoundHandler((request, reply) => {
     reply.code(404).send({
-      error: { code: 'GOV_ERR_NOT_FOUND', message: `no route for ${request.method} ${request.url}`, requestId: request.id },
+      error: {
+        code: 'GOV_ERR_NOT_FOUND',
+        message: `no route for ${request.method} ${request.url}`,
+        requestId: request.id,
+      },
     });
   });
 

@@ -47,11 +47,21 @@ export function toGovernorError(error: unknown): GovernorError {
     return new GovernorError(e.code as ErrorCode, String(e.message), undefined, { cause: error });
   }
   if (e?.validation || e?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    const code: ErrorCode = e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'GOV_ERR_OTLP_UNSUPPORTED_MEDIA_TYPE' : 'GOV_ERR_REQUEST_INVALID';
+    const code: ErrorCode =
+      e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+        ? 'GOV_ERR_OTLP_UNSUPPORTED_MEDIA_TYPE'
+        : 'GOV_ERR_REQUEST_INVALID';
     return new GovernorError(code, String(e.message), undefined, { cause: error });
   }
   if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
-    const code: ErrorCode = e.statusCode === 404 ? 'GOV_ERR_NOT_FOUND' : e.statusCode === 413 ? 'GOV_ERR_OTLP_BODY_TOO_LARGE' : e.statusCode === 415 ? 'GOV_ERR_OTLP_UNSUPPORTED_MEDIA_TYPE' : 'GOV_ERR_REQUEST_INVALID';
+    const code: ErrorCode =
+      e.statusCode === 404
+        ? 'GOV_ERR_NOT_FOUND'
+        : e.statusCode === 413
+          ? 'GOV_ERR_OTLP_BODY_TOO_LARGE'
+          : e.statusCode === 415
+            ? 'GOV_ERR_OTLP_UNSUPPORTED_MEDIA_TYPE'
+            : 'GOV_ERR_REQUEST_INVALID';
     return new GovernorError(code, String(e.message), undefined, { cause: error });
   }
   return new GovernorError('GOV_ERR_INTERNAL', 'internal error; see the server log for details', undefined, {

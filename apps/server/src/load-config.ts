@@ -53,10 +53,14 @@ function applyEnvOverrides(raw: unknown, env: NodeJS.ProcessEnv): unknown {
     if (value === undefined || value === '') continue;
     let target = out;
     for (const key of path.slice(0, -1)) {
-      target[key] = (target[key] && typeof target[key] === 'object' ? target[key] : {}) as Record<string, unknown>;
+      target[key] = (target[key] && typeof target[key] === 'object' ? target[key] : {}) as Record<
+        string,
+        unknown
+      >;
       target = target[key] as Record<string, unknown>;
     }
-    target[path.at(-1)!] = type === 'number' ? Number(value) : type === 'boolean' ? value === 'true' || value === '1' : value;
+    target[path.at(-1)!] =
+      type === 'number' ? Number(value) : type === 'boolean' ? value === 'true' || value === '1' : value;
   }
   return out;
 }

@@ -6,7 +6,9 @@ export function parseDurationMs(text: string): number {
   const parts = [...trimmed.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g)];
   const consumed = parts.map((p) => p[0]).join('');
   if (parts.length === 0 || consumed !== trimmed) {
-    throw new Error(`invalid duration "${text}": expected a number with a unit (ms, s, m, h, d), e.g. 5m or 1h30m`);
+    throw new Error(
+      `invalid duration "${text}": expected a number with a unit (ms, s, m, h, d), e.g. 5m or 1h30m`,
+    );
   }
   return parts.reduce((total, p) => total + Number(p[1]) * (UNIT_MS[p[2]!] ?? 0), 0);
 }

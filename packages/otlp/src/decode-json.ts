@@ -29,7 +29,12 @@ export function decodeTraceRequestJson(text: string): DecodedTraceRequest {
       const obj = asObject(rs, `resourceSpans[${i}]`);
       const scopes = [
         ...arrayField(obj, 'scopeSpans', 'scope_spans', `resourceSpans[${i}]`),
-        ...arrayField(obj, 'instrumentationLibrarySpans', 'instrumentation_library_spans', `resourceSpans[${i}]`),
+        ...arrayField(
+          obj,
+          'instrumentationLibrarySpans',
+          'instrumentation_library_spans',
+          `resourceSpans[${i}]`,
+        ),
       ];
       return {
         resource: readResource(obj),
@@ -53,7 +58,12 @@ export function decodeMetricsRequestJson(text: string): DecodedMetricsRequest {
       const obj = asObject(rm, `resourceMetrics[${i}]`);
       const scopes = [
         ...arrayField(obj, 'scopeMetrics', 'scope_metrics', `resourceMetrics[${i}]`),
-        ...arrayField(obj, 'instrumentationLibraryMetrics', 'instrumentation_library_metrics', `resourceMetrics[${i}]`),
+        ...arrayField(
+          obj,
+          'instrumentationLibraryMetrics',
+          'instrumentation_library_metrics',
+          `resourceMetrics[${i}]`,
+        ),
       ];
       return {
         resource: readResource(obj),
@@ -111,7 +121,8 @@ function readResource(obj: Json): Attributes {
 }
 
 function readScope(obj: Json): DecodedScope {
-  const scope = field(obj, 'scope', 'scope') ?? field(obj, 'instrumentationLibrary', 'instrumentation_library');
+  const scope =
+    field(obj, 'scope', 'scope') ?? field(obj, 'instrumentationLibrary', 'instrumentation_library');
   if (!scope || typeof scope !== 'object') return { name: '', version: '' };
   return { name: str((scope as Json).name), version: str((scope as Json).version) };
 }
@@ -129,7 +140,8 @@ function readAttributes(list: unknown, depth: number): Attributes {
 }
 
 function readAnyValue(value: unknown, depth: number): AttributeValue {
-  if (depth > MAX_NESTING) throw new OtlpDecodeError(`attribute values nested deeper than ${MAX_NESTING} levels`);
+  if (depth > MAX_NESTING)
+    throw new OtlpDecodeError(`attribute values nested deeper than ${MAX_NESTING} levels`);
   if (!value || typeof value !== 'object') return null;
   const v = value as Json;
   if ('stringValue' in v || 'string_value' in v) return str(field(v, 'stringValue', 'string_value'));
@@ -190,7 +202,11 @@ const SPAN_KINDS: Record<string, number> = {
   SPAN_KIND_PRODUCER: 4,
   SPAN_KIND_CONSUMER: 5,
 };
-const STATUS_CODES: Record<string, number> = { STATUS_CODE_UNSET: 0, STATUS_CODE_OK: 1, STATUS_CODE_ERROR: 2 };
+const STATUS_CODES: Record<string, number> = {
+  STATUS_CODE_UNSET: 0,
+  STATUS_CODE_OK: 1,
+  STATUS_CODE_ERROR: 2,
+};
 
 function readEnum(value: unknown, names: Record<string, number>): number {
   if (typeof value === 'number' && Number.isInteger(value)) return value;
@@ -267,7 +283,8 @@ function readMetric(m: Json): DecodedMetric {
 
 function num(value: unknown): number | null {
   if (typeof value === 'number') return Number.isFinite(value) ? value : null;
-  if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))) return Number(value);
+  if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)))
+    return Number(value);
   return null;
 }
 

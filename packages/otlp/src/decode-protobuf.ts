@@ -194,7 +194,8 @@ function readKeyValue(r: ProtobufReader, into: Record<string, AttributeValue>, d
 }
 
 function readAnyValue(r: ProtobufReader, depth: number): AttributeValue {
-  if (depth > MAX_NESTING) throw new OtlpDecodeError(`attribute values nested deeper than ${MAX_NESTING} levels`);
+  if (depth > MAX_NESTING)
+    throw new OtlpDecodeError(`attribute values nested deeper than ${MAX_NESTING} levels`);
   let value: AttributeValue = null;
   while (!r.done()) {
     const [field, wire] = r.tag();
@@ -227,7 +228,9 @@ function readAnyValue(r: ProtobufReader, depth: number): AttributeValue {
 }
 
 function int64ToValue(v: bigint): number | string {
-  return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString();
+  return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER)
+    ? Number(v)
+    : v.toString();
 }
 
 function readResourceMetrics(r: ProtobufReader): DecodedResourceMetrics {
@@ -288,7 +291,8 @@ function readMetricData(r: ProtobufReader, metric: DecodedMetric, type: MetricTy
   while (!r.done()) {
     const [field, wire] = r.tag();
     if (field === 1 && wire === 2) metric.points.push(readDataPoint(r.sub(), type));
-    else if (field === 2 && wire === 0 && type !== 'gauge' && type !== 'summary') metric.temporality = r.varint32();
+    else if (field === 2 && wire === 0 && type !== 'gauge' && type !== 'summary')
+      metric.temporality = r.varint32();
     else if (field === 3 && wire === 0 && type === 'sum') metric.isMonotonic = r.varint32() !== 0;
     else r.skip(wire);
   }
@@ -336,7 +340,8 @@ function readDataPoint(r: ProtobufReader, type: MetricType): DecodedDataPoint {
     if (field === 4 && wire === 1) p.count = Number(r.fixed64());
     else if (field === 5 && wire === 1) p.sum = r.double();
     else if (type === 'histogram' && field === 6) p.bucketCounts = readPackedFixed64(r, wire, p.bucketCounts);
-    else if (type === 'histogram' && field === 7) p.explicitBounds = readPackedDouble(r, wire, p.explicitBounds);
+    else if (type === 'histogram' && field === 7)
+      p.explicitBounds = readPackedDouble(r, wire, p.explicitBounds);
     else if (type === 'histogram' && field === 11 && wire === 1) p.min = r.double();
     else if (type === 'histogram' && field === 12 && wire === 1) p.max = r.double();
     else if (type === 'exponential_histogram' && field === 12 && wire === 1) p.min = r.double();

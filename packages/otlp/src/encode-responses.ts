@@ -19,7 +19,9 @@ export function encodeExportResponseProtobuf(result: ExportResult): Uint8Array {
 export function encodeExportResponseJson(result: ExportResult): string {
   if (result.rejected === 0 && result.errorMessage === '') return '{}';
   const key = result.signal === 'traces' ? 'rejectedSpans' : 'rejectedDataPoints';
-  return JSON.stringify({ partialSuccess: { [key]: String(result.rejected), errorMessage: result.errorMessage } });
+  return JSON.stringify({
+    partialSuccess: { [key]: String(result.rejected), errorMessage: result.errorMessage },
+  });
 }
 
 /** google.rpc.Status, the body OTLP requires for 4xx/5xx answers. Codes are gRPC codes. */

@@ -34,7 +34,8 @@ export function normalizeMetricsRequest(
         for (const point of metric.points) {
           if (point.timeNs <= 0n || point.timeNs > 0x7fffffffffffffffn) {
             rejected++;
-            if (problems.length < MAX_PROBLEMS) problems.push(`metric "${metric.name}": data point without time_unix_nano`);
+            if (problems.length < MAX_PROBLEMS)
+              problems.push(`metric "${metric.name}": data point without time_unix_nano`);
             continue;
           }
           const attrs = withAliases(point.attributes, aliases);

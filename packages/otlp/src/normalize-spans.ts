@@ -28,9 +28,17 @@ export interface NormalizedSpans {
 const MAX_PROBLEMS = 5;
 const ZERO_SPAN = '0000000000000000';
 const RUNTIME_HOPS = new Set(['runtime', 'prefill', 'decode', 'scheduler']);
-const FIRST_TOKEN_EVENTS = new Set(['first_token', 'gen_ai.first_token', 'first_chunk', 'gen_ai.content.first_chunk']);
+const FIRST_TOKEN_EVENTS = new Set([
+  'first_token',
+  'gen_ai.first_token',
+  'first_chunk',
+  'gen_ai.content.first_chunk',
+]);
 
-export function normalizeTraceRequest(request: DecodedTraceRequest, options: NormalizeOptions): NormalizedSpans {
+export function normalizeTraceRequest(
+  request: DecodedTraceRequest,
+  options: NormalizeOptions,
+): NormalizedSpans {
   const rows: SpanRow[] = [];
   const problems: string[] = [];
   let rejected = 0;
@@ -43,7 +51,8 @@ export function normalizeTraceRequest(request: DecodedTraceRequest, options: Nor
         const problem = findSpanProblem(span);
         if (problem) {
           rejected++;
-          if (problems.length < MAX_PROBLEMS) problems.push(`span "${span.name}" ${span.spanId || '(no id)'}: ${problem}`);
+          if (problems.length < MAX_PROBLEMS)
+            problems.push(`span "${span.name}" ${span.spanId || '(no id)'}: ${problem}`);
           continue;
         }
         rows.push(normalizeSpan(span, resource, resourceJson, ss.scope.name || null, options, hasAliases));
@@ -82,7 +91,7 @@ function normalizeSpan(
   const replica =
     toStringOrNull(get(Attr.replica)) ??
     (hop !== null && RUNTIME_HOPS.has(hop)
-      ? toStringOrNull(resource['service.instance.id']) ?? toStringOrNull(resource['host.name'])
+      ? (toStringOrNull(resource['service.instance.id']) ?? toStringOrNull(resource['host.name']))
       : null);
   return {
     traceId,

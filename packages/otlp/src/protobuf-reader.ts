@@ -142,7 +142,9 @@ export class ProtobufReader {
 
   private need(bytes: number): void {
     if (bytes < 0 || this.pos + bytes > this.end) {
-      throw new OtlpDecodeError(`truncated protobuf message: needed ${bytes} bytes at ${this.pos}, have ${this.end - this.pos}`);
+      throw new OtlpDecodeError(
+        `truncated protobuf message: needed ${bytes} bytes at ${this.pos}, have ${this.end - this.pos}`,
+      );
     }
   }
 }

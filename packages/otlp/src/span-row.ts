@@ -56,7 +56,15 @@ export interface SpanRow {
   scope: string | null;
 }
 
-export type SpanColumnType = 'VARCHAR' | 'BIGINT' | 'INTEGER' | 'DOUBLE' | 'BOOLEAN' | 'UTINYINT' | 'TINYINT' | 'JSON';
+export type SpanColumnType =
+  | 'VARCHAR'
+  | 'BIGINT'
+  | 'INTEGER'
+  | 'DOUBLE'
+  | 'BOOLEAN'
+  | 'UTINYINT'
+  | 'TINYINT'
+  | 'JSON';
 
 export const SPAN_COLUMNS: readonly { column: string; field: keyof SpanRow; type: SpanColumnType }[] = [
   { column: 'trace_id', field: 'traceId', type: 'VARCHAR' },
@@ -135,7 +143,11 @@ export interface MetricPointRow {
   resource: string;
 }
 
-export const METRIC_POINT_COLUMNS: readonly { column: string; field: keyof MetricPointRow; type: SpanColumnType }[] = [
+export const METRIC_POINT_COLUMNS: readonly {
+  column: string;
+  field: keyof MetricPointRow;
+  type: SpanColumnType;
+}[] = [
   { column: 'name', field: 'name', type: 'VARCHAR' },
   { column: 'type', field: 'type', type: 'VARCHAR' },
   { column: 'unit', field: 'unit', type: 'VARCHAR' },

@@ -11,7 +11,8 @@ export function findSpanProblem(span: DecodedSpan): string | null {
     return 'trace_id must be 16 non-zero bytes';
   }
   if (!SPAN_ID.test(span.spanId) || span.spanId === ZERO_SPAN) return 'span_id must be 8 non-zero bytes';
-  if (span.parentSpanId !== '' && !SPAN_ID.test(span.parentSpanId)) return 'parent_span_id must be 8 bytes or empty';
+  if (span.parentSpanId !== '' && !SPAN_ID.test(span.parentSpanId))
+    return 'parent_span_id must be 8 bytes or empty';
   if (span.startNs <= 0n) return 'start_time_unix_nano must be set';
   if (span.endNs < span.startNs) return 'end_time_unix_nano is before start_time_unix_nano';
   if (span.endNs > 0x7fffffffffffffffn) return 'end_time_unix_nano is out of range';

@@ -45,6 +45,8 @@ export function createRowAppender<Row>(
           if (v === null || v === undefined) a.appendNull();
           else a.appendBoolean(v as boolean);
         };
+      default:
+        throw new Error(`no appender for column type ${type as string}`);
     }
   });
   return (appender, row) => {

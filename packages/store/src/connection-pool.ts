@@ -22,7 +22,8 @@ export async function createConnectionPool(instance: DuckDBInstance, size: numbe
   };
   return {
     async use(fn) {
-      const connection = idle.pop() ?? (await new Promise<DuckDBConnection>((resolve) => waiters.push(resolve)));
+      const connection =
+        idle.pop() ?? (await new Promise<DuckDBConnection>((resolve) => waiters.push(resolve)));
       try {
         return await fn(connection);
       } finally {

@@ -18,7 +18,9 @@ export interface StoreOptions {
   extraMigrationDirs?: readonly string[];
 }
 
-export type SqlParams = Record<string, string | number | bigint | boolean | null> | (string | number | bigint | boolean | null)[];
+export type SqlParams =
+  | Record<string, string | number | bigint | boolean | null>
+  | (string | number | bigint | boolean | null)[];
 
 export interface Store {
   readonly dataDir: string;

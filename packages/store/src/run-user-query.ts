@@ -45,14 +45,16 @@ export async function runUserQuery(
   options: UserQueryOptions,
 ): Promise<UserQueryResult> {
   const started = performance.now();
-  if (sql.trim() === '') throw new UserQueryError('GOV_ERR_SQL_EMPTY', 'the query is empty; send one SELECT statement');
+  if (sql.trim() === '')
+    throw new UserQueryError('GOV_ERR_SQL_EMPTY', 'the query is empty; send one SELECT statement');
   let extracted: Awaited<ReturnType<DuckDBConnection['extractStatements']>>;
   try {
     extracted = await connection.extractStatements(sql);
   } catch (error) {
     throw new UserQueryError('GOV_ERR_SQL_INVALID', `the query does not parse: ${(error as Error).message}`);
   }
-  if (extracted.count === 0) throw new UserQueryError('GOV_ERR_SQL_EMPTY', 'the query is empty; send one SELECT statement');
+  if (extracted.count === 0)
+    throw new UserQueryError('GOV_ERR_SQL_EMPTY', 'the query is empty; send one SELECT statement');
   if (extracted.count > 1) {
     throw new UserQueryError(
       'GOV_ERR_SQL_MULTIPLE_STATEMENTS',
@@ -69,7 +71,7 @@ export async function runUserQuery(
     prepared.destroySync();
     throw new UserQueryError(
       'GOV_ERR_SQL_NOT_READ_ONLY',
-      'only SELECT and EXPLAIN statements are allowed here; Governor\'s SQL surface is read-only',
+      "only SELECT and EXPLAIN statements are allowed here; Governor's SQL surface is read-only",
     );
   }
   const timer = setTimeout(() => connection.interrupt(), options.timeoutMs);

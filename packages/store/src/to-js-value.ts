@@ -12,7 +12,9 @@ export function toJsValue(value: unknown): unknown {
   if (typeof value === 'object') {
     const ctor = (value as object).constructor;
     if (ctor === Object) {
-      return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, toJsValue(v)]));
+      return Object.fromEntries(
+        Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, toJsValue(v)]),
+      );
     }
     return String(value);
   }

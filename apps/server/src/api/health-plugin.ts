@@ -19,7 +19,8 @@ export async function healthPlugin(app: FastifyInstance, options: HealthOptions)
     const reasons: string[] = [];
     if (options.isShuttingDown()) reasons.push('shutting down');
     if (stats.queuedRows >= options.maxQueuedRows) reasons.push('write queue full');
-    if (reasons.length > 0) return reply.code(503).send({ ready: false, reasons, queuedRows: stats.queuedRows });
+    if (reasons.length > 0)
+      return reply.code(503).send({ ready: false, reasons, queuedRows: stats.queuedRows });
     await options.store.query('SELECT 1');
     return { ready: true, queuedRows: stats.queuedRows };
   });

@@ -16,7 +16,8 @@ export function parseArgs(argv: readonly string[], switches: readonly string[] =
     const eq = arg.indexOf('=');
     const name = arg.slice(2, eq === -1 ? undefined : eq);
     if (eq !== -1) flags[name] = arg.slice(eq + 1);
-    else if (switches.includes(name) || i + 1 >= argv.length || argv[i + 1]!.startsWith('--')) flags[name] = true;
+    else if (switches.includes(name) || i + 1 >= argv.length || argv[i + 1]!.startsWith('--'))
+      flags[name] = true;
     else flags[name] = argv[++i]!;
   }
   return { positional, flags };

@@ -9,7 +9,9 @@ import { formatTable } from './format-table.ts';
 export async function runQueryCommand(args: ParsedArgs): Promise<number> {
   const sql = args.positional.join(' ').trim();
   if (!sql) {
-    process.stderr.write('usage: governor query "SELECT …" [--url http://127.0.0.1:4318] [--limit N] [--format table|json|csv]\n');
+    process.stderr.write(
+      'usage: governor query "SELECT …" [--url http://127.0.0.1:4318] [--limit N] [--format table|json|csv]\n',
+    );
     return 2;
   }
   const config = loadConfig(flagString(args, 'config'));
@@ -37,17 +39,22 @@ export async function runQueryCommand(args: ParsedArgs): Promise<number> {
     error?: { code: string; message: string };
   };
   if (!response.ok || !body.columns || !body.rows) {
-    process.stderr.write(`query failed (${body.error?.code ?? response.status}): ${body.error?.message ?? 'unknown error'}\n`);
+    process.stderr.write(
+      `query failed (${body.error?.code ?? response.status}): ${body.error?.message ?? 'unknown error'}\n`,
+    );
     return 1;
   }
   const names = body.columns.map((c) => c.name);
-  if (format === 'json') process.stdout.write(`${JSON.stringify({ columns: body.columns, rows: body.rows })}\n`);
+  if (format === 'json')
+    process.stdout.write(`${JSON.stringify({ columns: body.columns, rows: body.rows })}\n`);
   else if (format === 'csv') {
     const esc = (v: unknown) => {
       const s = v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
       return /[",\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
     };
-    process.stdout.write(`${names.map(esc).join(',')}\n${body.rows.map((r) => r.map(esc).join(',')).join('\n')}\n`);
+    process.stdout.write(
+      `${names.map(esc).join(',')}\n${body.rows.map((r) => r.map(esc).join(',')).join('\n')}\n`,
+    );
   } else {
     process.stdout.write(`${formatTable(names, body.rows)}\n`);
     process.stdout.write(

@@ -57,7 +57,9 @@ export function createIngestPipeline(store: Store, config: GovernorConfig): Inge
     try {
       if (signal === 'traces') {
         const request =
-          format === 'protobuf' ? decodeTraceRequestProtobuf(body) : decodeTraceRequestJson(Buffer.from(body).toString('utf8'));
+          format === 'protobuf'
+            ? decodeTraceRequestProtobuf(body)
+            : decodeTraceRequestJson(Buffer.from(body).toString('utf8'));
         const n = normalizeTraceRequest(request, { classifier, aliases });
         return { spans: n.rows, metrics: [], rejected: n.rejected, problems: n.problems };
       }
@@ -70,7 +72,10 @@ export function createIngestPipeline(store: Store, config: GovernorConfig): Inge
     } catch (error) {
       countRejection('undecodable');
       if (error instanceof OtlpDecodeError) {
-        throw new GovernorError('GOV_ERR_OTLP_UNDECODABLE', `cannot decode OTLP ${format} ${signal}: ${error.message}`);
+        throw new GovernorError(
+          'GOV_ERR_OTLP_UNDECODABLE',
+          `cannot decode OTLP ${format} ${signal}: ${error.message}`,
+        );
       }
       throw new GovernorError(
         'GOV_ERR_OTLP_UNDECODABLE',
@@ -97,9 +102,14 @@ export function createIngestPipeline(store: Store, config: GovernorConfig): Inge
           throw new GovernorError('GOV_ERR_INGEST_SHUTTING_DOWN', error.message, 5);
         }
         countRejection('write_failed');
-        throw new GovernorError('GOV_ERR_INGEST_WRITE_FAILED', `${(error as Error).message}; retry later`, 5, {
-          cause: error,
-        });
+        throw new GovernorError(
+          'GOV_ERR_INGEST_WRITE_FAILED',
+          `${(error as Error).message}; retry later`,
+          5,
+          {
+            cause: error,
+          },
+        );
       }
       if (signal === 'traces') {
         counters.spansAccepted += decoded.spans.length;

@@ -68,15 +68,21 @@ export async function startOtlpGrpcServer(options: OtlpGrpcOptions): Promise<Otl
           const gov = toGovernorError(error);
           const metadata = new grpc.Metadata();
           if (gov.retryAfterS !== undefined) metadata.set('retry-after', String(gov.retryAfterS));
-          callback({ code: GRPC_STATUS_FOR_HTTP[gov.statusCode] ?? grpc.status.INTERNAL, details: gov.message, metadata });
+          callback({
+            code: GRPC_STATUS_FOR_HTTP[gov.statusCode] ?? grpc.status.INTERNAL,
+            details: gov.message,
+            metadata,
+          });
         },
       );
     };
   server.addService(serviceFor('traces'), { Export: handler('traces') });
   server.addService(serviceFor('metrics'), { Export: handler('metrics') });
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${options.host}:${options.port}`, grpc.ServerCredentials.createInsecure(), (error, port) =>
-      error ? reject(error) : resolve(port),
+    server.bindAsync(
+      `${options.host}:${options.port}`,
+      grpc.ServerCredentials.createInsecure(),
+      (error, port) => (error ? reject(error) : resolve(port)),
     );
   });
   return {

@@ -33,7 +33,8 @@ export async function otlpHttpPlugin(app: FastifyInstance, options: OtlpHttpOpti
 
   app.setErrorHandler((error, request, reply) => {
     const gov = toGovernorError(error);
-    if (gov.statusCode >= 500 && gov.code === 'GOV_ERR_INTERNAL') request.log.error({ err: error }, 'OTLP request failed');
+    if (gov.statusCode >= 500 && gov.code === 'GOV_ERR_INTERNAL')
+      request.log.error({ err: error }, 'OTLP request failed');
     sendStatus(request, reply, gov);
   });
 
@@ -49,7 +50,10 @@ export async function otlpHttpPlugin(app: FastifyInstance, options: OtlpHttpOpti
     const body = await readBody(request.raw, request.headers['content-encoding'], options.maxBodyBytes);
     const result = await options.pipeline.ingest(signal, body, format);
     if (format === 'protobuf') {
-      return reply.code(200).type('application/x-protobuf').send(Buffer.from(encodeExportResponseProtobuf(result)));
+      return reply
+        .code(200)
+        .type('application/x-protobuf')
+        .send(Buffer.from(encodeExportResponseProtobuf(result)));
     }
     return reply.code(200).type('application/json').send(encodeExportResponseJson(result));
   };

@@ -11,7 +11,11 @@ const inflateAsync = promisify(inflate);
  * and again to the inflated bytes — zlib stops at maxOutputLength, so a gzip bomb costs at most
  * the cap, never the bomb's full size.
  */
-export async function readBody(stream: IncomingMessage, encoding: string | undefined, maxBytes: number): Promise<Buffer> {
+export async function readBody(
+  stream: IncomingMessage,
+  encoding: string | undefined,
+  maxBytes: number,
+): Promise<Buffer> {
   const enc = (encoding ?? 'identity').trim().toLowerCase();
   if (enc !== 'identity' && enc !== 'gzip' && enc !== 'deflate' && enc !== '') {
     stream.resume();
@@ -43,7 +47,10 @@ export async function readBody(stream: IncomingMessage, encoding: string | undef
         : await inflateAsync(raw, { maxOutputLength: maxBytes });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(maxBytes, true);
-      throw new GovernorError('GOV_ERR_OTLP_UNDECODABLE', `the ${enc} body cannot be inflated: ${(error as Error).message}`);
+      throw new GovernorError(
+        'GOV_ERR_OTLP_UNDECODABLE',
+        `the ${enc} body cannot be inflated: ${(error as Error).message}`,
+      );
     }
   }
   return raw;

@@ -22,7 +22,10 @@ export const AlertsConfig = z
   .object({
     rules: z.array(AlertRuleConfig).default([]),
     group_wait_s: z.number().min(0).default(30),
-    repeat_interval_s: z.number().positive().default(4 * 3600),
+    repeat_interval_s: z
+      .number()
+      .positive()
+      .default(4 * 3600),
   })
   .strict();
 export type AlertsConfig = z.infer<typeof AlertsConfig>;

@@ -13,7 +13,11 @@ export const ServerConfig = z
     grpc_port: z.number().int().min(0).max(65535).default(4317),
     data_dir: z.string().default('.governor'),
     /** Cap on a request body after decompression (OTLP spec recommends 64 MiB). */
-    max_body_bytes: z.number().int().positive().default(64 * 1024 * 1024),
+    max_body_bytes: z
+      .number()
+      .int()
+      .positive()
+      .default(64 * 1024 * 1024),
     /** Spans allowed to wait in the write queue before intake answers 503 + Retry-After. */
     max_queued_spans: z.number().int().positive().default(400_000),
     /** Interval between scheduled CHECKPOINTs. */
