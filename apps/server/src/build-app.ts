@@ -1,9 +1,22 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { GovernorConfig } from '@governor/conventions';
 import type { Store } from '@governor/store';
+import type { ControlEngine } from '@governor/control';
+import type { AlertEngine } from '@governor/alerts';
+import { alertsPlugin } from './api/alerts-plugin.ts';
+import { consolePlugin } from './api/console-plugin.ts';
+import { controlPlugin } from './api/control-plugin.ts';
+import { dashboardsPlugin } from './api/dashboards-plugin.ts';
 import { healthPlugin } from './api/health-plugin.ts';
 import { sqlPlugin } from './api/sql-plugin.ts';
+import { storagePlugin } from './api/storage-plugin.ts';
+import { registerAuthHook } from './auth/auth-hook.ts';
+import { type TokenRegistry, createTokenRegistry } from './auth/token-registry.ts';
 import { toGovernorError } from './errors.ts';
+import { type EventBus, createEventBus } from './events/event-bus.ts';
+import { eventsPlugin } from './events/events-plugin.ts';
+import { registerRequestLogging, requestIdFor } from './observability/request-ids.ts';
+import { type RetentionScheduler, createRetentionScheduler } from './retention/retention-scheduler.ts';
 import type { IngestPipeline } from './otlp/ingest-pipeline.ts';
 import { otlpHttpPlugin } from './otlp/otlp-http-plugin.ts';
 
@@ -13,6 +26,16 @@ export interface AppOptions {
   pipeline: IngestPipeline;
   logger?: boolean | object;
   isShuttingDown?: () => boolean;
+  /** API tokens; default: resolved from config.auth and the environment. */
+  auth?: TokenRegistry;
+  /** Retention runs (timer started by startGovernor); default: one that runs on request only. */
+  retention?: RetentionScheduler;
+  /** What GET /api/events streams; default: a new bus. */
+  events?: EventBus;
+  /** The control loop behind /api/control, /api/recommendations, /api/actions and /api/policies. */
+  control?: ControlEngine;
+  /** Alerting behind /api/alerts and /api/receivers. */
+  alerts?: AlertEngine;
 }
 
 /** Builds the Fastify app; main.ts only reads config and listens. */
@@ -22,9 +45,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logger: options.logger ?? false,
     disableRequestLogging: true,
     bodyLimit: 1024 * 1024,
-    genReqId: () => crypto.randomUUID(),
-    requestIdHeader: 'x-request-id',
+    genReqId: requestIdFor,
+    requestIdHeader: false,
   });
+  registerRequestLogging(app);
+  // Before any route plugin, so every encapsulated context inherits the hook.
+  registerAuthHook(app, options.auth ?? createTokenRegistry(config.auth, process.env));
 
   app.setErrorHandler((error, request, reply) => {
     const gov = toGovernorError(error);
@@ -51,6 +77,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     startedAt: Date.now(),
     isShuttingDown: options.isShuttingDown ?? (() => false),
   });
-  await app.register(sqlPlugin, { store, defaultLimit: 1000, timeoutMs: 10_000 });
+  await app.register(sqlPlugin, { store, defaultLimit: 1000, timeoutMs: config.server.sql_timeout_ms });
+  await app.register(dashboardsPlugin, { dir: config.dashboards.dir });
+  await app.register(storagePlugin, {
+    store,
+    retention: options.retention ?? createRetentionScheduler(store, config),
+  });
+  const events = options.events ?? createEventBus();
+  await app.register(eventsPlugin, { bus: events });
+  if (options.control) await app.register(controlPlugin, { engine: options.control });
+  if (options.alerts) await app.register(alertsPlugin, { engine: options.alerts, events });
+  // Last: its GET /* catch-all serves the console and must not shadow any API route.
+  await app.register(consolePlugin, {});
   return app;
 }

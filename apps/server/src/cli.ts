@@ -1,16 +1,22 @@
 #!/usr/bin/env node
 import { ConfigError } from './load-config.ts';
+import { BENCH_SOAK_USAGE, runBenchSoakCommand } from './bench/soak-command.ts';
+import { BENCH_INGEST_USAGE, runBenchIngestCommand } from './cli/bench-ingest-command.ts';
+import { runConfigCommand } from './cli/config-command.ts';
 import { parseArgs } from './cli/parse-args.ts';
 import { runQueryCommand } from './cli/query-command.ts';
+import { runRetentionCommand } from './cli/retention-command.ts';
 import { runStartCommand } from './cli/start-command.ts';
 
 const USAGE = `usage: governor <command> [options]
 
 commands:
-  start  [--config F] [--data-dir D] [--host 127.0.0.1] [--http-port 4318] [--grpc-port 4317] [--demo]
+  start  [--config F] [--data-dir D] [--host 127.0.0.1] [--http-port 4318] [--grpc-port 4317] [--demo] [--insecure]
   query  "SQL" [--url URL] [--limit N] [--format table|json|csv]
   sim    --workload W --scenario S --duration D --speed max|N --target URL …   (governor sim --help)
   bench  ingest|signals|control|soak [options]
+  config check FILE | token [--name N --scopes read+operate] | hash-token [TOKEN]
+  retention run [--url URL | --offline [--data-dir D]]
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -20,6 +26,12 @@ async function main(argv: string[]): Promise<number> {
       return runStartCommand(parseArgs(rest, ['demo', 'insecure']));
     case 'query':
       return runQueryCommand(parseArgs(rest));
+    case 'bench':
+      return runBenchCommand(rest);
+    case 'config':
+      return runConfigCommand(parseArgs(rest));
+    case 'retention':
+      return runRetentionCommand(parseArgs(rest, ['offline']));
     case undefined:
     case 'help':
     case '--help':
@@ -28,6 +40,21 @@ async function main(argv: string[]): Promise<number> {
       return command === undefined ? 2 : 0;
     default:
       process.stderr.write(`unknown command "${command}"\n${USAGE}`);
+      return 2;
+  }
+}
+
+async function runBenchCommand(argv: string[]): Promise<number> {
+  const [subcommand, ...rest] = argv;
+  switch (subcommand) {
+    case 'ingest':
+      return runBenchIngestCommand(parseArgs(rest, ['in-process', 'json']));
+    case 'soak':
+      return runBenchSoakCommand(parseArgs(rest));
+    default:
+      process.stderr.write(
+        `unknown benchmark "${subcommand ?? ''}"\nusage: ${BENCH_INGEST_USAGE}\n       ${BENCH_SOAK_USAGE}\n`,
+      );
       return 2;
   }
 }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { type GovernorConfig, parseGovernorConfig } from '@governor/conventions';
-import { parse as parseYaml } from 'yaml';
+import { type ConfigIssue, type GovernorConfig, parseGovernorConfig } from '@governor/conventions';
+import { LineCounter, isMap, isSeq, parseDocument } from 'yaml';
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -8,45 +8,111 @@ export class ConfigError extends Error {
 
 /**
  * Reads the YAML config (or defaults without a file), applies GOVERNOR_* environment overrides
- * and validates it. Errors name the file, the path inside it and what was expected.
+ * and validates it. Each error is one line, `file:line:col: path: what was expected`.
  */
 export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = process.env): GovernorConfig {
+  const result = checkConfig(file, env);
+  if (!result.ok) throw new ConfigError(result.errors.join('\n'));
+  return result.config;
+}
+
+/** Like loadConfig, but returns every problem as a line instead of throwing (for `governor config check`). */
+export function checkConfig(
+  file: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): { ok: true; config: GovernorConfig } | { ok: false; errors: string[] } {
   let raw: unknown = {};
+  let locate: (segments: readonly (string | number)[]) => string = () => '';
+  const where = file ?? '(defaults and environment)';
   if (file) {
     let text: string;
     try {
       text = readFileSync(file, 'utf8');
     } catch (error) {
-      throw new ConfigError(`cannot read config file ${file}: ${(error as Error).message}`);
+      return { ok: false, errors: [`cannot read config file ${file}: ${(error as Error).message}`] };
     }
-    try {
-      raw = parseYaml(text) ?? {};
-    } catch (error) {
-      throw new ConfigError(`${file}: not valid YAML: ${(error as Error).message}`);
+    const lineCounter = new LineCounter();
+    const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+    if (doc.errors.length > 0) {
+      return {
+        ok: false,
+        errors: doc.errors.map((e) => {
+          const pos = lineCounter.linePos(e.pos[0]);
+          return `${file}:${pos.line}:${pos.col}: not valid YAML: ${e.message.split('\n')[0]}`;
+        }),
+      };
     }
+    raw = doc.toJS() ?? {};
+    locate = (segments) => {
+      const range = rangeOf(doc.contents, segments);
+      if (!range) return '';
+      const pos = lineCounter.linePos(range);
+      return `:${pos.line}:${pos.col}`;
+    };
   }
-  const withEnv = applyEnvOverrides(raw, env);
+  const overridden = new Map<string, string>();
+  let withEnv: unknown;
+  try {
+    withEnv = applyEnvOverrides(raw, env, overridden);
+  } catch (error) {
+    return { ok: false, errors: [(error as Error).message] };
+  }
   const result = parseGovernorConfig(withEnv);
-  if (!result.ok) {
-    const where = file ?? '(defaults and environment)';
-    throw new ConfigError(
-      `invalid configuration in ${where}:\n${result.issues.map((i) => `  ${i.path}: ${i.message}`).join('\n')}`,
-    );
-  }
-  return result.config;
+  if (result.ok) return result;
+  return { ok: false, errors: result.issues.map((issue) => formatIssue(where, issue, locate, overridden)) };
 }
 
-const ENV_OVERRIDES: [string, string[], 'number' | 'string' | 'boolean'][] = [
+function formatIssue(
+  where: string,
+  issue: ConfigIssue,
+  locate: (segments: readonly (string | number)[]) => string,
+  overridden: ReadonlyMap<string, string>,
+): string {
+  const variable = overridden.get(issue.path);
+  if (variable) return `${variable} (overrides ${issue.path}): ${issue.message}`;
+  return `${where}${locate(issue.segments)}: ${issue.path}: ${issue.message}`;
+}
+
+/** Offset of the node at `segments` (for an unknown key, the key itself), else of its nearest parent. */
+function rangeOf(root: unknown, segments: readonly (string | number)[]): number | null {
+  let node = root as { range?: [number, number, number] } | null | undefined;
+  let best = node?.range?.[0] ?? null;
+  for (const segment of segments) {
+    if (isMap(node)) {
+      const pair = node.items.find(
+        (p) => String((p.key as { value?: unknown })?.value ?? p.key) === String(segment),
+      );
+      if (!pair) break;
+      best = (pair.key as { range?: [number, number, number] })?.range?.[0] ?? best;
+      node = pair.value as typeof node;
+    } else if (isSeq(node) && typeof segment === 'number') {
+      node = node.items[segment] as typeof node;
+      if (!node) break;
+      best = node.range?.[0] ?? best;
+    } else break;
+  }
+  return best;
+}
+
+type EnvType = 'number' | 'string' | 'boolean';
+
+/** GOVERNOR_* variables that override one config key each (docs/operations.md lists them). */
+export const ENV_OVERRIDES: readonly [variable: string, path: readonly string[], type: EnvType][] = [
   ['GOVERNOR_HOST', ['server', 'host'], 'string'],
   ['GOVERNOR_HTTP_PORT', ['server', 'http_port'], 'number'],
   ['GOVERNOR_GRPC_PORT', ['server', 'grpc_port'], 'number'],
   ['GOVERNOR_DATA_DIR', ['server', 'data_dir'], 'string'],
   ['GOVERNOR_MAX_BODY_BYTES', ['server', 'max_body_bytes'], 'number'],
   ['GOVERNOR_MAX_QUEUED_SPANS', ['server', 'max_queued_spans'], 'number'],
+  ['GOVERNOR_CHECKPOINT_INTERVAL_S', ['server', 'checkpoint_interval_s'], 'number'],
+  ['GOVERNOR_SQL_TIMEOUT_MS', ['server', 'sql_timeout_ms'], 'number'],
   ['GOVERNOR_INSECURE', ['server', 'insecure'], 'boolean'],
+  ['GOVERNOR_SPANS_TTL_HOURS', ['retention', 'spans_ttl_hours'], 'number'],
+  ['GOVERNOR_ROLLUPS_TTL_HOURS', ['retention', 'rollups_ttl_hours'], 'number'],
+  ['GOVERNOR_RETENTION_INTERVAL_S', ['retention', 'run_interval_s'], 'number'],
 ];
 
-function applyEnvOverrides(raw: unknown, env: NodeJS.ProcessEnv): unknown {
+function applyEnvOverrides(raw: unknown, env: NodeJS.ProcessEnv, overridden: Map<string, string>): unknown {
   const out = (raw && typeof raw === 'object' ? structuredClone(raw) : {}) as Record<string, unknown>;
   for (const [name, path, type] of ENV_OVERRIDES) {
     const value = env[name];
@@ -59,8 +125,23 @@ function applyEnvOverrides(raw: unknown, env: NodeJS.ProcessEnv): unknown {
       >;
       target = target[key] as Record<string, unknown>;
     }
-    target[path.at(-1)!] =
-      type === 'number' ? Number(value) : type === 'boolean' ? value === 'true' || value === '1' : value;
+    target[path.at(-1)!] = parseEnvValue(name, value, type);
+    overridden.set(path.join('.'), name);
   }
   return out;
+}
+
+function parseEnvValue(name: string, value: string, type: EnvType): unknown {
+  if (type === 'number') {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n))
+      throw new ConfigError(`${name}: expected a number, got "${value}"`);
+    return n;
+  }
+  if (type === 'boolean') {
+    if (/^(true|1|yes)$/i.test(value)) return true;
+    if (/^(false|0|no)$/i.test(value)) return false;
+    throw new ConfigError(`${name}: expected true or false, got "${value}"`);
+  }
+  return value;
 }

@@ -1,7 +1,21 @@
+import { type AlertEngine, createAlertEngine } from '@governor/alerts';
 import type { GovernorConfig } from '@governor/conventions';
+import {
+  type ControlEngine,
+  createActuatorsFromConfig,
+  createControlEngine,
+  createDuckDbRepository,
+  createReadyReplicasReader,
+} from '@governor/control';
+import { createSignals } from '@governor/signals';
 import { type Store, createStore } from '@governor/store';
 import type { FastifyInstance } from 'fastify';
+import { checkBindAddress } from './auth/check-bind-address.ts';
+import { createGrpcAuthorizer } from './auth/grpc-authorizer.ts';
+import { createTokenRegistry } from './auth/token-registry.ts';
 import { buildApp } from './build-app.ts';
+import { createRetentionScheduler } from './retention/retention-scheduler.ts';
+import { type EventBus, createEventBus } from './events/event-bus.ts';
 import { type IngestPipeline, createIngestPipeline } from './otlp/ingest-pipeline.ts';
 import { type OtlpGrpcServer, startOtlpGrpcServer } from './otlp/otlp-grpc-server.ts';
 
@@ -12,6 +26,12 @@ export interface RunningGovernor {
   app: FastifyInstance;
   store: Store;
   pipeline: IngestPipeline;
+  /** The control loop (also behind /api/control/evaluate and /api/recommendations). */
+  control: ControlEngine;
+  /** What GET /api/events streams; publish `{type, data}` to reach every console. */
+  events: EventBus;
+  /** Alert rules, notifications and their deliveries (also behind /api/alerts). */
+  alerts: AlertEngine;
   /** Stops intake, flushes the write queue, checkpoints and closes the database. */
   close(): Promise<void>;
 }
@@ -19,17 +39,79 @@ export interface RunningGovernor {
 export interface StartOptions {
   config: GovernorConfig;
   logger?: boolean | object;
+  /** Source of GOVERNOR_ADMIN_TOKEN, GOVERNOR_TOKENS and token_env variables; default process.env. */
+  env?: NodeJS.ProcessEnv;
 }
 
-export async function startGovernor({ config, logger }: StartOptions): Promise<RunningGovernor> {
+export async function startGovernor({ config, logger, env }: StartOptions): Promise<RunningGovernor> {
+  // Checked before the data directory is touched: a refused start leaves nothing behind.
+  const auth = createTokenRegistry(config.auth, env ?? process.env);
+  const bind = checkBindAddress(config.server.host, auth.enabled, config.server.insecure);
   const store = await createStore({
     dataDir: config.server.data_dir,
     maxQueuedRows: config.server.max_queued_spans,
     checkpointIntervalMs: config.server.checkpoint_interval_s * 1000,
   });
   const pipeline = createIngestPipeline(store, config);
+  const events = createEventBus();
+  // One Signals for the control loop and alerting: they share its rollups.
+  const signals = createSignals(store, config);
+  let log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void } = {
+    warn: () => {},
+    error: () => {},
+  };
+  let control: ControlEngine;
+  try {
+    control = await createControlEngine({
+      config,
+      signals,
+      repository: createDuckDbRepository(store),
+      readReadyReplicas: createReadyReplicasReader(store),
+      actuators: createActuatorsFromConfig(config.actuators, env ?? process.env),
+      onEvent: (event) => events.publish(event),
+      onError: (error) => log.error({ err: error }, 'control tick failed'),
+    });
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  let alerts: AlertEngine;
+  try {
+    alerts = await createAlertEngine({
+      store,
+      signals,
+      config,
+      externalUrl: config.alerts.external_url ?? `http://${config.server.host}:${config.server.http_port}`,
+      env: env ?? process.env,
+      logger: { warn: (d, m) => log.warn(d, m), error: (d, m) => log.error(d, m) },
+    });
+  } catch (error) {
+    await control.close();
+    await store.close();
+    throw error;
+  }
   let shuttingDown = false;
-  const app = await buildApp({ config, store, pipeline, logger, isShuttingDown: () => shuttingDown });
+  const retention = createRetentionScheduler(store, config);
+  const app = await buildApp({
+    config,
+    store,
+    pipeline,
+    logger,
+    auth,
+    retention,
+    events,
+    control,
+    alerts,
+    isShuttingDown: () => shuttingDown,
+  });
+  log = app.log;
+  if (bind === 'insecure-no-auth') {
+    app.log.warn(
+      `auth is OFF and Governor listens on ${config.server.host} (--insecure): anyone who can reach this port can ingest, read data and apply actions. Configure tokens (docs/security.md) unless a proxy in front authenticates.`,
+    );
+  } else if (bind === 'auth-on') {
+    app.log.info(`auth on: ${auth.tokens.map((t) => `${t.name} [${t.scopes.join('+')}]`).join(', ')}`);
+  }
   let grpc: OtlpGrpcServer | null = null;
   try {
     await app.listen({ host: config.server.host, port: config.server.http_port });
@@ -38,12 +120,18 @@ export async function startGovernor({ config, logger }: StartOptions): Promise<R
       host: config.server.host,
       port: config.server.grpc_port,
       maxBodyBytes: config.server.max_body_bytes,
+      authorize: createGrpcAuthorizer(auth),
     });
   } catch (error) {
     await app.close();
+    await control.close();
+    await alerts.stop();
     await store.close();
     throw error;
   }
+  control.start();
+  alerts.start();
+  retention.start(app.log);
   const address = app.server.address();
   const httpPort = typeof address === 'object' && address ? address.port : config.server.http_port;
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
@@ -55,10 +143,16 @@ export async function startGovernor({ config, logger }: StartOptions): Promise<R
     app,
     store,
     pipeline,
+    control,
+    events,
+    alerts,
     close() {
       closing ??= (async () => {
         shuttingDown = true;
         await Promise.all([app.close(), grpc?.close()]);
+        await control.close();
+        await alerts.stop();
+        await retention.stop();
         await store.close();
       })();
       return closing;

@@ -24,7 +24,21 @@ export {
   RECOMMENDATION_KINDS,
 } from './config/control-config.ts';
 export type { RecommendationKind } from './config/control-config.ts';
-export { AlertsConfig, AlertRuleConfig, ReceiverConfig } from './config/alerts-config.ts';
+export {
+  AlertsConfig,
+  AlertRuleConfig,
+  ThresholdAlertRuleConfig,
+  BurnRateAlertRuleConfig,
+  BurnRateWindowConfig,
+  EventAlertRuleConfig,
+  AlertDeliveryConfig,
+  ReceiverConfig,
+  THRESHOLD_OPS,
+  ALERT_EVENT_SOURCES,
+  RECEIVER_TYPES,
+  DEFAULT_BURN_RATE_WINDOWS,
+} from './config/alerts-config.ts';
+export type { ThresholdOp, AlertEventSource, ReceiverType } from './config/alerts-config.ts';
 export { GROUP_DIMENSIONS } from './api/signals.ts';
 export type {
   Percentiles,
@@ -38,6 +52,7 @@ export type {
   Recommendation,
   RecommendationState,
   RecommendationTarget,
+  RecommendationVerification,
   Evidence,
 } from './api/recommendation.ts';
 export type {
@@ -50,3 +65,31 @@ export type {
   RetryBudgetAction,
   DowngradeModelAction,
 } from './api/control-action.ts';
+export {
+  Dashboard,
+  DashboardPanel,
+  DashboardsConfig,
+  PanelQuery,
+  PanelOptions,
+  SqlPanelQuery,
+  SignalPanelQuery,
+  CHART_TYPES,
+  DASHBOARD_ID_PATTERN,
+  parseDashboard,
+} from './dashboard.ts';
+export type {
+  ChartType,
+  DashboardSummary,
+  DashboardFileIssue,
+  DashboardList,
+  DashboardWithId,
+} from './dashboard.ts';
+export type {
+  AlertView,
+  AlertViewState,
+  AlertsResponse,
+  DeliveryView,
+  DeliveryAttemptView,
+  ReceiverView,
+  ReceiverTestResponse,
+} from './api/alerts.ts';

@@ -1,5 +1,11 @@
 import type { AttributeValue, Attributes } from './types.ts';
 
+/** Sets an attribute; a key named `__proto__` becomes an own property instead of replacing the prototype. */
+export function setAttribute(into: Record<string, AttributeValue>, key: string, value: AttributeValue): void {
+  if (key === '__proto__') Object.defineProperty(into, key, { value, enumerable: true, writable: true, configurable: true });
+  else into[key] = value;
+}
+
 // Emitters disagree on types (a priority as "2", a flag as "true"); coerce leniently, never throw.
 
 export function toStringOrNull(value: AttributeValue | undefined): string | null {

@@ -1,3 +1,4 @@
+import { setAttribute } from './attribute-values.ts';
 import {
   type AttributeValue,
   type Attributes,
@@ -134,7 +135,7 @@ function readAttributes(list: unknown, depth: number): Attributes {
     if (!kv || typeof kv !== 'object') continue;
     const key = (kv as Json).key;
     if (typeof key !== 'string') continue;
-    out[key] = readAnyValue((kv as Json).value, depth + 1);
+    setAttribute(out, key, readAnyValue((kv as Json).value, depth + 1));
   }
   return out;
 }

@@ -1,3 +1,4 @@
+import { setAttribute } from './attribute-values.ts';
 import { ProtobufReader } from './protobuf-reader.ts';
 import {
   type AttributeValue,
@@ -17,17 +18,32 @@ import {
   OtlpDecodeError,
 } from './types.ts';
 
-// Field numbers follow opentelemetry-proto v1 (collector/trace/v1, collector/metrics/v1).
+// Field numbers follow opentelemetry-proto v1 (collector/trace/v1, collector/metrics/v1). Each
+// switch is over the whole field key, `(field << 3) | wireType`; a known field with an unexpected
+// wire type is skipped like an unknown one.
 
 const MAX_NESTING = 32;
+
+const LEN = 2;
+const I64 = 1;
+const VARINT = 0;
+const key = (field: number, wire: number) => (field << 3) | wire;
+
+/** Reads one length-delimited sub-message with `read`, leaving the reader just past it. */
+function nested<T>(r: ProtobufReader, read: (r: ProtobufReader) => T): T {
+  const outer = r.enter();
+  const value = read(r);
+  r.leave(outer);
+  return value;
+}
 
 export function decodeTraceRequestProtobuf(buf: Uint8Array): DecodedTraceRequest {
   const r = new ProtobufReader(buf);
   const resourceSpans: DecodedResourceSpans[] = [];
   while (!r.done()) {
-    const [field, wire] = r.tag();
-    if (field === 1 && wire === 2) resourceSpans.push(readResourceSpans(r.sub()));
-    else r.skip(wire);
+    const k = r.tag();
+    if (k === key(1, LEN)) resourceSpans.push(nested(r, readResourceSpans));
+    else r.skip(k & 7);
   }
   return { resourceSpans };
 }
@@ -36,9 +52,9 @@ export function decodeMetricsRequestProtobuf(buf: Uint8Array): DecodedMetricsReq
   const r = new ProtobufReader(buf);
   const resourceMetrics: DecodedResourceMetrics[] = [];
   while (!r.done()) {
-    const [field, wire] = r.tag();
-    if (field === 1 && wire === 2) resourceMetrics.push(readResourceMetrics(r.sub()));
-    else r.skip(wire);
+    const k = r.tag();
+    if (k === key(1, LEN)) resourceMetrics.push(nested(r, readResourceMetrics));
+    else r.skip(k & 7);
   }
   return { resourceMetrics };
 }
@@ -46,9 +62,9 @@ export function decodeMetricsRequestProtobuf(buf: Uint8Array): DecodedMetricsReq
 function readResource(r: ProtobufReader): Attributes {
   const attributes: Attributes = {};
   while (!r.done()) {
-    const [field, wire] = r.tag();
-    if (field === 1 && wire === 2) readKeyValue(r.sub(), attributes, 0);
-    else r.skip(wire);
+    const k = r.tag();
+    if (k === key(1, LEN)) readKeyValue(r, attributes, 0);
+    else r.skip(k & 7);
   }
   return attributes;
 }
@@ -56,10 +72,10 @@ function readResource(r: ProtobufReader): Attributes {
 function readScope(r: ProtobufReader): DecodedScope {
   const scope: DecodedScope = { name: '', version: '' };
   while (!r.done()) {
-    const [field, wire] = r.tag();
-    if (field === 1 && wire === 2) scope.name = r.string();
-    else if (field === 2 && wire === 2) scope.version = r.string();
-    else r.skip(wire);
+    const k = r.tag();
+    if (k === key(1, LEN)) scope.name = r.string();
+    else if (k === key(2, LEN)) scope.version = r.string();
+    else r.skip(k & 7);
   }
   return scope;
 }
@@ -67,10 +83,10 @@ function readScope(r: ProtobufReader): DecodedScope {
 function readResourceSpans(r: ProtobufReader): DecodedResourceSpans {
   const out: DecodedResourceSpans = { resource: {}, scopeSpans: [] };
   while (!r.done()) {
-    const [field, wire] = r.tag();
-    if (field === 1 && wire === 2) out.resource = readResource(r.sub());
-    else if (field === 2 && wire === 2) out.scopeSpans.push(readScopeSpans(r.sub()));
-    else r.skip(wire);
+    const k = r.tag();
+    if (k === key(1, LEN)) out.resource = nested(r, readResource);
+    else if (k === key(2, LEN)) out.scopeSpans.push(nested(r, readScopeSpans));
+    else r.skip(k & 7);
   }
   return out;
 }
@@ -78,10 +94,10 @@ function readResourceSpans(r: ProtobufReader): DecodedResourceSpans {
 function readScopeSpans(r: ProtobufReader): DecodedScopeSpans {
   const out: DecodedScopeSpans = { scope: { name: '', version: '' }, spans: [] };
   while (!r.done()) {
-    const [field, wire] = r.tag();
-    if (field === 1 && wire === 2) out.scope = readScope(r.sub());
-    else if (field === 2 && wire === 2) out.spans.push(readSpan(r.sub()));
-    else r.skip(wire);
+    const k = r.tag();
+    if (k === key(1, LEN)) out.scope = nested(r, readScope);
+    else if (k === key(2, LEN)) out.spans.push(nested(r, readSpan));
+    else r.skip(k & 7);
   }
   return out;
 }
@@ -103,59 +119,51 @@ function readSpan(r: ProtobufReader): DecodedSpan {
     statusMessage: '',
   };
   while (!r.done()) {
-    const [field, wire] = r.tag();
-    switch (field) {
-      case 1:
-        if (wire !== 2) break;
+    const k = r.tag();
+    switch (k) {
+      case key(1, LEN):
         span.traceId = r.hex();
-        continue;
-      case 2:
-        if (wire !== 2) break;
+        break;
+      case key(2, LEN):
         span.spanId = r.hex();
-        continue;
-      case 3:
-        if (wire !== 2) break;
+        break;
+      case key(3, LEN):
         span.traceState = r.string();
-        continue;
-      case 4:
-        if (wire !== 2) break;
+        break;
+      case key(4, LEN):
         span.parentSpanId = r.hex();
-        continue;
-      case 5:
-        if (wire !== 2) break;
+        break;
+      case key(5, LEN):
         span.name = r.string();
-        continue;
-      case 6:
-        if (wire !== 0) break;
+        break;
+      case key(6, VARINT):
         span.kind = r.varint32();
-        continue;
-      case 7:
-        if (wire !== 1) break;
+        break;
+      case key(7, I64):
         span.startNs = r.fixed64();
-        continue;
-      case 8:
-        if (wire !== 1) break;
+        break;
+      case key(8, I64):
         span.endNs = r.fixed64();
-        continue;
-      case 9:
-        if (wire !== 2) break;
-        readKeyValue(r.sub(), span.attributes, 0);
-        continue;
-      case 11:
-        if (wire !== 2) break;
-        span.events.push(readEvent(r.sub()));
-        continue;
-      case 13:
-        if (wire !== 2) break;
-        r.skip(2);
+        break;
+      case key(9, LEN):
+        readKeyValue(r, span.attributes, 0);
+        break;
+      case key(11, LEN):
+        span.events.push(nested(r, readEvent));
+        break;
+      case key(13, LEN):
+        r.skip(LEN);
         span.linkCount++;
-        continue;
-      case 15:
-        if (wire !== 2) break;
-        readStatus(r.sub(), span);
-        continue;
+        break;
+      case key(15, LEN): {
+        const outer = r.enter();
+        readStatus(r, span);
+        r.leave(outer);
+        break;
+      }
+      default:
+        r.skip(k & 7);
     }
-    r.skip(wire);
   }
   return span;
 }
@@ -163,83 +171,104 @@ function readSpan(r: ProtobufReader): DecodedSpan {
 function readEvent(r: ProtobufReader): DecodedEvent {
   const event: DecodedEvent = { timeNs: 0n, name: '', attributes: {} };
   while (!r.done()) {
-    const [field, wire] = r.tag();
-    if (field === 1 && wire === 1) event.timeNs = r.fixed64();
-    else if (field === 2 && wire === 2) event.name = r.string();
-    else if (field === 3 && wire === 2) readKeyValue(r.sub(), event.attributes, 0);
-    else r.skip(wire);
+    const k = r.tag();
+    if (k === key(1, I64)) event.timeNs = r.fixed64();
+    else if (k === key(2, LEN)) event.name = r.string();
+    else if (k === key(3, LEN)) readKeyValue(r, event.attributes, 0);
+    else r.skip(k & 7);
   }
   return event;
 }
 
 function readStatus(r: ProtobufReader, span: DecodedSpan): void {
   while (!r.done()) {
-    const [field, wire] = r.tag();
-    if (field === 2 && wire === 2) span.statusMessage = r.string();
-    else if (field === 3 && wire === 0) span.statusCode = r.varint32();
-    else r.skip(wire);
+    const k = r.tag();
+    if (k === key(2, LEN)) span.statusMessage = r.string();
+    else if (k === key(3, VARINT)) span.statusCode = r.varint32();
+    else r.skip(k & 7);
   }
 }
 
+/** Reads one KeyValue sub-message (the reader is positioned at its length) into `into`. */
 function readKeyValue(r: ProtobufReader, into: Record<string, AttributeValue>, depth: number): void {
-  let key = '';
+  const outer = r.enter();
+  let name = '';
   let value: AttributeValue = null;
   while (!r.done()) {
-    const [field, wire] = r.tag();
-    if (field === 1 && wire === 2) key = r.string();
-    else if (field === 2 && wire === 2) value = readAnyValue(r.sub(), depth + 1);
-    else r.skip(wire);
+    const k = r.tag();
+    if (k === key(1, LEN)) name = r.string();
+    else if (k === key(2, LEN)) {
+      const anyOuter = r.enter();
+      value = readAnyValue(r, depth + 1);
+      r.leave(anyOuter);
+    } else r.skip(k & 7);
   }
-  into[key] = value;
+  r.leave(outer);
+  setAttribute(into, name, value);
 }
 
 function readAnyValue(r: ProtobufReader, depth: number): AttributeValue {
-  if (depth > MAX_NESTING)
-    throw new OtlpDecodeError(`attribute values nested deeper than ${MAX_NESTING} levels`);
+  if (depth > MAX_NESTING) throw new OtlpDecodeError(`attribute values nested deeper than ${MAX_NESTING} levels`);
   let value: AttributeValue = null;
   while (!r.done()) {
-    const [field, wire] = r.tag();
-    if (field === 1 && wire === 2) value = r.string();
-    else if (field === 2 && wire === 0) value = r.varint32() !== 0;
-    else if (field === 3 && wire === 0) value = int64ToValue(r.varint64());
-    else if (field === 4 && wire === 1) value = r.double();
-    else if (field === 5 && wire === 2) {
-      const sub = r.sub();
-      const values: AttributeValue[] = [];
-      while (!sub.done()) {
-        const [f, w] = sub.tag();
-        if (f === 1 && w === 2) values.push(readAnyValue(sub.sub(), depth + 1));
-        else sub.skip(w);
+    const k = r.tag();
+    switch (k) {
+      case key(1, LEN):
+        value = r.string();
+        break;
+      case key(2, VARINT):
+        value = r.varint32() !== 0;
+        break;
+      case key(3, VARINT):
+        value = r.int64();
+        break;
+      case key(4, I64):
+        value = r.double();
+        break;
+      case key(5, LEN): {
+        const outer = r.enter();
+        const values: AttributeValue[] = [];
+        while (!r.done()) {
+          const ak = r.tag();
+          if (ak === key(1, LEN)) {
+            const itemOuter = r.enter();
+            values.push(readAnyValue(r, depth + 1));
+            r.leave(itemOuter);
+          } else r.skip(ak & 7);
+        }
+        r.leave(outer);
+        value = values;
+        break;
       }
-      value = values;
-    } else if (field === 6 && wire === 2) {
-      const sub = r.sub();
-      const obj: Record<string, AttributeValue> = {};
-      while (!sub.done()) {
-        const [f, w] = sub.tag();
-        if (f === 1 && w === 2) readKeyValue(sub.sub(), obj, depth + 1);
-        else sub.skip(w);
+      case key(6, LEN): {
+        const outer = r.enter();
+        const obj: Record<string, AttributeValue> = {};
+        while (!r.done()) {
+          const kk = r.tag();
+          if (kk === key(1, LEN)) readKeyValue(r, obj, depth + 1);
+          else r.skip(kk & 7);
+        }
+        r.leave(outer);
+        value = obj;
+        break;
       }
-      value = obj;
-    } else if (field === 7 && wire === 2) value = r.base64();
-    else r.skip(wire);
+      case key(7, LEN):
+        value = r.base64();
+        break;
+      default:
+        r.skip(k & 7);
+    }
   }
   return value;
-}
-
-function int64ToValue(v: bigint): number | string {
-  return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER)
-    ? Number(v)
-    : v.toString();
 }
 
 function readResourceMetrics(r: ProtobufReader): DecodedResourceMetrics {
   const out: DecodedResourceMetrics = { resource: {}, scopeMetrics: [] };
   while (!r.done()) {
-    const [field, wire] = r.tag();
-    if (field === 1 && wire === 2) out.resource = readResource(r.sub());
-    else if (field === 2 && wire === 2) out.scopeMetrics.push(readScopeMetrics(r.sub()));
-    else r.skip(wire);
+    const k = r.tag();
+    if (k === key(1, LEN)) out.resource = nested(r, readResource);
+    else if (k === key(2, LEN)) out.scopeMetrics.push(nested(r, readScopeMetrics));
+    else r.skip(k & 7);
   }
   return out;
 }
@@ -247,10 +276,10 @@ function readResourceMetrics(r: ProtobufReader): DecodedResourceMetrics {
 function readScopeMetrics(r: ProtobufReader): DecodedScopeMetrics {
   const out: DecodedScopeMetrics = { scope: { name: '', version: '' }, metrics: [] };
   while (!r.done()) {
-    const [field, wire] = r.tag();
-    if (field === 1 && wire === 2) out.scope = readScope(r.sub());
-    else if (field === 2 && wire === 2) out.metrics.push(readMetric(r.sub()));
-    else r.skip(wire);
+    const k = r.tag();
+    if (k === key(1, LEN)) out.scope = nested(r, readScope);
+    else if (k === key(2, LEN)) out.metrics.push(nested(r, readMetric));
+    else r.skip(k & 7);
   }
   return out;
 }
@@ -274,27 +303,31 @@ function readMetric(r: ProtobufReader): DecodedMetric {
     points: [],
   };
   while (!r.done()) {
-    const [field, wire] = r.tag();
-    const type = METRIC_DATA_FIELDS[field];
-    if (field === 1 && wire === 2) metric.name = r.string();
-    else if (field === 2 && wire === 2) metric.description = r.string();
-    else if (field === 3 && wire === 2) metric.unit = r.string();
-    else if (type && wire === 2) {
+    const k = r.tag();
+    const type = METRIC_DATA_FIELDS[k >>> 3];
+    if (k === key(1, LEN)) metric.name = r.string();
+    else if (k === key(2, LEN)) metric.description = r.string();
+    else if (k === key(3, LEN)) metric.unit = r.string();
+    else if (type && (k & 7) === LEN) {
       metric.type = type;
-      readMetricData(r.sub(), metric, type);
-    } else r.skip(wire);
+      const outer = r.enter();
+      readMetricData(r, metric, type);
+      r.leave(outer);
+    } else r.skip(k & 7);
   }
   return metric;
 }
 
 function readMetricData(r: ProtobufReader, metric: DecodedMetric, type: MetricType): void {
   while (!r.done()) {
-    const [field, wire] = r.tag();
-    if (field === 1 && wire === 2) metric.points.push(readDataPoint(r.sub(), type));
-    else if (field === 2 && wire === 0 && type !== 'gauge' && type !== 'summary')
-      metric.temporality = r.varint32();
-    else if (field === 3 && wire === 0 && type === 'sum') metric.isMonotonic = r.varint32() !== 0;
-    else r.skip(wire);
+    const k = r.tag();
+    if (k === key(1, LEN)) {
+      const outer = r.enter();
+      metric.points.push(readDataPoint(r, type));
+      r.leave(outer);
+    } else if (k === key(2, VARINT) && type !== 'gauge' && type !== 'summary') metric.temporality = r.varint32();
+    else if (k === key(3, VARINT) && type === 'sum') metric.isMonotonic = r.varint32() !== 0;
+    else r.skip(k & 7);
   }
 }
 
@@ -318,44 +351,47 @@ function readDataPoint(r: ProtobufReader, type: MetricType): DecodedDataPoint {
   const p = emptyPoint();
   const attrField = type === 'histogram' ? 9 : type === 'exponential_histogram' ? 1 : 7;
   while (!r.done()) {
-    const [field, wire] = r.tag();
-    if (field === attrField && wire === 2) {
-      readKeyValue(r.sub(), p.attributes, 0);
+    const k = r.tag();
+    const field = k >>> 3;
+    const wire = k & 7;
+    if (field === attrField && wire === LEN) {
+      readKeyValue(r, p.attributes, 0);
       continue;
     }
-    if (field === 2 && wire === 1) {
+    if (k === key(2, I64)) {
       p.startNs = r.fixed64();
       continue;
     }
-    if (field === 3 && wire === 1) {
+    if (k === key(3, I64)) {
       p.timeNs = r.fixed64();
       continue;
     }
     if (type === 'gauge' || type === 'sum') {
-      if (field === 4 && wire === 1) p.value = r.double();
-      else if (field === 6 && wire === 1) p.value = Number(r.sfixed64());
+      if (k === key(4, I64)) p.value = r.double();
+      else if (k === key(6, I64)) p.value = Number(r.sfixed64());
       else r.skip(wire);
       continue;
     }
-    if (field === 4 && wire === 1) p.count = Number(r.fixed64());
-    else if (field === 5 && wire === 1) p.sum = r.double();
+    if (k === key(4, I64)) p.count = Number(r.fixed64());
+    else if (k === key(5, I64)) p.sum = r.double();
     else if (type === 'histogram' && field === 6) p.bucketCounts = readPackedFixed64(r, wire, p.bucketCounts);
-    else if (type === 'histogram' && field === 7)
-      p.explicitBounds = readPackedDouble(r, wire, p.explicitBounds);
-    else if (type === 'histogram' && field === 11 && wire === 1) p.min = r.double();
-    else if (type === 'histogram' && field === 12 && wire === 1) p.max = r.double();
-    else if (type === 'exponential_histogram' && field === 12 && wire === 1) p.min = r.double();
-    else if (type === 'exponential_histogram' && field === 13 && wire === 1) p.max = r.double();
-    else if (type === 'summary' && field === 6 && wire === 2) {
-      const sub = r.sub();
+    else if (type === 'histogram' && field === 7) p.explicitBounds = readPackedDouble(r, wire, p.explicitBounds);
+    else if (type === 'histogram' && k === key(11, I64)) p.min = r.double();
+    else if (type === 'histogram' && k === key(12, I64)) p.max = r.double();
+    else if (type === 'exponential_histogram' && k === key(12, I64)) p.min = r.double();
+    else if (type === 'exponential_histogram' && k === key(13, I64)) p.max = r.double();
+    else if (type === 'summary' && k === key(6, LEN)) {
+      const outer = r.enter();
       const q = { quantile: 0, value: 0 };
-      while (!sub.done()) {
-        const [f, w] = sub.tag();
-        if (f === 1 && w === 1) q.quantile = sub.double();
-        else if (f === 2 && w === 1) q.value = sub.double();
-        else sub.skip(w);
+      while (!r.done()) {
+        const qk = r.tag();
+        if (qk === key(1, I64)) q.quantile = r.double();
+        else if (qk === key(2, I64)) q.value = r.double();
+        else r.skip(qk & 7);
       }
-      p.quantiles = [...(p.quantiles ?? []), q];
+      r.leave(outer);
+      p.quantiles ??= [];
+      p.quantiles.push(q);
     } else r.skip(wire);
   }
   return p;
@@ -363,30 +399,32 @@ function readDataPoint(r: ProtobufReader, type: MetricType): DecodedDataPoint {
 
 function readPackedFixed64(r: ProtobufReader, wire: number, into: number[] | null): number[] {
   const out = into ?? [];
-  if (wire === 1) {
+  if (wire === I64) {
     out.push(Number(r.fixed64()));
     return out;
   }
-  if (wire !== 2) {
+  if (wire !== LEN) {
     r.skip(wire);
     return out;
   }
-  const sub = r.sub();
-  while (!sub.done()) out.push(Number(sub.fixed64()));
+  const outer = r.enter();
+  while (!r.done()) out.push(Number(r.fixed64()));
+  r.leave(outer);
   return out;
 }
 
 function readPackedDouble(r: ProtobufReader, wire: number, into: number[] | null): number[] {
   const out = into ?? [];
-  if (wire === 1) {
+  if (wire === I64) {
     out.push(r.double());
     return out;
   }
-  if (wire !== 2) {
+  if (wire !== LEN) {
     r.skip(wire);
     return out;
   }
-  const sub = r.sub();
-  while (!sub.done()) out.push(sub.double());
+  const outer = r.enter();
+  while (!r.done()) out.push(r.double());
+  r.leave(outer);
   return out;
 }

@@ -1,5 +1,6 @@
 import { ProtobufWriter } from './protobuf-writer.ts';
-import type { AttributeValue, Attributes, DecodedSpan, DecodedTraceRequest } from './types.ts';
+import { writeAttributes } from './encode-attributes.ts';
+import type { DecodedSpan, DecodedTraceRequest } from './types.ts';
 
 // Encodes an ExportTraceServiceRequest. Used to build fixtures (what vLLM, SGLang and llm-d send)
 // and the ingest benchmark's pre-encoded batches; the server itself only decodes.
@@ -39,37 +40,4 @@ function writeSpan(w: ProtobufWriter, span: DecodedSpan): void {
   if (span.statusCode !== 0 || span.statusMessage !== '') {
     w.message(15, (st) => st.string(2, span.statusMessage).uint(3, span.statusCode));
   }
-}
-
-function writeAttributes(w: ProtobufWriter, field: number, attributes: Attributes): void {
-  for (const [key, value] of Object.entries(attributes)) {
-    w.message(field, (kv) => {
-      kv.string(1, key);
-      kv.message(2, (av) => writeAnyValue(av, value));
-    });
-  }
-}
-
-function writeAnyValue(w: ProtobufWriter, value: AttributeValue): void {
-  if (value === null) return;
-  if (typeof value === 'string') {
-    w.stringAlways(1, value);
-    return;
-  }
-  if (typeof value === 'boolean') {
-    w.varintAlways(2, value ? 1 : 0);
-    return;
-  }
-  if (typeof value === 'number') {
-    if (Number.isInteger(value)) w.varintAlways(3, BigInt(value));
-    else w.double(4, value);
-    return;
-  }
-  if (Array.isArray(value)) {
-    w.message(5, (arr) => {
-      for (const item of value) arr.message(1, (av) => writeAnyValue(av, item));
-    });
-    return;
-  }
-  w.message(6, (list) => writeAttributes(list, 1, value));
 }

@@ -17,6 +17,7 @@ export {
 } from './encode-responses.ts';
 export type { ExportResult } from './encode-responses.ts';
 export { encodeTraceRequestProtobuf } from './encode-trace-request.ts';
+export { encodeMetricsRequestProtobuf } from './encode-metrics-request.ts';
 export { OtlpDecodeError } from './types.ts';
 export type {
   AttributeValue,

@@ -71,14 +71,13 @@ function normalizeSpan(
   hasAliases: boolean,
 ): SpanRow {
   const attrs = hasAliases ? applyAttributeAliases(span.attributes, options.aliases) : span.attributes;
-  const get = (key: string): AttributeValue | undefined => attrs[key] ?? resource[key];
   const service = toStringOrNull(resource[Attr.serviceName]);
   const hop = options.classifier.classify(span.name, service, attrs);
   const traceId = span.traceId;
-  const workflowId = toStringOrNull(get(Attr.workflowId));
-  const conversationId = toStringOrNull(get(Attr.genAiConversationId));
-  const resendCount = toIntOrNull(get(Attr.httpResendCount));
-  const finishReasons = get(Attr.genAiResponseFinishReasons);
+  const workflowId = toStringOrNull(lookup(attrs, resource, Attr.workflowId));
+  const conversationId = toStringOrNull(lookup(attrs, resource, Attr.genAiConversationId));
+  const resendCount = toIntOrNull(lookup(attrs, resource, Attr.httpResendCount));
+  const finishReasons = lookup(attrs, resource, Attr.genAiResponseFinishReasons);
   const finishReasonsText =
     finishReasons === undefined || finishReasons === null
       ? null
@@ -87,9 +86,9 @@ function normalizeSpan(
         : JSON.stringify(finishReasons);
   const ttftMs = secondsToMs(attrs[Attr.genAiResponseTimeToFirstChunk]);
   const serverTtftMs = secondsToMs(attrs[Attr.vllmLatencyTtft]);
-  const errorType = toStringOrNull(get(Attr.errorType));
+  const errorType = toStringOrNull(lookup(attrs, resource, Attr.errorType));
   const replica =
-    toStringOrNull(get(Attr.replica)) ??
+    toStringOrNull(lookup(attrs, resource, Attr.replica)) ??
     (hop !== null && RUNTIME_HOPS.has(hop)
       ? (toStringOrNull(resource['service.instance.id']) ?? toStringOrNull(resource['host.name']))
       : null);
@@ -107,21 +106,21 @@ function normalizeSpan(
     statusCode: span.statusCode & 0xff,
     statusMessage: span.statusMessage === '' ? null : span.statusMessage,
     isRoot: span.parentSpanId === '' || span.parentSpanId === ZERO_SPAN,
-    model: toStringOrNull(get(Attr.genAiRequestModel) ?? get(Attr.genAiResponseModel)),
-    pool: toStringOrNull(get(Attr.pool)),
-    region: toStringOrNull(get(Attr.region) ?? resource['cloud.region']),
-    gpuType: toStringOrNull(get(Attr.gpuType)),
+    model: toStringOrNull(lookup(attrs, resource, Attr.genAiRequestModel) ?? lookup(attrs, resource, Attr.genAiResponseModel)),
+    pool: toStringOrNull(lookup(attrs, resource, Attr.pool)),
+    region: toStringOrNull(lookup(attrs, resource, Attr.region) ?? resource['cloud.region']),
+    gpuType: toStringOrNull(lookup(attrs, resource, Attr.gpuType)),
     replica,
-    tenant: toStringOrNull(get(Attr.tenant)),
-    priority: toIntOrNull(get(Attr.priority)),
+    tenant: toStringOrNull(lookup(attrs, resource, Attr.tenant)),
+    priority: toIntOrNull(lookup(attrs, resource, Attr.priority)),
     taskId: workflowId ?? conversationId ?? traceId,
     workflowId,
-    workflowType: toStringOrNull(get(Attr.workflowType)),
-    workflowStep: toIntOrNull(get(Attr.workflowStep)),
-    workflowSteps: toIntOrNull(get(Attr.workflowSteps)),
+    workflowType: toStringOrNull(lookup(attrs, resource, Attr.workflowType)),
+    workflowStep: toIntOrNull(lookup(attrs, resource, Attr.workflowStep)),
+    workflowSteps: toIntOrNull(lookup(attrs, resource, Attr.workflowSteps)),
     conversationId,
-    attempt: toIntOrNull(get(Attr.attempt)) ?? (resendCount === null ? null : resendCount + 1),
-    outcome: deriveOutcome(get(Attr.outcome), span.statusCode, errorType, finishReasonsText),
+    attempt: toIntOrNull(lookup(attrs, resource, Attr.attempt)) ?? (resendCount === null ? null : resendCount + 1),
+    outcome: deriveOutcome(lookup(attrs, resource, Attr.outcome), span.statusCode, errorType, finishReasonsText),
     errorType,
     operation: toStringOrNull(attrs[Attr.genAiOperationName]),
     inputTokens: toIntOrNull(attrs[Attr.genAiUsageInputTokens] ?? attrs[Attr.vllmUsagePromptTokens]),
@@ -141,11 +140,20 @@ function normalizeSpan(
     finishReasons: finishReasonsText,
     attributes: JSON.stringify(span.attributes),
     resource: resourceJson,
-    events: JSON.stringify(
-      span.events.map((e) => ({ timeNs: e.timeNs.toString(), name: e.name, attributes: e.attributes })),
-    ),
+    events:
+      span.events.length === 0
+        ? '[]'
+        : JSON.stringify(
+            span.events.map((e) => ({ timeNs: e.timeNs.toString(), name: e.name, attributes: e.attributes })),
+          ),
     scope,
   };
+}
+
+/** A span attribute, else the same attribute on its resource. */
+function lookup(attrs: Attributes, resource: Attributes, key: string): AttributeValue | undefined {
+  const value = attrs[key];
+  return value === undefined || value === null ? resource[key] : value;
 }
 
 function deriveOutcome(

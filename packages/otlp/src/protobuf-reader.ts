@@ -1,43 +1,51 @@
 import { OtlpDecodeError } from './types.ts';
 
 // A minimal protobuf wire-format reader: enough for OTLP, without generated code or object churn.
-// Every read is bounds-checked; malformed input throws OtlpDecodeError, never a RangeError.
+// Nested messages narrow the reader's limit (enter/leave) instead of allocating sub-readers.
+// Every read is bounds-checked against the current limit; malformed input throws OtlpDecodeError,
+// never a RangeError.
 
-const textDecoder = new TextDecoder('utf-8', { fatal: false });
+// Buffer's native slicers skip toString()'s argument handling — a large share of decode time for
+// OTLP's many short strings. They are undocumented but present in every Node release; fall back if not.
+interface NativeSlices {
+  utf8Slice(start: number, end: number): string;
+  hexSlice(start: number, end: number): string;
+}
+const hasNativeSlices =
+  typeof (Buffer.prototype as unknown as Partial<NativeSlices>).utf8Slice === 'function' &&
+  typeof (Buffer.prototype as unknown as Partial<NativeSlices>).hexSlice === 'function';
 
 export class ProtobufReader {
-  pos: number;
-  readonly end: number;
+  pos = 0;
+  /** End of the message being read (the enclosing sub-message while inside one). */
+  limit: number;
+  private readonly buf: Buffer;
   private readonly view: DataView;
 
-  constructor(
-    readonly buf: Uint8Array,
-    start = 0,
-    end = buf.length,
-  ) {
-    this.pos = start;
-    this.end = end;
-    this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  constructor(bytes: Uint8Array) {
+    this.buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.limit = bytes.length;
   }
 
   done(): boolean {
-    return this.pos >= this.end;
+    return this.pos >= this.limit;
   }
 
-  /** Returns [fieldNumber, wireType]. */
-  tag(): [number, number] {
+  /** Reads a field key: field number is `key >>> 3`, wire type `key & 7`. */
+  tag(): number {
     const key = this.varint32();
-    const field = key >>> 3;
-    if (field === 0) throw new OtlpDecodeError(`invalid protobuf field number 0 at byte ${this.pos}`);
-    return [field, key & 7];
+    if (key >>> 3 === 0) throw new OtlpDecodeError(`invalid protobuf field number 0 at byte ${this.pos}`);
+    return key;
   }
 
   varint32(): number {
+    const buf = this.buf;
     let result = 0;
     let shift = 0;
     while (true) {
-      if (this.pos >= this.end) throw new OtlpDecodeError('truncated protobuf varint');
-      const byte = this.buf[this.pos++]!;
+      if (this.pos >= this.limit) throw new OtlpDecodeError('truncated protobuf varint');
+      const byte = buf[this.pos++]!;
       if (shift < 28) result |= (byte & 0x7f) << shift;
       else if (shift < 64) result += (byte & 0x7f) * 2 ** shift;
       else throw new OtlpDecodeError('protobuf varint longer than 10 bytes');
@@ -51,13 +59,32 @@ export class ProtobufReader {
     let result = 0n;
     let shift = 0n;
     for (let i = 0; i < 10; i++) {
-      if (this.pos >= this.end) throw new OtlpDecodeError('truncated protobuf varint');
+      if (this.pos >= this.limit) throw new OtlpDecodeError('truncated protobuf varint');
       const byte = this.buf[this.pos++]!;
       result |= BigInt(byte & 0x7f) << shift;
       if ((byte & 0x80) === 0) return BigInt.asIntN(64, result);
       shift += 7n;
     }
     throw new OtlpDecodeError('protobuf varint longer than 10 bytes');
+  }
+
+  /** An int64 varint as a number when it is a safe integer, else as a decimal string. */
+  int64(): number | string {
+    const start = this.pos;
+    const buf = this.buf;
+    let result = 0;
+    let scale = 1;
+    // Up to 7 bytes (49 bits) fit a double exactly; longer varints take the bigint path.
+    for (let i = 0; i < 7; i++) {
+      if (this.pos >= this.limit) throw new OtlpDecodeError('truncated protobuf varint');
+      const byte = buf[this.pos++]!;
+      result += (byte & 0x7f) * scale;
+      if ((byte & 0x80) === 0) return result;
+      scale *= 128;
+    }
+    this.pos = start;
+    const v = this.varint64();
+    return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString();
   }
 
   fixed64(): bigint {
@@ -74,13 +101,6 @@ export class ProtobufReader {
     return value;
   }
 
-  fixed32(): number {
-    this.need(4);
-    const value = this.view.getUint32(this.pos, true);
-    this.pos += 4;
-    return value;
-  }
-
   double(): number {
     this.need(8);
     const value = this.view.getFloat64(this.pos, true);
@@ -88,35 +108,51 @@ export class ProtobufReader {
     return value;
   }
 
-  /** Reads a length prefix and returns [start, end] of the delimited bytes, advancing past them. */
-  delimited(): [number, number] {
+  private length(): number {
     const length = this.varint32();
-    const start = this.pos;
     this.need(length);
-    this.pos += length;
-    return [start, start + length];
+    return length;
   }
 
   string(): string {
-    const [start, end] = this.delimited();
-    return textDecoder.decode(this.buf.subarray(start, end));
+    const length = this.length();
+    const start = this.pos;
+    this.pos += length;
+    if (length === 0) return '';
+    return hasNativeSlices
+      ? (this.buf as unknown as NativeSlices).utf8Slice(start, start + length)
+      : this.buf.toString('utf8', start, start + length);
   }
 
   hex(): string {
-    const [start, end] = this.delimited();
-    let out = '';
-    for (let i = start; i < end; i++) out += HEX[this.buf[i]!];
-    return out;
+    const length = this.length();
+    const start = this.pos;
+    this.pos += length;
+    if (length === 0) return '';
+    return hasNativeSlices
+      ? (this.buf as unknown as NativeSlices).hexSlice(start, start + length)
+      : this.buf.toString('hex', start, start + length);
   }
 
   base64(): string {
-    const [start, end] = this.delimited();
-    return Buffer.from(this.buf.buffer, this.buf.byteOffset + start, end - start).toString('base64');
+    const length = this.length();
+    const start = this.pos;
+    this.pos += length;
+    return this.buf.toString('base64', start, start + length);
   }
 
-  sub(): ProtobufReader {
-    const [start, end] = this.delimited();
-    return new ProtobufReader(this.buf, start, end);
+  /** Narrows the reader to the length-delimited sub-message that follows; returns the outer limit for leave(). */
+  enter(): number {
+    const length = this.length();
+    const outer = this.limit;
+    this.limit = this.pos + length;
+    return outer;
+  }
+
+  /** Moves past the current sub-message and restores the outer limit. */
+  leave(outer: number): void {
+    this.pos = this.limit;
+    this.limit = outer;
   }
 
   skip(wireType: number): void {
@@ -128,9 +164,12 @@ export class ProtobufReader {
         this.need(8);
         this.pos += 8;
         return;
-      case 2:
-        this.delimited();
+      case 2: {
+        // Not `this.pos += this.length()`: that reads pos before length() advances it.
+        const length = this.length();
+        this.pos += length;
         return;
+      }
       case 5:
         this.need(4);
         this.pos += 4;
@@ -141,12 +180,10 @@ export class ProtobufReader {
   }
 
   private need(bytes: number): void {
-    if (bytes < 0 || this.pos + bytes > this.end) {
+    if (bytes < 0 || this.pos + bytes > this.limit) {
       throw new OtlpDecodeError(
-        `truncated protobuf message: needed ${bytes} bytes at ${this.pos}, have ${this.end - this.pos}`,
+        `truncated protobuf message: needed ${bytes} bytes at ${this.pos}, have ${this.limit - this.pos}`,
       );
     }
   }
 }
-
-const HEX: string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));

@@ -1,12 +1,19 @@
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import { METRIC_POINT_COLUMNS, type MetricPointRow, SPAN_COLUMNS, type SpanRow } from '@governor/otlp';
 import { createRowAppender } from './append-row.ts';
+import { STAGE_CATALOG, beginStageEpoch, moveStagedRows, readNextStageEpoch } from './ingest-stage.ts';
 
 // Bounded write queue with group commit. Each ingest request enqueues its rows and waits; the
-// writer drains everything queued, appends it with the DuckDB Appender and flushes once, so many
-// requests share one commit. Requests are acknowledged only after that flush returns. CHECKPOINT
-// runs between flushes on a schedule (never inside an append), so no request waits behind an
-// automatic checkpoint.
+// writer takes what is queued as one group, appends it with the DuckDB Appender (in slices, giving
+// the event loop back in between) and flushes once, so many requests share one commit. Requests
+// are acknowledged only after that flush returns.
+//
+// CHECKPOINT: DuckDB blocks every commit to a database while it checkpoints that database — for
+// seconds at high ingest rates — and a blocked flushSync blocks Node's event loop. So the writer
+// checkpoints on its own schedule (by time and by rows written, never automatically inside a
+// flush) and, while the main database checkpoints, commits into the ingest stage: a second
+// database file whose commits are not blocked. After the checkpoint the staged rows are moved into
+// the main tables (ingest-stage.ts). Acknowledged means committed to one of the two WALs.
 
 export class QueueFullError extends Error {
   override readonly name = 'QueueFullError';
@@ -33,9 +40,13 @@ interface PendingBatch {
 }
 
 export interface WriterStats {
+  /** Rows accepted but not yet committed (the queue bounded by maxQueuedRows). */
   queuedRows: number;
+  /** Spans committed to span_store, including staged spans once they have been moved there. */
   spansWritten: number;
   metricPointsWritten: number;
+  /** Rows committed to the ingest stage during the current checkpoint, not yet in the main tables. */
+  stagedRows: number;
   flushes: number;
   lastFlushMs: number;
   maxFlushMs: number;
@@ -43,13 +54,19 @@ export interface WriterStats {
   checkpoints: number;
   lastCheckpointMs: number;
   maxCheckpointMs: number;
+  failedCheckpoints: number;
   rejectedQueueFull: number;
   failedFlushes: number;
 }
 
 export interface BatchWriterOptions {
   maxQueuedRows: number;
+  /** Checkpoint at least this often while rows are being written. */
   checkpointIntervalMs: number;
+  /** …and after this many rows, whichever comes first (bounds WAL size and replay time). */
+  checkpointRows?: number;
+  /** Name of the main database (what `CHECKPOINT <name>` takes). */
+  mainCatalog: string;
   now?: () => number;
 }
 
@@ -57,29 +74,60 @@ export interface BatchWriter {
   /** Resolves once the rows are committed; throws QueueFullError at once when the queue is full. */
   write(spans: readonly SpanRow[], metrics: readonly MetricPointRow[]): Promise<void>;
   stats(): WriterStats;
+  /** Runs a checkpoint cycle now (after the current one, if any); resolves when the stage is empty again. */
+  checkpoint(): Promise<void>;
   /** Stops intake, commits what is queued, checkpoints. */
   close(): Promise<void>;
 }
 
+/** Rows appended between two yields to the event loop (≈15 ms of work). */
+const SLICE_ROWS = 2_000;
+/** Upper bound on one group: its flush blocks the event loop (≈2 µs per row). */
+const MAX_GROUP_ROWS = 20_000;
+
 const appendSpan = createRowAppender<SpanRow>(SPAN_COLUMNS);
 const appendMetricPoint = createRowAppender<MetricPointRow>(METRIC_POINT_COLUMNS);
 
+type Target = 'main' | 'stage';
+
+interface Appenders {
+  spans: DuckDBAppender | null;
+  metrics: DuckDBAppender | null;
+}
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * `connection` runs the appenders; `maintenance` runs CHECKPOINT and the stage moves, so those
+ * never wait for (or hold up) an append on the same connection.
+ */
 export async function createBatchWriter(
   connection: DuckDBConnection,
+  maintenance: DuckDBConnection,
   options: BatchWriterOptions,
 ): Promise<BatchWriter> {
   const now = options.now ?? (() => performance.now());
-  let spanAppender: DuckDBAppender | null = null;
-  let metricAppender: DuckDBAppender | null = null;
+  const checkpointRows = options.checkpointRows ?? 500_000;
+  const appenders: Record<Target, Appenders> = {
+    main: { spans: null, metrics: null },
+    stage: { spans: null, metrics: null },
+  };
+  let target: Target = 'main';
   let pending: PendingBatch[] = [];
   let queuedRows = 0;
   let draining: Promise<void> | null = null;
+  /** Resolves when the group being appended is flushed (or failed). */
+  let currentGroup: Promise<void> | null = null;
+  let cycle: Promise<void> | null = null;
   let closed = false;
   let lastCheckpointAt = now();
+  let rowsSinceCheckpoint = 0;
+  let nextEpoch = await readNextStageEpoch(maintenance);
   const stats: WriterStats = {
     queuedRows: 0,
     spansWritten: 0,
     metricPointsWritten: 0,
+    stagedRows: 0,
     flushes: 0,
     lastFlushMs: 0,
     maxFlushMs: 0,
@@ -87,86 +135,169 @@ export async function createBatchWriter(
     checkpoints: 0,
     lastCheckpointMs: 0,
     maxCheckpointMs: 0,
+    failedCheckpoints: 0,
     rejectedQueueFull: 0,
     failedFlushes: 0,
   };
+  let stagedSpans = 0;
+  let stagedPoints = 0;
 
-  const openAppenders = async () => {
-    spanAppender ??= await connection.createAppender('span_store');
-    metricAppender ??= await connection.createAppender('metric_store');
+  const openAppenders = async (t: Target): Promise<Required<{ [K in keyof Appenders]: DuckDBAppender }>> => {
+    const set = appenders[t];
+    const catalog = t === 'stage' ? STAGE_CATALOG : undefined;
+    set.spans ??= await connection.createAppender('span_store', 'main', catalog);
+    set.metrics ??= await connection.createAppender('metric_store', 'main', catalog);
+    return { spans: set.spans, metrics: set.metrics };
   };
-  const dropAppenders = () => {
-    for (const a of [spanAppender, metricAppender]) {
+  const closeAppenders = (t: Target) => {
+    const set = appenders[t];
+    for (const a of [set.spans, set.metrics]) {
       try {
         a?.closeSync();
       } catch {
-        // The appender is already invalid after a failed flush; a fresh one replaces it.
+        // Invalid after a failed flush; a fresh one replaces it.
       }
     }
-    spanAppender = null;
-    metricAppender = null;
+    set.spans = null;
+    set.metrics = null;
   };
 
-  const checkpoint = async () => {
-    const started = now();
-    await connection.run('CHECKPOINT');
-    const ms = now() - started;
-    stats.checkpoints++;
-    stats.lastCheckpointMs = ms;
-    stats.maxCheckpointMs = Math.max(stats.maxCheckpointMs, ms);
-    lastCheckpointAt = now();
-  };
-
-  const flushOnce = async (batches: PendingBatch[]) => {
-    await openAppenders();
+  const writeGroup = async (batches: PendingBatch[]) => {
+    const groupTarget = target;
     let spans = 0;
     let points = 0;
-    const started = now();
     try {
+      const a = await openAppenders(groupTarget);
+      let sliceRows = 0;
       for (const batch of batches) {
-        for (const row of batch.spans) appendSpan(spanAppender!, row);
-        for (const row of batch.metrics) appendMetricPoint(metricAppender!, row);
+        for (const row of batch.spans) {
+          appendSpan(a.spans, row);
+          if (++sliceRows >= SLICE_ROWS) {
+            sliceRows = 0;
+            await yieldToEventLoop();
+          }
+        }
+        for (const row of batch.metrics) appendMetricPoint(a.metrics, row);
+        sliceRows += batch.metrics.length;
         spans += batch.spans.length;
         points += batch.metrics.length;
       }
-      if (spans > 0) spanAppender!.flushSync();
-      if (points > 0) metricAppender!.flushSync();
+      const flushStarted = now();
+      if (spans > 0) a.spans.flushSync();
+      if (points > 0) a.metrics.flushSync();
+      const flushMs = now() - flushStarted;
+      stats.lastFlushMs = flushMs;
+      stats.maxFlushMs = Math.max(stats.maxFlushMs, flushMs);
     } catch (error) {
       stats.failedFlushes++;
-      dropAppenders();
+      closeAppenders(groupTarget);
       const failure = new Error(`writing to DuckDB failed: ${(error as Error).message}`, { cause: error });
       for (const b of batches) b.reject(failure);
       return;
     }
-    const ms = now() - started;
     stats.flushes++;
-    stats.lastFlushMs = ms;
-    stats.maxFlushMs = Math.max(stats.maxFlushMs, ms);
     stats.lastFlushRows = spans + points;
-    stats.spansWritten += spans;
-    stats.metricPointsWritten += points;
+    rowsSinceCheckpoint += spans + points;
+    if (groupTarget === 'main') {
+      stats.spansWritten += spans;
+      stats.metricPointsWritten += points;
+    } else {
+      stagedSpans += spans;
+      stagedPoints += points;
+      stats.stagedRows = stagedSpans + stagedPoints;
+    }
     for (const b of batches) b.resolve();
+  };
+
+  const takeGroup = (): PendingBatch[] => {
+    let rows = 0;
+    let i = 0;
+    while (i < pending.length && (i === 0 || rows < MAX_GROUP_ROWS)) {
+      const b = pending[i]!;
+      rows += b.spans.length + b.metrics.length;
+      i++;
+    }
+    const group = pending.slice(0, i);
+    pending = pending.slice(i);
+    return group;
+  };
+
+  const checkpointDue = () =>
+    rowsSinceCheckpoint > 0 &&
+    (rowsSinceCheckpoint >= checkpointRows || now() - lastCheckpointAt >= options.checkpointIntervalMs);
+
+  /**
+   * Checkpoints the main database while commits go to the stage, then moves the staged rows into
+   * the main tables. Switches happen between groups: `target` is read when a group starts, and the
+   * group in progress is awaited before the database it wrote to is checkpointed or moved from.
+   */
+  const moveStaged = async () => {
+    await moveStagedRows(maintenance);
+    stats.spansWritten += stagedSpans;
+    stats.metricPointsWritten += stagedPoints;
+    stagedSpans = 0;
+    stagedPoints = 0;
+    stats.stagedRows = 0;
+  };
+
+  const runCycle = async () => {
+    // A failed move leaves rows in the stage: move them before staging more (target is 'main').
+    if (stats.stagedRows > 0) await moveStaged();
+    const epoch = nextEpoch++;
+    await beginStageEpoch(maintenance, epoch);
+    target = 'stage';
+    await currentGroup;
+    closeAppenders('main');
+    const started = now();
+    rowsSinceCheckpoint = 0;
+    try {
+      await maintenance.run(`CHECKPOINT "${options.mainCatalog.replaceAll('"', '""')}"`);
+      const ms = now() - started;
+      stats.checkpoints++;
+      stats.lastCheckpointMs = ms;
+      stats.maxCheckpointMs = Math.max(stats.maxCheckpointMs, ms);
+    } catch {
+      // Committed data stays safe in the WAL; the next cycle retries.
+      stats.failedCheckpoints++;
+    }
+    lastCheckpointAt = now();
+    target = 'main';
+    await currentGroup;
+    closeAppenders('stage');
+    await moveStaged();
+  };
+
+  const startCycle = (): Promise<void> => {
+    cycle ??= runCycle()
+      .catch(() => {
+        stats.failedCheckpoints++;
+        target = 'main';
+      })
+      .finally(() => {
+        cycle = null;
+      });
+    return cycle;
   };
 
   const drain = async () => {
     while (pending.length > 0) {
-      const batches = pending;
-      pending = [];
+      if (cycle === null && checkpointDue()) void startCycle();
+      const batches = takeGroup();
       const rows = batches.reduce((n, b) => n + b.spans.length + b.metrics.length, 0);
-      await flushOnce(batches);
-      queuedRows -= rows;
-      stats.queuedRows = queuedRows;
-      if (now() - lastCheckpointAt >= options.checkpointIntervalMs) {
-        try {
-          dropAppenders();
-          await checkpoint();
-        } catch {
-          // A failed checkpoint leaves committed data in the WAL; the next one retries.
-          lastCheckpointAt = now();
-        }
+      let done!: () => void;
+      currentGroup = new Promise<void>((resolve) => {
+        done = resolve;
+      });
+      try {
+        await writeGroup(batches);
+      } finally {
+        currentGroup = null;
+        done();
+        queuedRows -= rows;
+        stats.queuedRows = queuedRows;
       }
-      // Let request handlers run (and enqueue) between flushes so batches grow under load.
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      // Let request handlers run (and enqueue) between groups so groups grow under load.
+      await yieldToEventLoop();
     }
   };
 
@@ -178,6 +309,15 @@ export async function createBatchWriter(
     });
   };
 
+  // An idle writer still checkpoints what it wrote, on time.
+  const timer = setInterval(
+    () => {
+      if (!closed && cycle === null && checkpointDue()) void startCycle();
+    },
+    Math.max(50, Math.min(1000, options.checkpointIntervalMs / 4)),
+  );
+  timer.unref();
+
   return {
     write(spans, metrics) {
       if (closed) return Promise.reject(new WriterClosedError());
@@ -185,8 +325,8 @@ export async function createBatchWriter(
       if (rows === 0) return Promise.resolve();
       if (queuedRows > 0 && queuedRows + rows > options.maxQueuedRows) {
         stats.rejectedQueueFull++;
-        // Rough time for the queue to drain at ~100k rows/s, at least one second.
-        const retryAfterS = Math.max(1, Math.ceil(queuedRows / 100_000));
+        // Rough time for the queue to drain at ~50k rows/s, at least one second.
+        const retryAfterS = Math.max(1, Math.ceil(queuedRows / 50_000));
         return Promise.reject(new QueueFullError(queuedRows, retryAfterS));
       }
       queuedRows += rows;
@@ -197,11 +337,21 @@ export async function createBatchWriter(
       });
     },
     stats: () => ({ ...stats }),
+    async checkpoint() {
+      while (cycle) await cycle;
+      await startCycle();
+    },
     async close() {
       closed = true;
-      while (draining) await draining;
-      dropAppenders();
-      await checkpoint();
+      clearInterval(timer);
+      while (draining || cycle) {
+        await draining;
+        await cycle;
+      }
+      closeAppenders('main');
+      closeAppenders('stage');
+      await moveStaged();
+      await maintenance.run(`CHECKPOINT "${options.mainCatalog.replaceAll('"', '""')}"`);
     },
   };
 }

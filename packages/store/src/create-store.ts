@@ -3,6 +3,15 @@ import { join, resolve } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { type BatchWriter, createBatchWriter } from './batch-writer.ts';
 import { type ConnectionPool, createConnectionPool } from './connection-pool.ts';
+import { STAGE_FILE, attachIngestStage } from './ingest-stage.ts';
+import { type StorageStats, collectStorageStats } from './retention/collect-storage-stats.ts';
+import { refreshHistoryViews } from './retention/refresh-history-views.ts';
+import {
+  type RetentionPolicy,
+  type RetentionReport,
+  recoverStagedExports,
+  runRetention,
+} from './retention/run-retention.ts';
 import { runMigrations } from './run-migrations.ts';
 import { runUserQuery, type UserQueryOptions, type UserQueryResult } from './run-user-query.ts';
 import { toJsValue } from './to-js-value.ts';
@@ -12,6 +21,8 @@ export interface StoreOptions {
   dataDir: string;
   maxQueuedRows?: number;
   checkpointIntervalMs?: number;
+  /** Checkpoint after this many rows even before the interval (default 500,000). */
+  checkpointRows?: number;
   /** DuckDB memory_limit for the whole instance, e.g. '4GB'. */
   memoryLimit?: string;
   threads?: number;
@@ -32,6 +43,10 @@ export interface Store {
   execute(sql: string, params?: SqlParams): Promise<void>;
   /** The read-only gate for ad-hoc SQL. */
   runUserQuery(sql: string, options: UserQueryOptions): Promise<UserQueryResult>;
+  /** Exports rows past their TTL to Parquet under exportDir and deletes them (one run at a time). */
+  runRetention(policy: RetentionPolicy): Promise<RetentionReport>;
+  /** Disk usage per table, of the export folder, and the last retention runs. */
+  storageStats(): Promise<StorageStats>;
   close(): Promise<void>;
 }
 
@@ -43,26 +58,38 @@ export async function createStore(options: StoreOptions): Promise<Store> {
   const instance = await DuckDBInstance.create(inMemory ? ':memory:' : join(dataDir, 'governor.duckdb'), {
     autoinstall_known_extensions: 'false',
     autoload_known_extensions: 'false',
-    // Checkpoints are scheduled by the writer between flushes, not triggered inside one.
-    checkpoint_threshold: '1GB',
+    // The writer schedules checkpoints itself (by time and rows) with commits going to the ingest
+    // stage meanwhile; an automatic one would run inside a flush and block the event loop.
+    checkpoint_threshold: '16GB',
     memory_limit: options.memoryLimit ?? '4GB',
     threads: String(options.threads ?? 2),
   });
   const setup = await instance.connect();
   await runMigrations(setup, options.extraMigrationDirs ?? []);
+  await attachIngestStage(setup, inMemory ? ':memory:' : join(dataDir, STAGE_FILE));
+  const mainCatalog = String((await setup.runAndReadAll('SELECT current_database()')).getRowsJS()[0]?.[0]);
+  if (exportDir) await recoverStagedExports(setup, exportDir);
+  await refreshHistoryViews(setup, exportDir);
+  // The history views read Parquet footers on every query; cache them (files are never rewritten).
+  await setup.run('SET parquet_metadata_cache=true');
   if (exportDir) await setup.run(`SET allowed_directories=['${exportDir.replaceAll("'", "''")}']`);
   await setup.run('SET enable_external_access=false');
   await setup.run('SET lock_configuration=true');
   setup.closeSync();
 
   const writerConnection = await instance.connect();
-  const writer = await createBatchWriter(writerConnection, {
+  const writerMaintenance = await instance.connect();
+  const writer = await createBatchWriter(writerConnection, writerMaintenance, {
+    mainCatalog,
+    checkpointRows: options.checkpointRows,
     maxQueuedRows: options.maxQueuedRows ?? 400_000,
     checkpointIntervalMs: options.checkpointIntervalMs ?? 30_000,
   });
   const readers = await createConnectionPool(instance, 3);
   const userConnections: ConnectionPool = await createConnectionPool(instance, 2);
   const internalWriter = await createConnectionPool(instance, 1);
+  // Retention holds a transaction for the length of an export; it gets a connection of its own.
+  const maintenance = await createConnectionPool(instance, 1);
 
   return {
     dataDir,
@@ -78,12 +105,21 @@ export async function createStore(options: StoreOptions): Promise<Store> {
         await c.run(sql, params as never);
       }),
     runUserQuery: (sql, queryOptions) => userConnections.use((c) => runUserQuery(c, sql, queryOptions)),
+    runRetention: (policy) =>
+      maintenance.use((c) => {
+        if (!exportDir)
+          throw new Error('retention needs a data directory; an in-memory store has no export folder');
+        return runRetention(c, exportDir, policy);
+      }),
+    storageStats: () => maintenance.use((c) => collectStorageStats(c, dataDir, exportDir)),
     async close() {
       await writer.close();
       readers.closeAll();
       userConnections.closeAll();
       internalWriter.closeAll();
+      maintenance.closeAll();
       writerConnection.closeSync();
+      writerMaintenance.closeSync();
       instance.closeSync();
     },
   };

@@ -1,10 +1,13 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { toJsValue } from './to-js-value.ts';
+import { type SqlRefusal, checkUserSql } from './check-user-sql.ts';
+import { ResultTooLargeError, readCappedRows } from './read-capped-rows.ts';
 
 // The read-only gate for ad-hoc SQL (POST /api/sql, `governor query`): exactly one SELECT or
 // EXPLAIN statement, a row cap, a timeout by interrupt. File and network access are already off
 // for the whole instance (enable_external_access=false, configuration locked), so a SELECT over
-// read_csv('/etc/passwd') fails inside DuckDB too.
+// read_csv('/etc/passwd') fails inside DuckDB too. check-user-sql.ts refuses the SELECTs that act
+// (force_checkpoint(), query('…'), read_blob() of the database file…); read-capped-rows.ts keeps
+// a huge result off the event loop.
 
 export type UserQueryErrorCode =
   | 'GOV_ERR_SQL_EMPTY'
@@ -12,6 +15,8 @@ export type UserQueryErrorCode =
   | 'GOV_ERR_SQL_NOT_READ_ONLY'
   | 'GOV_ERR_SQL_INVALID'
   | 'GOV_ERR_SQL_TIMEOUT'
+  | 'GOV_ERR_SQL_FORBIDDEN'
+  | 'GOV_ERR_SQL_RESULT_TOO_LARGE'
   | 'GOV_ERR_SQL_FAILED';
 
 export class UserQueryError extends Error {
@@ -34,7 +39,20 @@ export interface UserQueryResult {
 export interface UserQueryOptions {
   limit: number;
   timeoutMs: number;
+  /** Cap on the result's values (nested elements included); default 5,000,000. */
+  maxValues?: number;
+  /** Cap on the result's rough JSON size; default 64 MiB. */
+  maxBytes?: number;
 }
+
+const REFUSAL_CODES: Record<SqlRefusal['kind'], UserQueryErrorCode> = {
+  pragma: 'GOV_ERR_SQL_NOT_READ_ONLY',
+  not_select: 'GOV_ERR_SQL_NOT_READ_ONLY',
+  invalid: 'GOV_ERR_SQL_INVALID',
+  table_function: 'GOV_ERR_SQL_FORBIDDEN',
+  scalar_function: 'GOV_ERR_SQL_FORBIDDEN',
+  file_path: 'GOV_ERR_SQL_FORBIDDEN',
+};
 
 // duckdb_statement_type: SELECT = 1, EXPLAIN = 4
 const ALLOWED_STATEMENT_TYPES = new Set([1, 4]);
@@ -61,6 +79,8 @@ export async function runUserQuery(
       `the query holds ${extracted.count} statements; send exactly one SELECT or EXPLAIN`,
     );
   }
+  const refusal = await checkUserSql(connection, sql);
+  if (refusal) throw new UserQueryError(REFUSAL_CODES[refusal.kind], refusal.message);
   let prepared: Awaited<ReturnType<typeof extracted.prepare>>;
   try {
     prepared = await extracted.prepare(0);
@@ -76,12 +96,14 @@ export async function runUserQuery(
   }
   const timer = setTimeout(() => connection.interrupt(), options.timeoutMs);
   try {
-    const reader = await prepared.streamAndReadUntil(options.limit + 1);
-    const columnNames = reader.deduplicatedColumnNames();
-    const columnTypes = reader.columnTypes().map((t) => t.toString());
-    const all = reader.getRowsJS();
-    const truncated = all.length > options.limit;
-    const rows = all.slice(0, options.limit).map((row) => row.map(toJsValue));
+    const result = await prepared.stream();
+    const columnNames = result.deduplicatedColumnNames();
+    const columnTypes = result.columnTypes().map((t) => t.toString());
+    const { rows, truncated } = await readCappedRows(result, {
+      limit: options.limit,
+      maxValues: options.maxValues ?? 5_000_000,
+      maxBytes: options.maxBytes ?? 64 * 1024 * 1024,
+    });
     return {
       columns: columnNames.map((name, i) => ({ name, type: columnTypes[i] ?? 'UNKNOWN' })),
       rows,
@@ -89,6 +111,8 @@ export async function runUserQuery(
       elapsedMs: performance.now() - started,
     };
   } catch (error) {
+    if (error instanceof ResultTooLargeError)
+      throw new UserQueryError('GOV_ERR_SQL_RESULT_TOO_LARGE', error.message);
     const message = (error as Error).message;
     if (/interrupt/i.test(message)) {
       throw new UserQueryError(

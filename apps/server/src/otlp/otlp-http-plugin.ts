@@ -65,6 +65,9 @@ export async function otlpHttpPlugin(app: FastifyInstance, options: OtlpHttpOpti
 function sendStatus(request: FastifyRequest, reply: FastifyReply, error: GovernorError): void {
   const grpcCode = GRPC_CODE_FOR_STATUS[error.statusCode] ?? 2;
   if (error.retryAfterS !== undefined) reply.header('Retry-After', String(error.retryAfterS));
+  // The rest of an oversized body is being discarded; close the connection once the 413 is out
+  // instead of reading it all.
+  if (error.statusCode === 413) reply.header('Connection', 'close');
   reply.code(error.statusCode);
   if (formatOf(request.headers['content-type']) === 'protobuf') {
     reply.type('application/x-protobuf').send(Buffer.from(encodeRpcStatusProtobuf(grpcCode, error.message)));

@@ -9,13 +9,10 @@ const inflateAsync = promisify(inflate);
 /**
  * Reads a request body, then inflates it if compressed. The cap applies to the bytes on the wire
  * and again to the inflated bytes — zlib stops at maxOutputLength, so a gzip bomb costs at most
- * the cap, never the bomb's full size.
+ * the cap, never the bomb's full size. Past the cap the rest of the body is discarded, not
+ * buffered; the stream is never destroyed, so the client still receives the 413.
  */
-export async function readBody(
-  stream: IncomingMessage,
-  encoding: string | undefined,
-  maxBytes: number,
-): Promise<Buffer> {
+export async function readBody(stream: IncomingMessage, encoding: string | undefined, maxBytes: number): Promise<Buffer> {
   const enc = (encoding ?? 'identity').trim().toLowerCase();
   if (enc !== 'identity' && enc !== 'gzip' && enc !== 'deflate' && enc !== '') {
     stream.resume();
@@ -29,17 +26,7 @@ export async function readBody(
     stream.resume();
     throw tooLarge(maxBytes);
   }
-  const chunks: Buffer[] = [];
-  let received = 0;
-  for await (const chunk of stream) {
-    received += (chunk as Buffer).length;
-    if (received > maxBytes) {
-      stream.resume();
-      throw tooLarge(maxBytes);
-    }
-    chunks.push(chunk as Buffer);
-  }
-  const raw = Buffer.concat(chunks, received);
+  const raw = await collect(stream, maxBytes);
   if (enc === 'gzip' || enc === 'deflate') {
     try {
       return enc === 'gzip'
@@ -47,13 +34,56 @@ export async function readBody(
         : await inflateAsync(raw, { maxOutputLength: maxBytes });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(maxBytes, true);
-      throw new GovernorError(
-        'GOV_ERR_OTLP_UNDECODABLE',
-        `the ${enc} body cannot be inflated: ${(error as Error).message}`,
-      );
+      throw new GovernorError('GOV_ERR_OTLP_UNDECODABLE', `the ${enc} body cannot be inflated: ${(error as Error).message}`);
     }
   }
   return raw;
+}
+
+function collect(stream: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const cleanup = () => {
+      stream.off('data', onData);
+      stream.off('end', onEnd);
+      stream.off('error', onError);
+      stream.off('close', onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received <= maxBytes) {
+        chunks.push(chunk);
+        return;
+      }
+      cleanup();
+      // Keep the stream flowing so the rest of the body is read and dropped.
+      stream.on('error', () => {});
+      stream.resume();
+      reject(tooLarge(maxBytes));
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(Buffer.concat(chunks, received));
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(
+        new GovernorError('GOV_ERR_REQUEST_INVALID', `the request body could not be read: ${error.message}`, undefined, {
+          cause: error,
+        }),
+      );
+    };
+    const onClose = () => {
+      if (stream.readableEnded) return;
+      cleanup();
+      reject(new GovernorError('GOV_ERR_REQUEST_INVALID', 'the client closed the connection before the body was complete'));
+    };
+    stream.on('data', onData);
+    stream.on('end', onEnd);
+    stream.on('error', onError);
+    stream.on('close', onClose);
+  });
 }
 
 function tooLarge(maxBytes: number, inflated = false): GovernorError {

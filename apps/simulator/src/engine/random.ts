@@ -35,9 +35,18 @@ export function hashString(text: string, seed = 0): number {
 
 /** Combines integers into one well-mixed 32-bit value. */
 export function hashCombine(...values: number[]): number {
-  let h = 0x811c9dc5;
+  return hashChain(0x811c9dc5, values);
+}
+
+/**
+ * One 32-bit hash chain started from `init`. Chains with different inits are independent
+ * functions of the same inputs, which is what wider ids need (halves derived from one 32-bit
+ * state would collide like 32-bit ids).
+ */
+export function hashChain(init: number, values: readonly number[]): number {
+  let h = init >>> 0;
   for (const v of values) {
-    h = hashInt32(h ^ hashInt32(v | 0) ^ Math.floor(v / 4294967296));
+    h = hashInt32(Math.imul(h ^ hashInt32(v | 0), 0x9e3779b1) ^ Math.floor(v / 4294967296) ^ (h >>> 15));
   }
   return h;
 }

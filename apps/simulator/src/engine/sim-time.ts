@@ -17,11 +17,6 @@ export function toHrTime(startEpochMs: number, simMs: number): HrTime {
   return [seconds, nanos];
 }
 
-export function toEpochNs(startEpochMs: number, simMs: number): bigint {
-  const [seconds, nanos] = toHrTime(startEpochMs, simMs);
-  return BigInt(seconds) * 1_000_000_000n + BigInt(nanos);
-}
-
 /** RFC 3339 with millisecond precision in UTC, e.g. 2023-11-16T18:15:46.680Z. */
 export function formatSimTime(startEpochMs: number, simMs: number): string {
   return new Date(startEpochMs + Math.floor(simMs)).toISOString();

@@ -17,7 +17,7 @@ export interface PoolSpec {
   kvCapacityTokens: number;
   /** vLLM `max_num_seqs`. */
   maxBatchSeqs: number;
-  /** vLLM `max_num_batched_tokens` (chunked-prefill token budget per step). */
+  /** vLLM `max_num_batched_tokens` (chunked-prefill token budget per step; V1 default 8192 on 80 GB GPUs). */
   maxBatchedTokens: number;
   /** Time from scale-up to ready (image pull, weight load, CUDA graph capture). */
   coldStartMs: number;
@@ -39,7 +39,11 @@ const WEIGHTS_GB: Record<string, number> = { '8B': 16, '70B': 141 };
 const GPU_MEMORY_UTILIZATION = 0.9;
 
 /** KV capacity from GPU memory left after weights, as vLLM's profiler computes it (activations ignored). */
-export function estimateKvCapacityTokens(gpuType: string, modelSize: string, gpus: number): number | undefined {
+export function estimateKvCapacityTokens(
+  gpuType: string,
+  modelSize: string,
+  gpus: number,
+): number | undefined {
   const memory = GPU_MEMORY_GB[gpuType.toUpperCase()];
   const bytesPerToken = KV_BYTES_PER_TOKEN[modelSize.toUpperCase()];
   const weights = WEIGHTS_GB[modelSize.toUpperCase()];
@@ -108,9 +112,12 @@ export function buildPoolSpec(input: PoolSpecInput): PoolSpec {
         `give "stepModel" {baseMs, prefillOverheadMs, prefillPerTokenMs, decodePerSeqMs} or use one of ${listKnownStepModels().join(', ')}`,
     );
   }
-  const kvCapacityTokens = input.kvCapacityTokens ?? estimateKvCapacityTokens(input.gpuType, modelSize, gpusPerReplica);
+  const kvCapacityTokens =
+    input.kvCapacityTokens ?? estimateKvCapacityTokens(input.gpuType, modelSize, gpusPerReplica);
   if (!kvCapacityTokens) {
-    throw new Error(`pool "${input.name}": cannot derive KV capacity for ${input.gpuType}/${modelSize}; give "kvCapacityTokens"`);
+    throw new Error(
+      `pool "${input.name}": cannot derive KV capacity for ${input.gpuType}/${modelSize}; give "kvCapacityTokens"`,
+    );
   }
   const replicas = input.replicas ?? 2;
   return {
@@ -125,7 +132,7 @@ export function buildPoolSpec(input: PoolSpecInput): PoolSpec {
     gpuHourUsd: input.gpuHourUsd ?? 4.0,
     kvCapacityTokens,
     maxBatchSeqs: input.maxBatchSeqs ?? 256,
-    maxBatchedTokens: input.maxBatchedTokens ?? 2048,
+    maxBatchedTokens: input.maxBatchedTokens ?? 8192,
     coldStartMs: input.coldStartMs ?? (modelSize === '70B' ? 420_000 : 180_000),
     weight: input.weight ?? 1,
     maxContextTokens: input.maxContextTokens ?? 131_072,
@@ -155,11 +162,13 @@ export function parseFleetSpec(raw: unknown): FleetSpec {
     throw new Error('fleet file: expected an object with a "pools" array');
   }
   const pools = (raw as { pools: unknown[] }).pools.map((entry, index) => {
-    if (typeof entry !== 'object' || entry === null) throw new Error(`fleet file: pools.${index} must be an object`);
+    if (typeof entry !== 'object' || entry === null)
+      throw new Error(`fleet file: pools.${index} must be an object`);
     const record = entry as Record<string, unknown>;
     const known = new Set<string>([...NUMBER_FIELDS, ...STRING_FIELDS, 'stepModel']);
     for (const key of Object.keys(record)) {
-      if (!known.has(key)) throw new Error(`fleet file: pools.${index}.${key} is not a known field (${[...known].join(', ')})`);
+      if (!known.has(key))
+        throw new Error(`fleet file: pools.${index}.${key} is not a known field (${[...known].join(', ')})`);
     }
     for (const key of STRING_FIELDS) {
       if (typeof record[key] !== 'string' || record[key] === '') {

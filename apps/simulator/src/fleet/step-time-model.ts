@@ -22,7 +22,8 @@ export interface StepComposition {
 
 /** Duration of one engine step in ms. `slowdown` multiplies it (GPU degradation, warm-up). */
 export function computeStepMs(model: StepTimeModel, step: StepComposition, slowdown = 1): number {
-  const prefill = step.prefillTokens > 0 ? model.prefillOverheadMs + model.prefillPerTokenMs * step.prefillTokens : 0;
+  const prefill =
+    step.prefillTokens > 0 ? model.prefillOverheadMs + model.prefillPerTokenMs * step.prefillTokens : 0;
   return (model.baseMs + prefill + model.decodePerSeqMs * step.decodeSeqs) * slowdown;
 }
 

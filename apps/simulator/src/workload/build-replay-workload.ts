@@ -1,4 +1,4 @@
-import { createRng, hashString } from '../engine/random.ts';
+import { createRng } from '../engine/random.ts';
 import type { Rng } from '../engine/random.ts';
 import type { Workload, WorkloadOptions, WorkloadStep, WorkloadTask } from './workload-types.ts';
 
@@ -68,7 +68,12 @@ export function buildReplayWorkload(spec: ReplaySpec, options: WorkloadOptions):
     }
   }
   tasks.sort((a, b) => a.startMs - b.startMs);
-  return { name: spec.name, description: spec.description, startEpochMs: options.startEpochMs ?? spec.startEpochMs, tasks };
+  return {
+    name: spec.name,
+    description: spec.description,
+    startEpochMs: options.startEpochMs ?? spec.startEpochMs,
+    tasks,
+  };
 }
 
 function createReplayTask(
@@ -104,9 +109,4 @@ function createReplayTask(
   };
   if (traceTask.conversationId) task.conversationId = `${traceTask.conversationId}${suffix}`;
   return task;
-}
-
-/** Stable per-row model choice when a row names a model family (BurstGPT's ChatGPT vs GPT-4). */
-export function getStableId(text: string): string {
-  return hashString(text).toString(16).padStart(8, '0');
 }

@@ -26,6 +26,18 @@ const LOADERS = {
 } as const satisfies Record<string, (options: WorkloadOptions) => Workload>;
 
 export type WorkloadName = keyof typeof LOADERS;
+
+/**
+ * Rate multiplier used when none is given, so that every workload loads the default fleet
+ * moderately. Mooncake's traces come from a far larger cluster (≈40k prompt tokens/s) and Claude
+ * Code contexts run to 128k tokens; they are thinned by default. `--rate-multiplier 1` replays
+ * the native rate.
+ */
+export const DEFAULT_RATE_MULTIPLIERS: Partial<Record<WorkloadName, number>> = {
+  'mooncake-conversation': 0.15,
+  'mooncake-synthetic': 0.15,
+  'agentic-coding': 0.5,
+};
 export const WORKLOAD_NAMES = Object.keys(LOADERS) as WorkloadName[];
 
 export function isWorkloadName(value: string): value is WorkloadName {
@@ -33,5 +45,6 @@ export function isWorkloadName(value: string): value is WorkloadName {
 }
 
 export function createWorkload(name: WorkloadName, options: WorkloadOptions): Workload {
-  return LOADERS[name](options);
+  const rateMultiplier = options.rateMultiplier ?? DEFAULT_RATE_MULTIPLIERS[name] ?? 1;
+  return LOADERS[name]({ ...options, rateMultiplier });
 }

@@ -3,17 +3,30 @@ import { createRng } from '../engine/random.ts';
 import type { Rng } from '../engine/random.ts';
 import { MODEL_70B, MODEL_8B } from '../fleet/fleet-spec.ts';
 import { createSessionPrefixer, getSharedPromptBlocks } from './prefix-ids.ts';
-import type { ArrivalShape, Workload, WorkloadOptions, WorkloadStep, WorkloadTask, WorkflowType } from './workload-types.ts';
+import type {
+  ArrivalShape,
+  Workload,
+  WorkloadOptions,
+  WorkloadStep,
+  WorkloadTask,
+  WorkflowType,
+} from './workload-types.ts';
 
 export type SyntheticKind = 'chat' | 'copilot' | 'research' | 'autonomous';
 
 /** Tasks per second at rate multiplier 1, chosen to load the default fleet moderately. */
 export const SYNTHETIC_RATES: Record<SyntheticKind, number> = {
   chat: 4,
-  copilot: 0.3,
-  research: 0.03,
-  autonomous: 0.004,
+  copilot: 0.15,
+  research: 0.02,
+  autonomous: 0.012,
 };
+
+/**
+ * Autonomous agents are launched in the first 25% of the run (like batch jobs), so that agents of
+ * a thousand-plus calls can finish within a one-hour run and its drain.
+ */
+const AUTONOMOUS_LAUNCH_SHARE = 0.25;
 
 /** The mix runs every kind at half these rates (autonomous agents already dominate tokens). */
 const MIX_SHARE = 0.5;
@@ -57,7 +70,8 @@ export function generateArrivalTimes(
   return times;
 }
 
-const clamp = (value: number, min: number, max: number): number => Math.max(min, Math.min(max, Math.round(value)));
+const clamp = (value: number, min: number, max: number): number =>
+  Math.max(min, Math.min(max, Math.round(value)));
 
 interface TaskBlueprint {
   type: WorkflowType;
@@ -80,10 +94,21 @@ function buildChat(rng: Rng, sessionIndex: number): TaskBlueprint {
     const user = clamp(rng.logNormal(400, 0.9), 20, 8000);
     const output = clamp(rng.logNormal(200, 0.7), 10, 2000);
     const input = context + user;
-    steps.push({ inputTokens: input, outputTokens: output, thinkMs: i === 0 ? 0 : rng.uniform(5000, 40_000), prefix: prefixer(input) });
+    steps.push({
+      inputTokens: input,
+      outputTokens: output,
+      thinkMs: i === 0 ? 0 : rng.uniform(5000, 40_000),
+      prefix: prefixer(input),
+    });
     context = input + output;
   }
-  return { type: 'chat', tenant, priority: free ? 0 : 2, model: rng.chance(0.85) ? MODEL_8B : MODEL_70B, steps };
+  return {
+    type: 'chat',
+    tenant,
+    priority: free ? 0 : 2,
+    model: rng.chance(0.85) ? MODEL_8B : MODEL_70B,
+    steps,
+  };
 }
 
 /** IDE copilot: 10–20 quick calls over one repository context. */
@@ -96,9 +121,14 @@ function buildCopilot(rng: Rng, sessionIndex: number): TaskBlueprint {
   for (let i = 0; i < count; i++) {
     const fresh = clamp(rng.logNormal(500, 0.6), 50, 4000);
     const output = clamp(rng.logNormal(90, 0.6), 5, 600);
-    history = history + fresh > 12_000 ? fresh : history + fresh;
+    history = history + fresh > 8000 ? fresh : history + fresh;
     const input = repoContext + history;
-    steps.push({ inputTokens: input, outputTokens: output, thinkMs: i === 0 ? 0 : rng.uniform(500, 4000), prefix: prefixer(input) });
+    steps.push({
+      inputTokens: input,
+      outputTokens: output,
+      thinkMs: i === 0 ? 0 : rng.uniform(500, 4000),
+      prefix: prefixer(input),
+    });
     history += output;
   }
   return { type: 'copilot', tenant: 'globex-ide', priority: 2, model: MODEL_8B, steps };
@@ -109,7 +139,14 @@ function buildAgentLoop(
   rng: Rng,
   sessionIndex: number,
   count: number,
-  growth: { start: number; tool: number; capTokens: number; compactTo: number; output: number; thinkMs: [number, number] },
+  growth: {
+    start: number;
+    tool: number;
+    capTokens: number;
+    compactTo: number;
+    output: number;
+    thinkMs: [number, number];
+  },
 ): WorkloadStep[] {
   const prefixer = createSessionPrefixer(sessionIndex);
   let context = growth.start;
@@ -133,23 +170,34 @@ function buildResearch(rng: Rng, sessionIndex: number): TaskBlueprint {
   const steps = buildAgentLoop(rng, sessionIndex, 40 + rng.int(21), {
     start: 3000,
     tool: 1500,
-    capTokens: 60_000,
-    compactTo: 10_000,
+    capTokens: 40_000,
+    compactTo: 8000,
     output: 350,
     thinkMs: [1000, 8000],
   });
-  return { type: 'research', tenant: 'initech-research', priority: 1, model: rng.chance(0.6) ? MODEL_70B : MODEL_8B, steps };
+  return {
+    type: 'research',
+    tenant: 'initech-research',
+    priority: 1,
+    model: rng.chance(0.4) ? MODEL_70B : MODEL_8B,
+    steps,
+  };
 }
 
 /** Autonomous agent: thousands of calls, no human in the loop. */
-export function buildAutonomous(rng: Rng, sessionIndex: number, tenant = 'umbrella-agents', stepRange: [number, number] = [1000, 3000]): TaskBlueprint {
+export function buildAutonomous(
+  rng: Rng,
+  sessionIndex: number,
+  tenant = 'umbrella-agents',
+  stepRange: [number, number] = [1000, 1200],
+): TaskBlueprint {
   const steps = buildAgentLoop(rng, sessionIndex, stepRange[0] + rng.int(stepRange[1] - stepRange[0] + 1), {
     start: 4000,
-    tool: 600,
-    capTokens: 48_000,
-    compactTo: 8000,
-    output: 120,
-    thinkMs: [200, 1500],
+    tool: 500,
+    capTokens: 32_000,
+    compactTo: 6000,
+    output: 80,
+    thinkMs: [100, 500],
   });
   return { type: 'autonomous', tenant, priority: 0, model: MODEL_8B, steps };
 }
@@ -162,7 +210,12 @@ const BUILDERS: Record<SyntheticKind, (rng: Rng, sessionIndex: number) => TaskBl
 };
 
 /** Session index ranges per kind keep prefix-id spaces of different kinds apart. */
-const SESSION_OFFSET: Record<SyntheticKind, number> = { chat: 1_000_000, copilot: 2_000_000, research: 3_000_000, autonomous: 4_000_000 };
+const SESSION_OFFSET: Record<SyntheticKind, number> = {
+  chat: 1_000_000,
+  copilot: 2_000_000,
+  research: 3_000_000,
+  autonomous: 4_000_000,
+};
 
 export function generateSyntheticTasks(
   kind: SyntheticKind,
@@ -174,7 +227,14 @@ export function generateSyntheticTasks(
 ): WorkloadTask[] {
   const arrivalRng = createRng(options.seed, `arrivals:${stream}`);
   const taskRng = createRng(options.seed, `tasks:${stream}`);
-  const times = generateArrivalTimes(arrivalRng, ratePerS, shape, window.fromMs, window.toMs, options.durationMs);
+  const times = generateArrivalTimes(
+    arrivalRng,
+    ratePerS,
+    shape,
+    window.fromMs,
+    window.toMs,
+    options.durationMs,
+  );
   return times.map((startMs, index) => {
     const blueprint = BUILDERS[kind](taskRng, SESSION_OFFSET[kind] + index);
     return { id: `${stream}-${index}`, startMs, openLoop: false, ...blueprint };
@@ -186,7 +246,12 @@ export function generateSyntheticWorkload(kind: SyntheticKind | 'mix', options: 
   const kinds: SyntheticKind[] = kind === 'mix' ? ['chat', 'copilot', 'research', 'autonomous'] : [kind];
   const shape = options.shape ?? (kind === 'mix' ? 'diurnal+burst' : 'flat');
   const share = kind === 'mix' ? MIX_SHARE : 1;
-  const tasks = kinds.flatMap((k) => generateSyntheticTasks(k, SYNTHETIC_RATES[k] * share * multiplier, shape, options));
+  const tasks = kinds.flatMap((k) =>
+    generateSyntheticTasks(k, SYNTHETIC_RATES[k] * share * multiplier, shape, options, {
+      fromMs: 0,
+      toMs: k === 'autonomous' ? options.durationMs * AUTONOMOUS_LAUNCH_SHARE : options.durationMs,
+    }),
+  );
   tasks.sort((a, b) => a.startMs - b.startMs);
   return {
     name: `synthetic-${kind}`,
@@ -194,4 +259,28 @@ export function generateSyntheticWorkload(kind: SyntheticKind | 'mix', options: 
     startEpochMs: options.startEpochMs ?? DEFAULT_START_EPOCH_MS,
     tasks,
   };
+}
+
+/** Extra autonomous agents of one tenant arriving over a window (the agentic-surge fault). */
+export function generateSurgeTasks(
+  options: Pick<WorkloadOptions, 'seed' | 'durationMs'>,
+  window: { fromMs: number; toMs: number },
+  surge: { tenant: string; tasksPerS: number; minSteps: number; maxSteps: number },
+): WorkloadTask[] {
+  const arrivalRng = createRng(options.seed, 'arrivals:surge');
+  const taskRng = createRng(options.seed, 'tasks:surge');
+  const times = generateArrivalTimes(
+    arrivalRng,
+    surge.tasksPerS,
+    'flat',
+    window.fromMs,
+    window.toMs,
+    options.durationMs,
+  );
+  return times.map((startMs, index) => ({
+    id: `surge-${index}`,
+    startMs,
+    openLoop: false,
+    ...buildAutonomous(taskRng, 5_000_000 + index, surge.tenant, [surge.minSteps, surge.maxSteps]),
+  }));
 }

@@ -64,7 +64,10 @@ export function loadAgenticCoding(options: WorkloadOptions): Workload {
   for (const id of sessionIds) {
     const count = Math.floor(multiplier) + (rng.chance(multiplier - Math.floor(multiplier)) ? 1 : 0);
     for (let c = 0; c < count; c++) {
-      copies.push({ id: c === 0 ? id : `${id}-c${c}`, rows: sessions.get(id)!.sort((a, b) => a.turn - b.turn) });
+      copies.push({
+        id: c === 0 ? id : `${id}-c${c}`,
+        rows: sessions.get(id)!.sort((a, b) => a.turn - b.turn),
+      });
     }
   }
   const spreadMs = (options.durationMs / 2) * (options.timeScale ?? 1);
@@ -75,13 +78,19 @@ export function loadAgenticCoding(options: WorkloadOptions): Workload {
   tasks.sort((a, b) => a.startMs - b.startMs);
   return {
     name: 'agentic-coding',
-    description: 'Claude Code agent sessions (closed-loop turns with recorded think times, split into episodes)',
+    description:
+      'Claude Code agent sessions (closed-loop turns with recorded think times, split into episodes)',
     startEpochMs: options.startEpochMs ?? DEFAULT_START_EPOCH_MS,
     tasks,
   };
 }
 
-function buildSessionTasks(sessionId: string, rows: SessionRow[], sessionIndex: number, startMs: number): WorkloadTask {
+function buildSessionTasks(
+  sessionId: string,
+  rows: SessionRow[],
+  sessionIndex: number,
+  startMs: number,
+): WorkloadTask {
   const prefixer = createSessionPrefixer(10_000 + sessionIndex);
   const episodes: Array<{ gapMs: number; steps: WorkloadStep[]; model: string }> = [];
   let previous: SessionRow | undefined;

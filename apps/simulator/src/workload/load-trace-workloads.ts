@@ -24,7 +24,14 @@ function loadAzure(kind: 'conv' | 'code', options: WorkloadOptions): Workload {
   const firstMs = times[0] ?? 0;
   const traceTasks: TraceTask[] = rows.map((r, i) => ({
     offsetMs: times[i]! - firstMs,
-    steps: [{ inputTokens: Math.max(1, Number(r[iIn])), outputTokens: Math.max(1, Number(r[iOut])), thinkMs: 0, atOffsetMs: 0 }],
+    steps: [
+      {
+        inputTokens: Math.max(1, Number(r[iIn])),
+        outputTokens: Math.max(1, Number(r[iOut])),
+        thinkMs: 0,
+        atOffsetMs: 0,
+      },
+    ],
   }));
   return buildReplayWorkload(
     {

@@ -17,7 +17,9 @@ export function resolveDataDir(explicit?: string): string {
 export function readDataFile(dataDir: string, fileName: string): string {
   const path = join(dataDir, fileName);
   if (!existsSync(path)) {
-    throw new Error(`workload data file not found: ${path} (set GOVERNOR_DATA_DIR or --data-dir to the folder holding ${fileName})`);
+    throw new Error(
+      `workload data file not found: ${path} (set GOVERNOR_DATA_DIR or --data-dir to the folder holding ${fileName})`,
+    );
   }
   return readFileSync(path, 'utf8');
 }

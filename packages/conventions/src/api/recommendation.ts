@@ -41,4 +41,19 @@ export interface Recommendation {
   updatedAt: string;
   appliedAt?: string | null;
   verifiedAt?: string | null;
+  /** What the target looked like before the action was applied; a rollback restores it. */
+  previousAction?: Record<string, unknown> | null;
+  /** Outcome of the check after control.verify_after_s: expected vs observed impact. */
+  verification?: RecommendationVerification | null;
+  /** Why the policy gate did (not) auto-apply it, e.g. "below min_confidence 0.8". */
+  gate?: string | null;
+}
+
+export interface RecommendationVerification {
+  /** RFC 3339 event time of the check. */
+  at: string;
+  verdict: 'verified' | 'rolled_back';
+  summary: string;
+  before: Record<string, number | null>;
+  after: Record<string, number | null>;
 }

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { HOPS } from '../hops.ts';
 import { AlertsConfig, ReceiverConfig } from './alerts-config.ts';
 import { ControlConfig, PolicyConfig, ActuatorConfig } from './control-config.ts';
+import { DashboardsConfig } from '../dashboard.ts';
+import { type RawIssue, describeIssues } from './describe-config-issue.ts';
 
 // The one YAML file of DESIGN.md §5, snake_case like the OpenTelemetry Collector's config.
 // Parsed once at start; everything inside Governor trusts the typed result.
@@ -23,6 +25,8 @@ export const ServerConfig = z
     /** Interval between scheduled CHECKPOINTs. */
     checkpoint_interval_s: z.number().positive().default(30),
     insecure: z.boolean().default(false),
+    /** Ad-hoc SQL (POST /api/sql) is interrupted after this long. */
+    sql_timeout_ms: z.number().int().positive().default(10_000),
   })
   .strict();
 export type ServerConfig = z.infer<typeof ServerConfig>;
@@ -102,8 +106,18 @@ export const RetentionConfig = z
   .object({
     /** Raw spans older than this (event time) are exported to Parquet and deleted. 0 keeps forever. */
     spans_ttl_hours: z.number().min(0).default(0),
+    /** Raw metric points; default: the same as spans_ttl_hours. 0 keeps forever. */
+    metric_points_ttl_hours: z.number().min(0).optional(),
+    /** Per-request rollups (request_facts) behind `requests`/`tasks`; kept longer than raw spans. 0 keeps forever. */
+    rollups_ttl_hours: z.number().min(0).default(0),
+    /** How often the retention job runs while Governor is up. */
+    run_interval_s: z.number().positive().default(600),
   })
-  .strict();
+  .strict()
+  .refine((r) => r.rollups_ttl_hours === 0 || r.rollups_ttl_hours >= r.spans_ttl_hours, {
+    message: 'rollups_ttl_hours must be 0 (keep) or at least spans_ttl_hours: rollups outlive the raw spans they summarize',
+    path: ['rollups_ttl_hours'],
+  });
 export type RetentionConfig = z.infer<typeof RetentionConfig>;
 
 export const GovernorConfig = z
@@ -123,12 +137,15 @@ export const GovernorConfig = z
     actuators: z.array(ActuatorConfig).default([]),
     alerts: AlertsConfig.default(AlertsConfig.parse({})),
     receivers: z.array(ReceiverConfig).default([]),
+    dashboards: DashboardsConfig.default(DashboardsConfig.parse({})),
   })
   .strict();
 export type GovernorConfig = z.infer<typeof GovernorConfig>;
 
 export interface ConfigIssue {
   path: string;
+  /** The same path as keys and indexes, for finding the spot in the YAML file. */
+  segments: (string | number)[];
   message: string;
 }
 
@@ -138,11 +155,5 @@ export function parseGovernorConfig(
 ): { ok: true; config: GovernorConfig } | { ok: false; issues: ConfigIssue[] } {
   const result = GovernorConfig.safeParse(raw ?? {});
   if (result.success) return { ok: true, config: result.data };
-  return {
-    ok: false,
-    issues: result.error.issues.map((issue) => ({
-      path: issue.path.map(String).join('.') || '(root)',
-      message: issue.message,
-    })),
-  };
+  return { ok: false, issues: describeIssues(GovernorConfig, result.error.issues as RawIssue[]) };
 }

@@ -20,6 +20,15 @@ export const ControlConfig = z
     cooldown_s: z.number().min(0).default(300),
     verify_after_s: z.number().positive().default(300),
     recommendation_ttl_s: z.number().positive().default(900),
+    /**
+     * What drives ticks: `watermark` ticks on every interval boundary the watermark passes;
+     * `lockstep` ticks only on POST /api/control/evaluate (a simulator or replay drives time).
+     */
+    tick: z.enum(['watermark', 'lockstep']).default('watermark'),
+    /** Longest wait for an action to take effect (cold starts) before the target is judged again. */
+    settle_timeout_s: z.number().positive().default(900),
+    /** Utilization the scale policy sizes pools for (share of learned per-replica capacity). */
+    target_utilization: z.number().gt(0).max(1).default(0.7),
   })
   .strict();
 export type ControlConfig = z.infer<typeof ControlConfig>;
@@ -53,6 +62,8 @@ export const ActuatorConfig = z
     secret_env: z.string().optional(),
     timeout_ms: z.number().int().positive().default(5000),
     max_attempts: z.number().int().positive().default(5),
+    /** First retry delay; doubles per attempt (with jitter), capped at 30 s. */
+    backoff_ms: z.number().int().positive().default(500),
   })
   .strict();
 export type ActuatorConfig = z.infer<typeof ActuatorConfig>;

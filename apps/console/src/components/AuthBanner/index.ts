@@ -1,0 +1,1 @@
+export { AuthBanner } from './AuthBanner.tsx';

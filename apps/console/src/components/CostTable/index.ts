@@ -1,0 +1,1 @@
+export { CostTable } from './CostTable.tsx';

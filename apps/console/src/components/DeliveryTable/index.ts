@@ -1,0 +1,1 @@
+export { DeliveryTable } from './DeliveryTable.tsx';

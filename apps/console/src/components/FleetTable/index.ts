@@ -1,0 +1,2 @@
+export { FleetTable } from './FleetTable.tsx';
+export type { FleetTableProps } from './FleetTable.tsx';

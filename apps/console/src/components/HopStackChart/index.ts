@@ -1,0 +1,2 @@
+export { HopStackChart } from './HopStackChart.tsx';
+export type { HopStackRow } from './HopStackChart.tsx';

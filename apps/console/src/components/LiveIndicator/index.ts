@@ -1,0 +1,1 @@
+export { LiveIndicator } from './LiveIndicator.tsx';

@@ -1,0 +1,1 @@
+export { PoolFilter } from './PoolFilter.tsx';

@@ -1,0 +1,2 @@
+export { RecommendationCard } from './RecommendationCard.tsx';
+export type { RecommendationCardProps } from './RecommendationCard.tsx';

@@ -1,0 +1,2 @@
+export { ResultChart } from './ResultChart.tsx';
+export type { ResultChartProps } from './ResultChart.tsx';

@@ -1,0 +1,1 @@
+export { ResultTable } from './ResultTable.tsx';

@@ -1,0 +1,1 @@
+export { SchemaBrowser } from './SchemaBrowser.tsx';

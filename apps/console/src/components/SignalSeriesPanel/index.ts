@@ -1,0 +1,2 @@
+export { SignalSeriesPanel } from './SignalSeriesPanel.tsx';
+export type { SignalSeriesPanelProps } from './SignalSeriesPanel.tsx';

@@ -1,0 +1,2 @@
+export { SqlEditor } from './SqlEditor.tsx';
+export type { SqlEditorHandle, SqlEditorProps } from './SqlEditor.tsx';

@@ -1,0 +1,2 @@
+export { StatTiles } from './StatTiles.tsx';
+export type { StatTile } from './StatTiles.tsx';

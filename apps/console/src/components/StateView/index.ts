@@ -1,0 +1,1 @@
+export { AsyncContent, EmptyState, ErrorState, LoadingState } from './StateView.tsx';

@@ -1,0 +1,1 @@
+export { TimeRangePicker } from './TimeRangePicker.tsx';

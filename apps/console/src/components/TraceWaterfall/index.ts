@@ -1,0 +1,1 @@
+export { TraceWaterfall } from './TraceWaterfall.tsx';

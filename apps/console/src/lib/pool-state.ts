@@ -1,0 +1,73 @@
+import type { SignalGroup } from '@governor/conventions';
+
+// Labels an operator reads at a glance. Thresholds for the utilization ratio are DESIGN.md §1's.
+
+export type BoundLabel = 'memory-bound' | 'compute-bound' | 'balanced' | null;
+
+export function classifyUtilization(ratio: number | null | undefined): BoundLabel {
+  if (ratio === null || ratio === undefined || !Number.isFinite(ratio)) return null;
+  if (ratio > 1.2) return 'memory-bound';
+  if (ratio < 0.8) return 'compute-bound';
+  return 'balanced';
+}
+
+export interface Slo {
+  ttftMs: number | null;
+  e2eMs: number | null;
+}
+
+export type PoolState = 'healthy' | 'slo-breach' | 'errors' | 'idle' | 'no-data';
+
+export interface PoolStatus {
+  state: PoolState;
+  reasons: string[];
+}
+
+/** Errors above 5% or any SLO breach at p95 mark a pool; no requests is idle (it still costs money). */
+export function describePoolState(group: SignalGroup, slo: Slo): PoolStatus {
+  if (group.requests === 0) {
+    return group.replicas
+      ? { state: 'idle', reasons: ['no requests in the range'] }
+      : { state: 'no-data', reasons: [] };
+  }
+  const reasons: string[] = [];
+  let state: PoolState = 'healthy';
+  if (slo.ttftMs !== null && group.ttftMs.p95 !== null && group.ttftMs.p95 > slo.ttftMs) {
+    reasons.push(`TTFT p95 above the ${slo.ttftMs} ms SLO`);
+    state = 'slo-breach';
+  }
+  if (slo.e2eMs !== null && group.e2eMs.p95 !== null && group.e2eMs.p95 > slo.e2eMs) {
+    reasons.push(`e2e p95 above the ${slo.e2eMs} ms SLO`);
+    state = 'slo-breach';
+  }
+  if (group.errorRate !== null && group.errorRate > 0.05) {
+    reasons.push(`${(group.errorRate * 100).toFixed(1)}% errors`);
+    if (state === 'healthy') state = 'errors';
+  }
+  return { state, reasons };
+}
+
+export const POOL_STATE_LABELS: Record<PoolState, string> = {
+  healthy: 'Healthy',
+  'slo-breach': 'SLO breach',
+  errors: 'Errors',
+  idle: 'Idle',
+  'no-data': 'No data',
+};
+
+/** Reads the SLO from a signals answer when the server includes one (`slo: {ttftMs, e2eMs}`). */
+export function readSlo(snapshot: unknown): Slo {
+  const slo = (
+    snapshot as { slo?: { ttftMs?: unknown; e2eMs?: unknown; ttft_ms?: unknown; e2e_ms?: unknown } } | null
+  )?.slo;
+  const pick = (...values: unknown[]) => {
+    const n = values.find((v) => typeof v === 'number');
+    return typeof n === 'number' ? n : null;
+  };
+  return { ttftMs: pick(slo?.ttftMs, slo?.ttft_ms), e2eMs: pick(slo?.e2eMs, slo?.e2e_ms) };
+}
+
+export function poolName(group: SignalGroup): string {
+  const pool = group.key.pool;
+  return pool === null || pool === undefined ? '(no pool)' : String(pool);
+}

@@ -1,0 +1,1 @@
+export { DashboardsView } from './DashboardsView.tsx';

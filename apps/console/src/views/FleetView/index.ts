@@ -1,0 +1,1 @@
+export { FleetView } from './FleetView.tsx';

@@ -1,0 +1,1 @@
+export { HopsView } from './HopsView.tsx';

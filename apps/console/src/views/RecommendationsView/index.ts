@@ -1,0 +1,1 @@
+export { RecommendationsView } from './RecommendationsView.tsx';

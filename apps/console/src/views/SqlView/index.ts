@@ -1,0 +1,1 @@
+export { SqlView } from './SqlView.tsx';

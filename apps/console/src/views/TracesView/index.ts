@@ -1,0 +1,1 @@
+export { TracesView } from './TracesView.tsx';

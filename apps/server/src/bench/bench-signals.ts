@@ -1,0 +1,191 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type GovernorConfig, type GroupDimension, parseGovernorConfig } from '@governor/conventions';
+import { type Signals, createSignals } from '@governor/signals';
+import { createStore } from '@governor/store';
+import { BENCH_POOLS, BENCH_PRICES, createFleetTraffic } from './generate-fleet-spans.ts';
+
+// `governor bench signals`: builds a store of synthetic fleet traffic (20M spans by default) and
+// times the full signals snapshot (all groups by pool, 5-minute window) — from the incrementally
+// maintained rollup (request_facts) and from a raw scan of spans — and the rollup's upkeep.
+// Prints figures; asserts nothing (DESIGN.md §8: benchmarks, not timed tests).
+
+export interface SignalsBenchOptions {
+  spans: number;
+  /** Event-time span of the generated traffic. */
+  hours: number;
+  runs: number;
+  rawRuns: number;
+  /** Reuse (or keep) this store instead of a temporary one. */
+  dataDir?: string;
+  log: (line: string) => void;
+}
+
+const CHUNK_SPANS = 100_000;
+const REFRESH_EVERY_SPANS = 1_000_000;
+const WINDOW_MS = 5 * 60_000;
+
+export async function runSignalsBench(options: SignalsBenchOptions): Promise<void> {
+  const log = options.log;
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'governor-bench-signals-'));
+  const temporary = options.dataDir === undefined;
+  const reuse = !temporary && existsSync(join(dataDir, 'governor.duckdb'));
+  const config = benchConfig(dataDir);
+  const store = await createStore({ dataDir, memoryLimit: '6GB', threads: 2, checkpointIntervalMs: 60_000 });
+  try {
+    const rollup = createSignals(store, config);
+    const raw = createSignals(store, config, { source: 'raw' });
+    const [existing] = await store.query<{ n: number }>('SELECT count(*) AS n FROM span_store');
+    if (reuse && (existing?.n ?? 0) > 0) {
+      log(`reusing ${dataDir}: ${existing!.n.toLocaleString('en-US')} spans`);
+      await rollup.refresh();
+    } else {
+      await buildStore(store, rollup, options);
+    }
+    await store.writer.checkpoint();
+
+    const [size] = await store.query<Record<string, number>>(
+      'SELECT (SELECT count(*) FROM span_store) AS spans, (SELECT count(*) FROM request_facts) AS requests, (SELECT count(*) FROM metric_store) AS points',
+    );
+    const watermark = await rollup.watermarkNs();
+    const [inWindow] = await store.query<Record<string, number>>(
+      'SELECT count(*) AS requests, sum(span_count) AS spans FROM request_facts WHERE end_ns > $from AND end_ns <= $to',
+      { from: watermark! - BigInt(WINDOW_MS) * 1_000_000n, to: watermark! },
+    );
+    log('');
+    log(
+      `store: ${fmt(size!.spans)} spans, ${fmt(size!.requests)} requests, ${fmt(size!.points)} metric points; ` +
+        `5-minute window at the watermark: ${fmt(inWindow!.requests)} requests, ${fmt(inWindow!.spans)} spans`,
+    );
+
+    const shapes: { label: string; by: GroupDimension[] }[] = [
+      { label: 'by pool', by: ['pool'] },
+      { label: 'fleet (no grouping)', by: [] },
+      { label: 'by pool, model', by: ['pool', 'model'] },
+      { label: 'by tenant', by: ['tenant'] },
+      { label: 'by workflow_type, priority', by: ['workflow_type', 'priority'] },
+    ];
+    log('');
+    log('full snapshot, 5-minute window at the watermark (ms):');
+    log('  source  grouping                      groups    p50     p95     max');
+    for (const shape of shapes) {
+      const t = await timeSnapshots(rollup, shape.by, options.runs);
+      log(`  rollup  ${shape.label.padEnd(28)}  ${String(t.groups).padStart(6)}  ${t.p50.padStart(6)}  ${t.p95.padStart(6)}  ${t.max.padStart(6)}`);
+    }
+    const r = await timeSnapshots(raw, ['pool'], options.rawRuns);
+    log(`  raw     ${'by pool'.padEnd(28)}  ${String(r.groups).padStart(6)}  ${r.p50.padStart(6)}  ${r.p95.padStart(6)}  ${r.max.padStart(6)}`);
+
+    // Steady state upkeep: one refresh after ~1 s of traffic at the generated rate.
+    const traffic = createFleetTraffic({
+      startNs: watermark! + 20_000_000_000n,
+      requestsPerS: requestRate(options),
+      seed: 99,
+    });
+    const oneSecond = Math.round(options.spans / (options.hours * 3600));
+    const upkeep: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const chunk = traffic.next(oneSecond);
+      await store.writer.write(chunk.spans, chunk.metrics);
+      const refreshed = await rollup.refresh();
+      upkeep.push(refreshed!.elapsedMs);
+    }
+    log('');
+    log(
+      `rollup upkeep: refresh after ~1 s of traffic (${fmt(oneSecond)} spans): p50 ${percentile(upkeep, 0.5).toFixed(0)} ms, max ${Math.max(...upkeep).toFixed(0)} ms`,
+    );
+  } finally {
+    await store.close();
+    if (temporary) rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function requestRate(options: SignalsBenchOptions): number {
+  // ≈6.5 spans per request, plus retries.
+  return options.spans / 6.6 / (options.hours * 3600);
+}
+
+async function buildStore(
+  store: Awaited<ReturnType<typeof createStore>>,
+  signals: Signals,
+  options: SignalsBenchOptions,
+): Promise<void> {
+  const log = options.log;
+  const startNs = BigInt(Date.UTC(2026, 0, 1)) * 1_000_000n;
+  const traffic = createFleetTraffic({ startNs, requestsPerS: requestRate(options), seed: 7 });
+  log(
+    `building ${fmt(options.spans)} spans over ${options.hours} h of event time (${requestRate(options).toFixed(0)} requests/s), ` +
+      `refreshing the rollup every ${fmt(REFRESH_EVERY_SPANS)} spans as ingest would`,
+  );
+  const started = performance.now();
+  let written = 0;
+  let sinceRefresh = 0;
+  let refreshMs = 0;
+  while (written < options.spans) {
+    const chunk = traffic.next(Math.min(CHUNK_SPANS, options.spans - written));
+    await store.writer.write(chunk.spans, chunk.metrics);
+    written += chunk.spans.length;
+    sinceRefresh += chunk.spans.length;
+    if (sinceRefresh >= REFRESH_EVERY_SPANS || written >= options.spans) {
+      const r = await signals.refresh();
+      refreshMs += r?.elapsedMs ?? 0;
+      sinceRefresh = 0;
+      const s = (performance.now() - started) / 1000;
+      log(
+        `  ${fmt(written).padStart(12)} spans  ${(written / s / 1000).toFixed(0).padStart(4)}k spans/s overall  ` +
+          `rollup refresh ${(r?.elapsedMs ?? 0).toFixed(0)} ms for ${fmt(r?.tracesTouched ?? 0)} traces`,
+      );
+    }
+  }
+  const total = (performance.now() - started) / 1000;
+  log(
+    `built in ${total.toFixed(0)} s; rollup maintenance ${(refreshMs / 1000).toFixed(0)} s of it ` +
+      `(${(written / (refreshMs / 1000) / 1000).toFixed(0)}k spans/s)`,
+  );
+}
+
+async function timeSnapshots(signals: Signals, by: GroupDimension[], runs: number) {
+  const times: number[] = [];
+  let groups = 0;
+  // One untimed run warms caches (learned peaks, DuckDB buffers).
+  await signals.snapshot({ windowMs: WINDOW_MS, by });
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    const snapshot = await signals.snapshot({ windowMs: WINDOW_MS, by });
+    times.push(performance.now() - started);
+    groups = snapshot.groups.length;
+  }
+  return {
+    groups,
+    p50: percentile(times, 0.5).toFixed(1),
+    p95: percentile(times, 0.95).toFixed(1),
+    max: Math.max(...times).toFixed(1),
+  };
+}
+
+function percentile(values: readonly number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0;
+}
+
+function fmt(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
+function benchConfig(dataDir: string): GovernorConfig {
+  const parsed = parseGovernorConfig({
+    server: { data_dir: dataDir },
+    pricing: { gpu_hour_usd: BENCH_PRICES },
+    pools: BENCH_POOLS.map((p) => ({
+      name: p.name,
+      gpu_type: p.gpuType,
+      gpus_per_replica: p.gpusPerReplica,
+      model: p.model,
+      region: p.region,
+      peak_tokens_per_s_per_replica: Math.round(1000 / p.itlMs) * 64,
+    })),
+    slo: { ttft_ms: 1000, e2e_ms: 20_000 },
+  });
+  if (!parsed.ok) throw new Error(`bench config: ${JSON.stringify(parsed.issues)}`);
+  return parsed.config;
+}

@@ -1,0 +1,219 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GovernorConfig } from '@governor/conventions';
+import { createHopClassifier, decodeTraceRequestProtobuf, normalizeTraceRequest } from '@governor/otlp';
+import { measureAppendRate } from '@governor/store';
+import { type RunningGovernor, startGovernor } from '../start-governor.ts';
+import { createBatchSource } from './create-batch-source.ts';
+import { type GovernorProcess, spawnGovernorProcess } from './spawn-governor-process.ts';
+
+// `governor bench ingest`: OTLP/HTTP protobuf end to end (ack after commit) against the raw DuckDB
+// Appender rate on rows of the same width, measured in the same run (DESIGN.md §8).
+
+export type ServerMode = 'process' | 'in-process' | 'url';
+
+export interface IngestBenchOptions {
+  mode: ServerMode;
+  /** Required for mode 'url'. */
+  url?: string;
+  spans: number;
+  clients: number;
+  batch: number;
+  /** Server checkpoint interval (modes process and in-process). */
+  checkpointIntervalS: number;
+  /** Spans appended for the raw Appender measurement. */
+  rawSpans: number;
+  onProgress: (line: string) => void;
+}
+
+export interface IngestBenchResult {
+  mode: ServerMode;
+  spansSent: number;
+  spansAcked: number;
+  requests: number;
+  retries: number;
+  elapsedS: number;
+  ackedSpansPerS: number;
+  rawAppendRowsPerS: number;
+  ratio: number;
+  decodeNormalizeSpansPerS: number;
+  ackP50Ms: number;
+  ackP99Ms: number;
+  ackMaxMs: number;
+  /** Peak RSS of the server process (mode process), of this process (in-process), null for url. */
+  serverPeakRssBytes: number | null;
+  spansPerBatch: number;
+  clients: number;
+}
+
+export async function runIngestBench(options: IngestBenchOptions): Promise<IngestBenchResult> {
+  const log = options.onProgress;
+  const runNonce = Math.floor(Math.random() * 0xffffffff);
+  const source = createBatchSource(options.batch, runNonce);
+  const batches = Math.max(1, Math.ceil(options.spans / source.spansPerBatch));
+
+  // 1. The same spans, decoded and normalized once, for the single-thread figures.
+  const classifier = createHopClassifier();
+  const rows = [];
+  let decodeStarted = performance.now();
+  for (const template of source.templates) {
+    rows.push(...normalizeTraceRequest(decodeTraceRequestProtobuf(template), { classifier, aliases: {} }).rows);
+  }
+  decodeStarted = performance.now();
+  let decoded = 0;
+  for (let round = 0; round < 3; round++) {
+    for (const template of source.templates) {
+      decoded += normalizeTraceRequest(decodeTraceRequestProtobuf(template), { classifier, aliases: {} }).rows.length;
+    }
+  }
+  const decodeNormalizeSpansPerS = (decoded / (performance.now() - decodeStarted)) * 1000;
+  log(`decode+normalize on one thread: ${fmt(decodeNormalizeSpansPerS)} spans/s`);
+
+  // 2. The raw Appender rate on those rows, in a fresh database, before the server starts.
+  const rawDir = mkdtempSync(join(tmpdir(), 'governor-bench-raw-'));
+  log(`raw DuckDB Appender: appending ${fmt(options.rawSpans)} rows (${rows.length} distinct) into a fresh database…`);
+  const raw = await measureAppendRate({ dir: rawDir, rows, count: options.rawSpans, flushEvery: 100_000 });
+  log(`raw DuckDB Appender: ${fmt(raw.rowsPerS)} rows/s`);
+
+  // 3. The server.
+  let dataDir: string | null = null;
+  let child: GovernorProcess | null = null;
+  let inProcess: RunningGovernor | null = null;
+  let url = options.url ?? '';
+  if (options.mode !== 'url') {
+    dataDir = mkdtempSync(join(tmpdir(), 'governor-bench-'));
+    if (options.mode === 'process') {
+      const configFile = join(dataDir, 'bench-config.yaml');
+      writeFileSync(configFile, `server:\n  checkpoint_interval_s: ${options.checkpointIntervalS}\n`);
+      child = await spawnGovernorProcess({ dataDir, args: ['--config', configFile] });
+      url = child.url;
+    } else {
+      inProcess = await startGovernor({
+        config: GovernorConfig.parse({
+          server: { http_port: 0, grpc_port: 0, data_dir: dataDir, checkpoint_interval_s: options.checkpointIntervalS },
+        }),
+        env: {},
+      });
+      url = inProcess.httpUrl;
+    }
+    log(`server (${options.mode}) up at ${url}, data in ${dataDir}`);
+  }
+
+  const memory = () =>
+    child ? child.memory() : inProcess ? { rssBytes: process.memoryUsage.rss(), peakRssBytes: 0 } : null;
+  let peakRss = 0;
+  const sampleMemory = () => {
+    const m = memory();
+    if (m) peakRss = Math.max(peakRss, m.rssBytes, m.peakRssBytes);
+    return m;
+  };
+
+  try {
+    const target = new URL('/v1/traces', url);
+    const agent = new Agent({ keepAlive: true, maxSockets: options.clients });
+    const token = process.env.GOVERNOR_TOKEN;
+    const send = (body: Buffer) =>
+      new Promise<{ status: number; retryAfterS: number }>((resolve, reject) => {
+        const req = httpRequest(
+          target,
+          {
+            method: 'POST',
+            agent,
+            headers: {
+              'content-type': 'application/x-protobuf',
+              'content-length': body.length,
+              ...(token ? { authorization: `Bearer ${token}` } : {}),
+            },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () =>
+              resolve({ status: res.statusCode ?? 0, retryAfterS: Number(res.headers['retry-after'] ?? 1) || 1 }),
+            );
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+
+    // Warm-up (JIT, connections, appenders), not counted.
+    const warmup = Math.min(options.clients * 4, 40);
+    await Promise.all(Array.from({ length: warmup }, (_, i) => send(source.batch(batches + i))));
+
+    let next = 0;
+    let acked = 0;
+    let requests = 0;
+    let retries = 0;
+    const latencies: number[] = [];
+    const started = performance.now();
+    const progress = setInterval(() => {
+      const elapsed = (performance.now() - started) / 1000;
+      const m = sampleMemory();
+      log(
+        `  ${fmt(acked)}/${fmt(batches * source.spansPerBatch)} spans acked, ${fmt(acked / elapsed)} spans/s` +
+          (m ? `, server RSS ${(m.rssBytes / 2 ** 20).toFixed(0)} MiB` : ''),
+      );
+    }, 1000);
+    const client = async () => {
+      for (let index = next++; index < batches; index = next++) {
+        const body = source.batch(index);
+        for (;;) {
+          const sent = performance.now();
+          const { status, retryAfterS } = await send(body);
+          latencies.push(performance.now() - sent);
+          requests++;
+          if (status === 200) break;
+          if (status === 429 || status === 503) {
+            retries++;
+            await new Promise((resolve) => setTimeout(resolve, Math.min(1000, retryAfterS * 1000)));
+            continue;
+          }
+          throw new Error(`the server answered ${status} to batch ${index}`);
+        }
+        acked += source.spansPerBatch;
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: options.clients }, client));
+    } finally {
+      clearInterval(progress);
+      agent.destroy();
+    }
+    const elapsedS = (performance.now() - started) / 1000;
+    sampleMemory();
+    latencies.sort((a, b) => a - b);
+    const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0;
+    const ackedSpansPerS = acked / elapsedS;
+    return {
+      mode: options.mode,
+      spansSent: batches * source.spansPerBatch,
+      spansAcked: acked,
+      requests,
+      retries,
+      elapsedS,
+      ackedSpansPerS,
+      rawAppendRowsPerS: raw.rowsPerS,
+      ratio: ackedSpansPerS / raw.rowsPerS,
+      decodeNormalizeSpansPerS,
+      ackP50Ms: q(0.5),
+      ackP99Ms: q(0.99),
+      ackMaxMs: latencies.at(-1) ?? 0,
+      serverPeakRssBytes: options.mode === 'url' ? null : peakRss,
+      spansPerBatch: source.spansPerBatch,
+      clients: options.clients,
+    };
+  } finally {
+    if (child) {
+      child.child.kill('SIGTERM');
+      await child.exited;
+    }
+    await inProcess?.close();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function fmt(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}

@@ -1,0 +1,32 @@
+import { writeFileSync } from 'node:fs';
+import { type ParsedArgs, flagNumber, flagString } from '../cli/parse-args.ts';
+import { runSoak } from './soak-run.ts';
+
+export const BENCH_SOAK_USAGE = `governor bench soak [--minutes 10] [--fraction 0.5] [--measure-s 20] [--interval-s 30]
+                    [--batch 500] [--retention-ttl-hours 0.05] [--json FILE]`;
+
+/** `governor bench soak`: prints the interval table and a summary; exit 1 if an acknowledged span is missing. */
+export async function runBenchSoakCommand(args: ParsedArgs): Promise<number> {
+  const result = await runSoak({
+    minutes: flagNumber(args, 'minutes') ?? 10,
+    fraction: flagNumber(args, 'fraction') ?? 0.5,
+    measureSeconds: flagNumber(args, 'measure-s') ?? 20,
+    intervalSeconds: flagNumber(args, 'interval-s') ?? 30,
+    spansPerBatch: flagNumber(args, 'batch') ?? 500,
+    retentionTtlHours: flagNumber(args, 'retention-ttl-hours') ?? 0.05,
+    onProgress: (line) => process.stdout.write(`${line}\n`),
+  });
+  const r = result;
+  const lines = [
+    '',
+    `capacity ${r.capacitySpansPerS.toLocaleString('en-US')} spans/s; held ${r.targetSpansPerS.toLocaleString('en-US')} spans/s for ${r.minutes} min`,
+    `acknowledged ${r.ackedSpans.toLocaleString('en-US')} spans, stored ${r.storedSpans.toLocaleString('en-US')}, lost ${r.lostSpans}; refused requests ${r.refusedRequests}, failed ${r.failedRequests}`,
+    `retention: ${r.retention.runs} runs exported ${r.retention.exportedSpans.toLocaleString('en-US')} spans to ${r.retention.exportFiles} Parquet files during the run`,
+    `server RSS: ${r.rss.startMiB} MiB at the start of the hold, ${r.rss.endMiB} MiB at the end, max sampled ${r.rss.maxMiB} MiB, peak ${r.rss.peakMiB ?? '–'} MiB`,
+    `ack latency over the hold: p50 ${r.ack.p50Ms} ms, p99 ${r.ack.p99Ms} ms, max ${r.ack.maxMs} ms`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  const json = flagString(args, 'json');
+  if (json) writeFileSync(json, `${JSON.stringify(result, null, 2)}\n`);
+  return r.lostSpans === 0 && r.failedRequests === 0 ? 0 : 1;
+}

@@ -1,0 +1,341 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createSoakBatchSource } from './soak-batch-source.ts';
+import { type GovernorProcess, spawnGovernorProcess } from './spawn-governor-process.ts';
+
+// `governor bench soak`: measures ingest capacity briefly, then holds a fixed fraction of it for
+// N minutes against a Governor child process with the control loop, alerts and retention running,
+// and reports memory over time, ack latency per interval and acknowledged vs stored spans.
+
+export interface SoakOptions {
+  minutes: number;
+  /** Share of the measured capacity to hold, e.g. 0.5. */
+  fraction: number;
+  measureSeconds: number;
+  intervalSeconds: number;
+  spansPerBatch: number;
+  /** Raw-span TTL for the run, so retention exports under load; 0 turns it off. */
+  retentionTtlHours: number;
+  onProgress: (line: string) => void;
+}
+
+export interface SoakInterval {
+  atS: number;
+  rssMiB: number;
+  ackedSpans: number;
+  spansPerS: number;
+  ackP50Ms: number | null;
+  ackP99Ms: number | null;
+  ackMaxMs: number | null;
+  refused: number;
+  inFlight: number;
+  /** Batches due but not sent because too many were in flight (the server could not keep up). */
+  skipped: number;
+  storedSpans: number | null;
+}
+
+export interface SoakResult {
+  capacitySpansPerS: number;
+  targetSpansPerS: number;
+  spansPerBatch: number;
+  minutes: number;
+  intervals: SoakInterval[];
+  ackedSpans: number;
+  storedSpans: number;
+  lostSpans: number;
+  refusedRequests: number;
+  failedRequests: number;
+  retention: { runs: number; exportedSpans: number; exportFiles: number };
+  rss: { startMiB: number; endMiB: number; maxMiB: number; peakMiB: number | null };
+  ack: { p50Ms: number | null; p99Ms: number | null; maxMs: number | null };
+}
+
+const ADMIN_TOKEN = `soak-admin-${Math.random().toString(36).slice(2)}-${Date.now()}`;
+const MAX_IN_FLIGHT = 64;
+
+export async function runSoak(options: SoakOptions): Promise<SoakResult> {
+  const log = options.onProgress;
+  const dataDir = mkdtempSync(join(tmpdir(), 'governor-soak-'));
+  const configFile = join(dataDir, 'soak.yaml');
+  writeFileSync(configFile, soakConfig(options));
+  let governor: GovernorProcess | null = null;
+  try {
+    governor = await spawnGovernorProcess({
+      dataDir: join(dataDir, 'data'),
+      args: ['--config', configFile],
+      env: { GOVERNOR_ADMIN_TOKEN: ADMIN_TOKEN, GOVERNOR_LOG_LEVEL: 'warn' },
+    });
+    const g = governor;
+    const client = createClient(g.url);
+    const source = createSoakBatchSource(options.spansPerBatch, Math.floor(Math.random() * 0xffffffff));
+    let nextBatch = 0;
+    const send = () => {
+      const index = nextBatch++;
+      return client.post(source.batch(index, BigInt(Date.now()) * 1_000_000n));
+    };
+
+    // 1. Capacity: closed loop, 8 lanes, as fast as acknowledgements come back.
+    log(
+      `measuring ingest capacity for ${options.measureSeconds} s (closed loop, 8 clients, ${source.spansPerBatch} spans/request)…`,
+    );
+    let measuredAcked = 0;
+    const measureEnd = performance.now() + options.measureSeconds * 1000;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (performance.now() < measureEnd) {
+          const r = await send();
+          if (r.status === 200) measuredAcked += source.spansPerBatch;
+        }
+      }),
+    );
+    const capacity = measuredAcked / options.measureSeconds;
+    const target = capacity * options.fraction;
+    const periodMs = (source.spansPerBatch / target) * 1000;
+    log(
+      `capacity ≈ ${fmt(capacity)} spans/s; holding ${Math.round(options.fraction * 100)}% = ${fmt(target)} spans/s (a request every ${periodMs.toFixed(1)} ms) for ${options.minutes} min`,
+    );
+    // Let the measurement's backlog drain so the hold starts from a steady state.
+    await waitUntil(async () => (await readiness(g.url)).queuedRows === 0, 60_000);
+
+    // 2. Hold: open loop (requests leave on schedule whatever the latency), sampled every interval.
+    const intervals: SoakInterval[] = [];
+    const allLatencies: number[] = [];
+    let acked = 0;
+    let refused = 0;
+    let failed = 0;
+    let inFlight = 0;
+    let skipped = 0;
+    let window: number[] = [];
+    let windowAcked = 0;
+    let windowRefused = 0;
+    let windowSkipped = 0;
+    const pending = new Set<Promise<void>>();
+    const started = performance.now();
+    const end = started + options.minutes * 60_000;
+    let due = started;
+    let nextSample = started + options.intervalSeconds * 1000;
+    const rssMiB = () => (g.memory()?.rssBytes ?? 0) / 1024 / 1024;
+    const header =
+      'time    RSS MiB   spans/s   ack p50 ms   ack p99 ms   ack max ms   refused   skipped   stored';
+    log(header);
+    const startRss = rssMiB();
+
+    while (performance.now() < end) {
+      const now = performance.now();
+      while (due <= now) {
+        due += periodMs;
+        if (inFlight >= MAX_IN_FLIGHT) {
+          skipped++;
+          windowSkipped++;
+          continue;
+        }
+        inFlight++;
+        const sentAt = performance.now();
+        const p = send().then(
+          (r) => {
+            const ms = performance.now() - sentAt;
+            if (r.status === 200 && r.empty) {
+              acked += source.spansPerBatch;
+              windowAcked += source.spansPerBatch;
+              window.push(ms);
+              allLatencies.push(ms);
+            } else if (r.status === 429 || r.status === 503) {
+              refused++;
+              windowRefused++;
+            } else failed++;
+          },
+          () => {
+            failed++;
+          },
+        );
+        const tracked = p.finally(() => {
+          inFlight--;
+          pending.delete(tracked);
+        });
+        pending.add(tracked);
+      }
+      if (now >= nextSample) {
+        nextSample += options.intervalSeconds * 1000;
+        const sorted = [...window].sort((a, b) => a - b);
+        const stored = await countSpans(g.url).catch(() => null);
+        const row: SoakInterval = {
+          atS: Math.round((now - started) / 1000),
+          rssMiB: Math.round(rssMiB()),
+          ackedSpans: windowAcked,
+          spansPerS: Math.round(windowAcked / options.intervalSeconds),
+          ackP50Ms: quantile(sorted, 0.5),
+          ackP99Ms: quantile(sorted, 0.99),
+          ackMaxMs: sorted.at(-1) ?? null,
+          refused: windowRefused,
+          inFlight,
+          skipped: windowSkipped,
+          storedSpans: stored,
+        };
+        intervals.push(row);
+        log(formatRow(row));
+        window = [];
+        windowAcked = 0;
+        windowRefused = 0;
+        windowSkipped = 0;
+      }
+      await sleepMs(Math.max(0, Math.min(due, nextSample) - performance.now()));
+    }
+    await Promise.all(pending);
+
+    // 3. Acknowledged vs stored: staged rows reach the main tables after the current checkpoint.
+    log('load stopped; waiting for every acknowledged span to be queryable…');
+    let stored = 0;
+    await waitUntil(async () => {
+      stored = await countSpans(g.url);
+      return stored >= acked;
+    }, 120_000).catch(() => undefined);
+    const retention = await retentionTotals(g.url);
+    const sortedAll = allLatencies.sort((a, b) => a - b);
+    const memory = g.memory();
+    return {
+      capacitySpansPerS: Math.round(capacity),
+      targetSpansPerS: Math.round(target),
+      spansPerBatch: source.spansPerBatch,
+      minutes: options.minutes,
+      intervals,
+      ackedSpans: acked,
+      storedSpans: stored,
+      lostSpans: acked - stored,
+      refusedRequests: refused,
+      failedRequests: failed,
+      retention,
+      rss: {
+        startMiB: Math.round(startRss),
+        endMiB: Math.round(rssMiB()),
+        maxMiB: Math.max(Math.round(startRss), ...intervals.map((i) => i.rssMiB)),
+        peakMiB: memory ? Math.round(memory.peakRssBytes / 1024 / 1024) : null,
+      },
+      ack: {
+        p50Ms: quantile(sortedAll, 0.5),
+        p99Ms: quantile(sortedAll, 0.99),
+        maxMs: sortedAll.at(-1) ?? null,
+      },
+    };
+  } finally {
+    if (governor) {
+      governor.child.kill('SIGTERM');
+      await governor.exited;
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function soakConfig(options: SoakOptions): string {
+  // The synthetic fleet's pools, so signals, the control loop and alert rules have real groups.
+  return `server:
+  checkpoint_interval_s: 30
+pools:
+  - { name: llama-8b-h100, gpu_type: H100, gpus_per_replica: 1, peak_tokens_per_s_per_replica: 2500 }
+  - { name: llama-70b-h100, gpu_type: H100, gpus_per_replica: 4, peak_tokens_per_s_per_replica: 900 }
+  - { name: qwen-32b-a100, gpu_type: A100, gpus_per_replica: 2, peak_tokens_per_s_per_replica: 1200 }
+pricing:
+  gpu_hour_usd: { H100: 4.0, A100: 2.5 }
+slo:
+  ttft_ms: 500
+  e2e_ms: 5000
+retention:
+  spans_ttl_hours: ${options.retentionTtlHours}
+  run_interval_s: 60
+`;
+}
+
+interface PostResult {
+  status: number;
+  /** An OTLP response without partial_success: every span accepted. */
+  empty: boolean;
+}
+
+function createClient(url: string) {
+  const agent = new Agent({ keepAlive: true, maxSockets: MAX_IN_FLIGHT });
+  const { hostname, port } = new URL(url);
+  return {
+    post(body: Buffer): Promise<PostResult> {
+      return new Promise((resolve, reject) => {
+        const req = httpRequest(
+          {
+            agent,
+            hostname,
+            port,
+            method: 'POST',
+            path: '/v1/traces',
+            headers: {
+              'content-type': 'application/x-protobuf',
+              'content-length': body.length,
+              authorization: `Bearer ${ADMIN_TOKEN}`,
+            },
+          },
+          (res) => {
+            let bytes = 0;
+            res.on('data', (chunk: Buffer) => {
+              bytes += chunk.length;
+            });
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, empty: bytes === 0 }));
+            res.on('error', reject);
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+    },
+  };
+}
+
+async function api<T>(url: string, path: string, body?: unknown): Promise<T> {
+  const response = await fetch(`${url}${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return (await response.json()) as T;
+}
+
+async function readiness(url: string): Promise<{ queuedRows: number }> {
+  return api<{ queuedRows: number }>(url, '/api/ready');
+}
+
+async function countSpans(url: string): Promise<number> {
+  const result = await api<{ rows?: number[][] }>(url, '/api/sql', { sql: 'SELECT count(*) FROM spans' });
+  return Number(result.rows?.[0]?.[0] ?? Number.NaN);
+}
+
+async function retentionTotals(url: string) {
+  const result = await api<{ rows?: number[][] }>(url, '/api/sql', {
+    sql: "SELECT count(*), coalesce(sum(rows_exported), 0), coalesce(sum(json_array_length(files)), 0) FROM retention_runs WHERE target = 'spans' AND state = 'published'",
+  });
+  const [runs, exported, files] = result.rows?.[0] ?? [0, 0, 0];
+  return { runs: Number(runs), exportedSpans: Number(exported), exportFiles: Number(files) };
+}
+
+function quantile(sorted: readonly number[], q: number): number | null {
+  if (sorted.length === 0) return null;
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! * 10) / 10;
+}
+
+function formatRow(r: SoakInterval): string {
+  const n = (v: number | null, width: number) => (v === null ? '–' : String(v)).padStart(width);
+  const mmss = `${String(Math.floor(r.atS / 60)).padStart(2, '0')}:${String(r.atS % 60).padStart(2, '0')}`;
+  return `${mmss.padEnd(5)} ${n(r.rssMiB, 9)} ${n(r.spansPerS, 9)} ${n(r.ackP50Ms, 12)} ${n(r.ackP99Ms, 12)} ${n(r.ackMaxMs, 12)} ${n(r.refused, 9)} ${n(r.skipped, 9)} ${n(r.storedSpans, 10)}`;
+}
+
+function fmt(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
+function sleepMs(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function waitUntil(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await sleepMs(250);
+  }
+}

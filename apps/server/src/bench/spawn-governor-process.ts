@@ -1,0 +1,126 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+// `governor start` as a child process, for the benchmark (server and load generator on separate
+// event loops) and for tests that kill it. Runs `node --import tsx cli.ts` rather than the `tsx`
+// wrapper so that `pid` is the server itself (a SIGKILL cannot be relayed by a wrapper).
+
+export const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
+export const CLI_PATH = fileURLToPath(new URL('../cli.ts', import.meta.url));
+
+export interface GovernorProcess {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  readonly url: string;
+  readonly httpPort: number;
+  readonly grpcPort: number;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
+  /** Resolves with the exit code (or the signal's name) once the process has exited. */
+  readonly exited: Promise<number | string>;
+  /** Current and peak resident set size in bytes (Linux /proc), null elsewhere. */
+  memory(): { rssBytes: number; peakRssBytes: number } | null;
+}
+
+export interface SpawnOptions {
+  dataDir: string;
+  /** Extra `governor start` arguments (e.g. --config). */
+  args?: readonly string[];
+  /** Environment variables on top of a copy of process.env without GOVERNOR_*. */
+  env?: Record<string, string>;
+  httpPort?: number;
+  grpcPort?: number;
+  /** How long to wait for /api/health; default 60 s. */
+  startTimeoutMs?: number;
+}
+
+/** A port that was free a moment ago (the OS hands out a fresh ephemeral port each time). */
+export async function findFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function spawnGovernorProcess(options: SpawnOptions): Promise<GovernorProcess> {
+  const httpPort = options.httpPort ?? (await findFreePort());
+  const grpcPort = options.grpcPort ?? (await findFreePort());
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('GOVERNOR_')) env[k] = v;
+  Object.assign(env, { GOVERNOR_LOG_LEVEL: 'warn' }, options.env);
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      CLI_PATH,
+      'start',
+      '--data-dir',
+      options.dataDir,
+      '--host',
+      '127.0.0.1',
+      '--http-port',
+      String(httpPort),
+      '--grpc-port',
+      String(grpcPort),
+      ...(options.args ?? []),
+    ],
+    { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const exited = new Promise<number | string>((resolve) => {
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown'));
+  });
+  const url = `http://127.0.0.1:${httpPort}`;
+  const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
+  let exitedEarly: number | string | null = null;
+  void exited.then((code) => {
+    exitedEarly = code;
+  });
+  for (;;) {
+    if (exitedEarly !== null) throw new Error(`governor exited (${exitedEarly}) before it was up:\n${output}`);
+    try {
+      const response = await fetch(`${url}/api/health`);
+      if (response.ok) break;
+    } catch {
+      // Not listening yet.
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`governor did not answer ${url}/api/health in time:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const pid = child.pid!;
+  return {
+    child,
+    pid,
+    url,
+    httpPort,
+    grpcPort,
+    output: () => output,
+    exited,
+    memory() {
+      try {
+        const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+        const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
+        return { rssBytes: kb('VmRSS'), peakRssBytes: kb('VmHWM') };
+      } catch {
+        return null;
+      }
+    },
+  };
+}

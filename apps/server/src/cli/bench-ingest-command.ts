@@ -1,0 +1,46 @@
+import { type ServerMode, runIngestBench } from '../bench/run-ingest-bench.ts';
+import { type ParsedArgs, flagNumber, flagString } from './parse-args.ts';
+
+export const BENCH_INGEST_USAGE =
+  'governor bench ingest [--url URL | --in-process] [--spans N] [--clients C] [--batch B] [--checkpoint-interval-s S] [--raw-spans N] [--json]';
+
+/**
+ * `governor bench ingest`: OTLP/HTTP protobuf ingest against a running Governor (--url), or one it
+ * starts in a temp dir — a child process by default, `--in-process` to share this event loop.
+ */
+export async function runBenchIngestCommand(args: ParsedArgs): Promise<number> {
+  const url = flagString(args, 'url');
+  const mode: ServerMode = url ? 'url' : args.flags['in-process'] === true ? 'in-process' : 'process';
+  const spans = flagNumber(args, 'spans') ?? 600_000;
+  const result = await runIngestBench({
+    mode,
+    url,
+    spans,
+    clients: flagNumber(args, 'clients') ?? 8,
+    batch: flagNumber(args, 'batch') ?? 500,
+    checkpointIntervalS: flagNumber(args, 'checkpoint-interval-s') ?? 30,
+    rawSpans: flagNumber(args, 'raw-spans') ?? Math.min(spans, 300_000),
+    onProgress: (line) => process.stderr.write(`${line}\n`),
+  });
+  if (args.flags.json === true) {
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    return 0;
+  }
+  const mib = (b: number | null) => (b === null ? 'n/a (remote server)' : `${(b / 2 ** 20).toFixed(0)} MiB`);
+  const n = (v: number) => Math.round(v).toLocaleString('en-US');
+  const ok = (pass: boolean) => (pass ? 'ok' : 'MISSED');
+  const lines = [
+    `ingest benchmark (${result.mode === 'process' ? 'server in a child process' : result.mode === 'in-process' ? 'server in this process' : `server at ${url}`}; ${result.clients} clients × ${result.spansPerBatch}-span protobuf batches)`,
+    `  acknowledged        ${n(result.spansAcked)} spans in ${result.elapsedS.toFixed(1)} s (${n(result.requests)} requests, ${result.retries} retried after 429/503)`,
+    `  throughput          ${n(result.ackedSpansPerS)} spans/s acknowledged (after commit)`,
+    `  raw Appender        ${n(result.rawAppendRowsPerS)} rows/s (same rows, fresh DB, one thread)`,
+    `  ratio               ${result.ratio.toFixed(2)}   target ≥ 0.60  ${ok(result.ratio >= 0.6)}`,
+    `  ack latency p50     ${result.ackP50Ms.toFixed(1)} ms`,
+    `  ack latency p99     ${result.ackP99Ms.toFixed(1)} ms   target ≤ 250 ms  ${ok(result.ackP99Ms <= 250)}`,
+    `  ack latency max     ${result.ackMaxMs.toFixed(1)} ms   (stalls; target: no multi-second stall  ${ok(result.ackMaxMs < 1000)})`,
+    `  server peak RSS     ${mib(result.serverPeakRssBytes)}   target ≤ 1.5 GiB  ${result.serverPeakRssBytes === null ? '' : ok(result.serverPeakRssBytes <= 1.5 * 2 ** 30)}`,
+    `  decode+normalize    ${n(result.decodeNormalizeSpansPerS)} spans/s on one thread (for reference)`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  return 0;
+}

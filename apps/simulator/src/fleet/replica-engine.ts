@@ -1,0 +1,384 @@
+// One vLLM-style replica: continuous batching with chunked prefill, a KV cache of fixed capacity in
+// tokens, FCFS admission that waits when the KV cache is full, and recompute preemption of the newest
+// sequence under memory pressure. Pure decode stretches are advanced in one event ("segment") up to
+// the next completion or KV limit, so a run costs events per batch change, not per token.
+
+import { createDeque } from '../engine/deque.ts';
+import type { Deque } from '../engine/deque.ts';
+import { PREFIX_BLOCK_TOKENS } from '../workload/workload-types.ts';
+import type { PrefixBlocks } from '../workload/workload-types.ts';
+import type { PoolSpec } from './fleet-spec.ts';
+import { createPrefixCache } from './prefix-cache.ts';
+import type { PrefixCache } from './prefix-cache.ts';
+import { computeStepMs } from './step-time-model.ts';
+
+export type SeqPhase = 'new' | 'waiting' | 'prefill' | 'decode' | 'done';
+
+/** What a replica tracks about one request it serves. */
+export interface RuntimeSeq {
+  promptTokens: number;
+  outputTokens: number;
+  prefix: PrefixBlocks | undefined;
+  phase: SeqPhase;
+  arriveMs: number;
+  /** First admission into the running batch; -1 until then. */
+  admitMs: number;
+  firstTokenMs: number;
+  lastTokenMs: number;
+  generated: number;
+  prefillRemaining: number;
+  chunk: number;
+  cachedTokens: number;
+  kvTokens: number;
+  /** -1: no injected failure; 0: fail when prefill ends; n: fail once n tokens were streamed. */
+  failAtToken: number;
+  failErrorType: string;
+  preemptions: number;
+  queueDepthAtArrival: number;
+  kvUsageAtAdmission: number;
+  batchSizeAtAdmission: number;
+  aborted: boolean;
+}
+
+export type ReplicaStatus = 'starting' | 'running' | 'draining';
+
+export interface Replica {
+  id: string;
+  poolName: string;
+  spec: PoolSpec;
+  status: ReplicaStatus;
+  createdMs: number;
+  readyMs: number;
+  waiting: Deque<RuntimeSeq>;
+  /** Waiting sequences not aborted (aborted ones are dropped lazily at admission). */
+  waitingCount: number;
+  running: RuntimeSeq[];
+  kvUsed: number;
+  mode: 'idle' | 'mixed' | 'decode';
+  version: number;
+  stepStartMs: number;
+  stepMs: number;
+  segSteps: number;
+  segDone: number;
+  stepEndMs: number;
+  busyMs: number;
+  busySinceMs: number;
+  cache: PrefixCache;
+  /** Step-time multiplier until this time (cold-pool warm-up). */
+  warmUntilMs: number;
+  warmSlowdown: number;
+}
+
+/** Callbacks into the simulation that owns the replica. */
+export interface ReplicaHost {
+  scheduleStep(replica: Replica, atMs: number): void;
+  getSlowdown(replica: Replica, atMs: number): number;
+  /** First admission: the host may inject a failure (sets failAtToken / failErrorType). */
+  onAdmit(replica: Replica, seq: RuntimeSeq, atMs: number): void;
+  onFinished(replica: Replica, seq: RuntimeSeq, atMs: number, errorType: string | null): void;
+  onIdle(replica: Replica, atMs: number): void;
+}
+
+export function createReplica(
+  id: string,
+  poolName: string,
+  spec: PoolSpec,
+  status: ReplicaStatus,
+  nowMs: number,
+): Replica {
+  return {
+    id,
+    poolName,
+    spec,
+    status,
+    createdMs: nowMs,
+    readyMs: status === 'running' ? nowMs : -1,
+    waiting: createDeque<RuntimeSeq>(),
+    waitingCount: 0,
+    running: [],
+    kvUsed: 0,
+    mode: 'idle',
+    version: 0,
+    stepStartMs: 0,
+    stepMs: 0,
+    segSteps: 0,
+    segDone: 0,
+    stepEndMs: 0,
+    busyMs: 0,
+    busySinceMs: -1,
+    cache: createPrefixCache(Math.floor(spec.kvCapacityTokens / PREFIX_BLOCK_TOKENS)),
+    warmUntilMs: -1,
+    warmSlowdown: 1,
+  };
+}
+
+export function getBusyMs(replica: Replica, nowMs: number): number {
+  return replica.busyMs + (replica.busySinceMs >= 0 ? nowMs - replica.busySinceMs : 0);
+}
+
+export function getKvUsage(replica: Replica): number {
+  return Math.min(1, replica.kvUsed / replica.spec.kvCapacityTokens);
+}
+
+function markBusy(replica: Replica, nowMs: number): void {
+  if (replica.busySinceMs < 0) replica.busySinceMs = nowMs;
+}
+
+function markIdle(replica: Replica, nowMs: number): void {
+  if (replica.busySinceMs >= 0) {
+    replica.busyMs += nowMs - replica.busySinceMs;
+    replica.busySinceMs = -1;
+  }
+}
+
+function getTargetTokens(seq: RuntimeSeq): number {
+  return seq.failAtToken > 0 ? Math.min(seq.outputTokens, seq.failAtToken) : seq.outputTokens;
+}
+
+/** Brings a decode segment's token counts up to `nowMs` (idempotent; call before reading state). */
+export function syncReplica(replica: Replica, nowMs: number): void {
+  if (replica.mode !== 'decode') return;
+  const done = Math.min(replica.segSteps, Math.floor((nowMs - replica.stepStartMs) / replica.stepMs + 1e-9));
+  const delta = done - replica.segDone;
+  if (delta <= 0) return;
+  for (const seq of replica.running) {
+    seq.generated += delta;
+    seq.kvTokens += delta;
+  }
+  replica.kvUsed += delta * replica.running.length;
+  replica.segDone = done;
+}
+
+/** Ends the current decode segment at the next step boundary so a changed batch takes effect. */
+function cutSegment(host: ReplicaHost, replica: Replica, nowMs: number): void {
+  syncReplica(replica, nowMs);
+  const boundary = replica.segDone + 1;
+  if (boundary < replica.segSteps) {
+    replica.segSteps = boundary;
+    replica.version += 1;
+    replica.stepEndMs = replica.stepStartMs + boundary * replica.stepMs;
+    host.scheduleStep(replica, replica.stepEndMs);
+  }
+}
+
+/** Re-plans at the next step boundary (new arrival, abort, or a change of step speed). */
+export function wakeReplica(host: ReplicaHost, replica: Replica, nowMs: number): void {
+  if (replica.mode === 'idle') planStep(host, replica, nowMs);
+  else if (replica.mode === 'decode') cutSegment(host, replica, nowMs);
+}
+
+export function enqueueSeq(host: ReplicaHost, replica: Replica, seq: RuntimeSeq, nowMs: number): void {
+  seq.phase = 'waiting';
+  seq.arriveMs = nowMs;
+  seq.queueDepthAtArrival = replica.waitingCount;
+  replica.waiting.push(seq);
+  replica.waitingCount += 1;
+  wakeReplica(host, replica, nowMs);
+}
+
+/** Removes a sequence (client gone, request killed); frees its KV blocks. */
+export function abortSeq(host: ReplicaHost, replica: Replica, seq: RuntimeSeq, nowMs: number): void {
+  if (seq.phase === 'waiting') {
+    seq.aborted = true;
+    seq.phase = 'done';
+    replica.waitingCount -= 1;
+    return;
+  }
+  if (seq.phase !== 'prefill' && seq.phase !== 'decode') return;
+  syncReplica(replica, nowMs);
+  removeRunning(replica, seq);
+  if (replica.mode === 'decode') cutSegment(host, replica, nowMs);
+}
+
+function removeRunning(replica: Replica, seq: RuntimeSeq): void {
+  const index = replica.running.indexOf(seq);
+  if (index >= 0) replica.running.splice(index, 1);
+  replica.kvUsed -= seq.kvTokens;
+  seq.kvTokens = 0;
+  seq.phase = 'done';
+}
+
+/** Takes every sequence off the replica (replica killed); returns them for the caller to fail. */
+export function evictAll(replica: Replica, nowMs: number): RuntimeSeq[] {
+  syncReplica(replica, nowMs);
+  const seqs = [...replica.running];
+  for (const seq of replica.waiting.toArray()) if (!seq.aborted) seqs.push(seq);
+  for (const seq of seqs) {
+    seq.phase = 'done';
+    seq.kvTokens = 0;
+  }
+  replica.running = [];
+  replica.waiting = createDeque<RuntimeSeq>();
+  replica.waitingCount = 0;
+  replica.kvUsed = 0;
+  replica.mode = 'idle';
+  replica.version += 1;
+  markIdle(replica, nowMs);
+  return seqs;
+}
+
+function admit(host: ReplicaHost, replica: Replica, nowMs: number): void {
+  const spec = replica.spec;
+  while (replica.waiting.length > 0) {
+    const seq = replica.waiting.peek()!;
+    if (seq.aborted) {
+      replica.waiting.shift();
+      continue;
+    }
+    if (replica.running.length >= spec.maxBatchSeqs) break;
+    const needTokens = seq.promptTokens + seq.generated;
+    if (replica.kvUsed + needTokens > spec.kvCapacityTokens) {
+      if (replica.running.length > 0) break;
+      replica.waiting.shift();
+      replica.waitingCount -= 1;
+      seq.phase = 'done';
+      host.onFinished(replica, seq, nowMs, 'context_length_exceeded');
+      continue;
+    }
+    replica.waiting.shift();
+    replica.waitingCount -= 1;
+    const matched = seq.prefix ? replica.cache.matchBlocks(seq.prefix) : 0;
+    const cached = Math.min(matched * PREFIX_BLOCK_TOKENS, needTokens - 1);
+    if (seq.admitMs < 0) {
+      seq.admitMs = nowMs;
+      seq.cachedTokens = cached;
+      seq.kvUsageAtAdmission = getKvUsage(replica);
+      seq.batchSizeAtAdmission = replica.running.length + 1;
+      host.onAdmit(replica, seq, nowMs);
+    }
+    seq.prefillRemaining = needTokens - cached;
+    seq.phase = 'prefill';
+    seq.chunk = 0;
+    seq.kvTokens = needTokens;
+    replica.kvUsed += needTokens;
+    replica.running.push(seq);
+  }
+}
+
+/** vLLM's recompute preemption: the newest running sequence gives its blocks back and waits again. */
+function preemptNewest(replica: Replica): void {
+  const seq = replica.running.pop();
+  if (!seq) return;
+  replica.kvUsed -= seq.kvTokens;
+  seq.kvTokens = 0;
+  seq.phase = 'waiting';
+  seq.preemptions += 1;
+  replica.waiting.unshift(seq);
+  replica.waitingCount += 1;
+}
+
+function planStep(host: ReplicaHost, replica: Replica, nowMs: number): void {
+  admit(host, replica, nowMs);
+  // Each running sequence may add one token of KV this step; make room by preempting the newest.
+  while (
+    replica.running.length > 1 &&
+    replica.kvUsed + replica.running.length > replica.spec.kvCapacityTokens
+  ) {
+    preemptNewest(replica);
+  }
+  if (replica.running.length === 0) {
+    replica.mode = 'idle';
+    markIdle(replica, nowMs);
+    host.onIdle(replica, nowMs);
+    return;
+  }
+  markBusy(replica, nowMs);
+  const spec = replica.spec;
+  const slowdown = host.getSlowdown(replica, nowMs);
+  let decoders = 0;
+  let hasPrefill = false;
+  for (const seq of replica.running) {
+    if (seq.phase === 'decode') decoders += 1;
+    else hasPrefill = true;
+  }
+  replica.version += 1;
+  replica.stepStartMs = nowMs;
+  if (hasPrefill) {
+    let budget = Math.max(spec.maxBatchedTokens - decoders, 256);
+    let prefillTokens = 0;
+    for (const seq of replica.running) {
+      if (seq.phase !== 'prefill') continue;
+      seq.chunk = Math.min(seq.prefillRemaining, budget);
+      budget -= seq.chunk;
+      prefillTokens += seq.chunk;
+    }
+    replica.mode = 'mixed';
+    replica.stepMs = computeStepMs(spec.stepModel, { prefillTokens, decodeSeqs: decoders }, slowdown);
+    replica.stepEndMs = nowMs + replica.stepMs;
+  } else {
+    let steps = Number.POSITIVE_INFINITY;
+    for (const seq of replica.running) steps = Math.min(steps, getTargetTokens(seq) - seq.generated);
+    const roomSteps = Math.floor((spec.kvCapacityTokens - replica.kvUsed) / replica.running.length);
+    steps = Math.max(1, Math.min(steps, roomSteps));
+    replica.mode = 'decode';
+    replica.stepMs = computeStepMs(
+      spec.stepModel,
+      { prefillTokens: 0, decodeSeqs: replica.running.length },
+      slowdown,
+    );
+    replica.segSteps = steps;
+    replica.segDone = 0;
+    replica.stepEndMs = nowMs + steps * replica.stepMs;
+  }
+  host.scheduleStep(replica, replica.stepEndMs);
+}
+
+/** Handles the end of a scheduled step; stale versions (re-planned since) are ignored. */
+export function completeStep(host: ReplicaHost, replica: Replica, version: number, nowMs: number): void {
+  if (version !== replica.version || replica.mode === 'idle') return;
+  const finished: Array<[RuntimeSeq, string | null]> = [];
+  if (replica.mode === 'mixed') {
+    for (const seq of replica.running) {
+      if (seq.phase === 'decode') {
+        seq.generated += 1;
+        seq.kvTokens += 1;
+        replica.kvUsed += 1;
+      } else if (seq.phase === 'prefill' && seq.chunk > 0) {
+        seq.prefillRemaining -= seq.chunk;
+        seq.chunk = 0;
+        if (seq.prefillRemaining > 0) continue;
+        if (seq.prefix) replica.cache.insert(seq.prefix);
+        if (seq.failAtToken === 0 && seq.generated === 0) {
+          finished.push([seq, seq.failErrorType]);
+          continue;
+        }
+        seq.phase = 'decode';
+        if (seq.generated === 0) seq.firstTokenMs = nowMs;
+        seq.generated += 1;
+        seq.kvTokens += 1;
+        replica.kvUsed += 1;
+      } else {
+        continue;
+      }
+      if (seq.generated >= getTargetTokens(seq)) {
+        finished.push([seq, seq.generated >= seq.outputTokens ? null : seq.failErrorType]);
+      }
+    }
+  } else {
+    replica.segDone = Math.min(replica.segDone, replica.segSteps);
+    const delta = replica.segSteps - replica.segDone;
+    for (const seq of replica.running) {
+      seq.generated += delta;
+      seq.kvTokens += delta;
+    }
+    replica.kvUsed += delta * replica.running.length;
+    replica.segDone = replica.segSteps;
+    for (const seq of replica.running) {
+      if (seq.generated >= getTargetTokens(seq)) {
+        finished.push([seq, seq.generated >= seq.outputTokens ? null : seq.failErrorType]);
+      }
+    }
+  }
+  replica.mode = 'idle';
+  for (const [seq] of finished) {
+    removeRunning(replica, seq);
+    if (seq.generated > 0) seq.lastTokenMs = nowMs;
+  }
+  for (const [seq, errorType] of finished) host.onFinished(replica, seq, nowMs, errorType);
+  planStep(host, replica, nowMs);
+}
+
+/** Starts work on a replica that just became ready or was idle. */
+export function kickReplica(host: ReplicaHost, replica: Replica, nowMs: number): void {
+  if (replica.mode === 'idle') planStep(host, replica, nowMs);
+}

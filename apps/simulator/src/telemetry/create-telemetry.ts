@@ -1,0 +1,261 @@
+import { Metric } from '@governor/conventions';
+import { ValueType } from '@opentelemetry/api';
+import type { Attributes, HrTime } from '@opentelemetry/api';
+import { ExportResultCode } from '@opentelemetry/core';
+import type { ExportResult } from '@opentelemetry/core';
+import { OTLPMetricExporter as OTLPMetricExporterJson } from '@opentelemetry/exporter-metrics-otlp-http';
+import { OTLPMetricExporter as OTLPMetricExporterProto } from '@opentelemetry/exporter-metrics-otlp-proto';
+import { OTLPTraceExporter as OTLPTraceExporterJson } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OTLPTraceExporterProto } from '@opentelemetry/exporter-trace-otlp-proto';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { AggregationTemporality, DataPointType } from '@opentelemetry/sdk-metrics';
+import type { GaugeMetricData, ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
+import { toHrTime } from '../engine/sim-time.ts';
+import type { Attempt, MetricsSample, TelemetrySink } from '../sim/sim-types.ts';
+import { createDeterministicIdGenerator } from './deterministic-id-generator.ts';
+import { emitAttemptSpans } from './emit-attempt-spans.ts';
+
+export type OtlpProtocol = 'http/json' | 'http/protobuf';
+export const OTLP_PROTOCOLS: readonly OtlpProtocol[] = ['http/json', 'http/protobuf'];
+
+export interface TelemetryOptions {
+  /** Base URL such as http://127.0.0.1:4318; /v1/traces and /v1/metrics are appended. */
+  target: string;
+  protocol: OtlpProtocol;
+  seed: number;
+  startEpochMs: number;
+  /** Spans ended but not yet acknowledged before the run waits for the exporter. */
+  maxPendingSpans?: number;
+  /** Gauge samples buffered before they are sent in one request. */
+  metricSamplesPerExport?: number;
+}
+
+export interface TelemetryStats {
+  spansEmitted: number;
+  spansExported: number;
+  spansFailed: number;
+  metricPointsEmitted: number;
+  metricPointsExported: number;
+  metricPointsFailed: number;
+  lastExportError: string | null;
+}
+
+export interface Telemetry extends TelemetrySink {
+  readonly stats: TelemetryStats;
+  /** True when enough spans are unacknowledged that the run should wait for the exporter. */
+  needsFlush(): boolean;
+  /** Starts exporting everything queued and waits until half the backlog is acknowledged. */
+  relievePressure(): Promise<void>;
+  /** Sends everything pending (spans and gauges) and waits for the receiver's answers. */
+  flush(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+const MAX_EXPORT_BATCH = 2048;
+const EXPORT_TIMEOUT_MS = 30_000;
+
+/** Wraps the OTLP exporter to count acknowledged spans and to await exports already in flight. */
+function createCountingExporter(inner: SpanExporter, stats: TelemetryStats) {
+  const inFlight = new Set<Promise<void>>();
+  const exporter: SpanExporter = {
+    export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void) {
+      let settle: () => void = () => {};
+      const done = new Promise<void>((resolve) => {
+        settle = resolve;
+      });
+      inFlight.add(done);
+      inner.export(spans, (result) => {
+        if (result.code === ExportResultCode.SUCCESS) stats.spansExported += spans.length;
+        else {
+          stats.spansFailed += spans.length;
+          stats.lastExportError = result.error?.message ?? 'span export failed';
+        }
+        inFlight.delete(done);
+        settle();
+        resultCallback(result);
+      });
+    },
+    shutdown: () => inner.shutdown(),
+    forceFlush: () => inner.forceFlush?.() ?? Promise.resolve(),
+  };
+  return {
+    exporter,
+    waitIdle: async () => void (await Promise.all([...inFlight])),
+    /** Resolves when any export in flight settles (at once when none is). */
+    waitAny: async () => void (await Promise.race([...inFlight, ...(inFlight.size === 0 ? [Promise.resolve()] : [])])),
+    get inFlightCount() {
+      return inFlight.size;
+    },
+  };
+}
+
+export function createTelemetry(options: TelemetryOptions): Telemetry {
+  const base = options.target.replace(/\/+$/, '');
+  const proto = options.protocol === 'http/protobuf';
+  const exporterConfig = { url: `${base}/v1/traces`, timeoutMillis: EXPORT_TIMEOUT_MS, concurrencyLimit: 64 };
+  const traceExporter = proto
+    ? new OTLPTraceExporterProto(exporterConfig)
+    : new OTLPTraceExporterJson(exporterConfig);
+  const metricConfig = { url: `${base}/v1/metrics`, timeoutMillis: EXPORT_TIMEOUT_MS };
+  const metricExporter = proto
+    ? new OTLPMetricExporterProto(metricConfig)
+    : new OTLPMetricExporterJson(metricConfig);
+  const stats: TelemetryStats = {
+    spansEmitted: 0,
+    spansExported: 0,
+    spansFailed: 0,
+    metricPointsEmitted: 0,
+    metricPointsExported: 0,
+    metricPointsFailed: 0,
+    lastExportError: null,
+  };
+  const counting = createCountingExporter(traceExporter, stats);
+  const maxPendingSpans = options.maxPendingSpans ?? 8 * MAX_EXPORT_BATCH;
+  // The queue is never the limit: back-pressure (needsFlush) keeps it far below this size.
+  const processor = new BatchSpanProcessor({
+    exporter: counting.exporter,
+    maxExportBatchSize: MAX_EXPORT_BATCH,
+    maxQueueSize: 1 << 22,
+    scheduledDelayMillis: 1000,
+    exportTimeoutMillis: EXPORT_TIMEOUT_MS,
+  });
+  const ids = createDeterministicIdGenerator(options.seed);
+  const createProvider = (serviceName: string) =>
+    new TracerProvider({
+      resource: resourceFromAttributes({ 'service.name': serviceName, 'service.namespace': 'governor-sim' }),
+      idGenerator: ids,
+      spanProcessors: [processor],
+    });
+  const providers = [createProvider('gateway'), createProvider('router'), createProvider('vllm')] as const;
+  const tracers = {
+    gateway: providers[0].getTracer('@governor/simulator'),
+    router: providers[1].getTracer('@governor/simulator'),
+    vllm: providers[2].getTracer('@governor/simulator'),
+  };
+
+  const pendingSpans = () => stats.spansEmitted - stats.spansExported - stats.spansFailed;
+  const metricsResource = resourceFromAttributes({
+    'service.name': 'vllm',
+    'service.namespace': 'governor-sim',
+  });
+  let samples: MetricsSample[] = [];
+  const samplesPerExport = options.metricSamplesPerExport ?? 30;
+  let metricChain: Promise<void> = Promise.resolve();
+
+  const buildResourceMetrics = (
+    batch: MetricsSample[],
+  ): { resourceMetrics: ResourceMetrics; points: number } => {
+    const series = new Map<string, Array<{ attributes: Attributes; value: number; time: HrTime }>>();
+    const add = (name: string, attributes: Attributes, value: number, time: HrTime) => {
+      const list = series.get(name) ?? [];
+      list.push({ attributes, value, time });
+      series.set(name, list);
+    };
+    for (const sample of batch) {
+      const time = toHrTime(options.startEpochMs, sample.timeMs);
+      for (const p of sample.pools)
+        add(Metric.poolReplicas, { 'governor.pool': p.pool }, p.paidReplicas, time);
+      for (const r of sample.replicas) {
+        const attributes = { 'governor.pool': r.pool, 'governor.replica': r.replica };
+        add(Metric.dcgmGpuUtil, attributes, r.gpuUtilPct, time);
+        if (r.status === 'starting') continue;
+        add(Metric.vllmKvCacheUsage, attributes, r.kvUsage, time);
+        add(Metric.vllmRequestsWaiting, attributes, r.waiting, time);
+        add(Metric.vllmRequestsRunning, attributes, r.running, time);
+      }
+    }
+    const descriptions: Record<string, [string, string, ValueType]> = {
+      [Metric.poolReplicas]: [
+        'Replicas paid for (running + starting + draining)',
+        '{replica}',
+        ValueType.INT,
+      ],
+      [Metric.vllmKvCacheUsage]: ['KV-cache usage (0–1)', '1', ValueType.DOUBLE],
+      [Metric.vllmRequestsWaiting]: ['Requests waiting to be scheduled', '{request}', ValueType.INT],
+      [Metric.vllmRequestsRunning]: ['Requests in the running batch', '{request}', ValueType.INT],
+      [Metric.dcgmGpuUtil]: ['Share of time the GPU had a non-empty batch', '%', ValueType.DOUBLE],
+    };
+    let points = 0;
+    const metrics: GaugeMetricData[] = [...series.entries()].map(([name, list]) => {
+      const [description, unit, valueType] = descriptions[name]!;
+      points += list.length;
+      return {
+        descriptor: { name, description, unit, valueType },
+        aggregationTemporality: AggregationTemporality.CUMULATIVE,
+        dataPointType: DataPointType.GAUGE,
+        dataPoints: list.map((p) => ({
+          startTime: p.time,
+          endTime: p.time,
+          attributes: p.attributes,
+          value: p.value,
+        })),
+      };
+    });
+    return {
+      resourceMetrics: {
+        resource: metricsResource,
+        scopeMetrics: [{ scope: { name: '@governor/simulator' }, metrics }],
+      },
+      points,
+    };
+  };
+
+  const exportMetrics = (batch: MetricsSample[]): Promise<void> => {
+    if (batch.length === 0) return Promise.resolve();
+    const { resourceMetrics, points } = buildResourceMetrics(batch);
+    return new Promise<void>((resolve) => {
+      metricExporter.export(resourceMetrics, (result) => {
+        if (result.code === ExportResultCode.SUCCESS) stats.metricPointsExported += points;
+        else {
+          stats.metricPointsFailed += points;
+          stats.lastExportError = result.error?.message ?? 'metric export failed';
+        }
+        resolve();
+      });
+    });
+  };
+
+  const flushMetrics = (): Promise<void> => {
+    const batch = samples;
+    samples = [];
+    metricChain = metricChain.then(() => exportMetrics(batch));
+    return metricChain;
+  };
+
+  return {
+    stats,
+    onAttemptFinished(attempt: Attempt) {
+      stats.spansEmitted += emitAttemptSpans(attempt, tracers, ids, options.startEpochMs);
+    },
+    onMetricsSample(sample: MetricsSample) {
+      samples.push(sample);
+      for (const r of sample.replicas) stats.metricPointsEmitted += r.status === 'starting' ? 1 : 4;
+      stats.metricPointsEmitted += sample.pools.length;
+      if (samples.length >= samplesPerExport) void flushMetrics();
+    },
+    needsFlush() {
+      return pendingSpans() > maxPendingSpans;
+    },
+    async relievePressure() {
+      const flushing = processor.forceFlush().catch((error: unknown) => {
+        stats.lastExportError = error instanceof Error ? error.message : String(error);
+      });
+      while (pendingSpans() > maxPendingSpans / 2 && counting.inFlightCount > 0) await counting.waitAny();
+      if (pendingSpans() > maxPendingSpans / 2) await flushing;
+    },
+    async flush() {
+      await processor.forceFlush().catch((error: unknown) => {
+        stats.lastExportError = error instanceof Error ? error.message : String(error);
+      });
+      await counting.waitIdle();
+      await flushMetrics();
+    },
+    async shutdown() {
+      await this.flush();
+      await Promise.all(providers.map((p) => p.shutdown().catch(() => undefined)));
+      await metricExporter.shutdown().catch(() => undefined);
+    },
+  };
+}

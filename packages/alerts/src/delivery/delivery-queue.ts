@@ -1,0 +1,260 @@
+import { randomUUID } from 'node:crypto';
+import type { Notification } from '../dispatch/notification.ts';
+import type { DeliveryKind, DeliveryLog, DeliveryRecord } from '../persistence/delivery-log.ts';
+import { computeBackoffMs, type DeliveryResult } from './delivery-result.ts';
+import type { ReceiverRuntime } from './receiver-runtime.ts';
+import { sendNotification } from './send-notification.ts';
+
+// Deliveries run here, apart from evaluation: enqueue only writes the outbox row and returns, so a
+// slow or dead receiver never holds up evaluation, ingest or the control loop. Each receiver×group
+// is a lane delivered strictly in order (a "resolved" never overtakes its "firing"); lanes run in
+// parallel up to max_concurrent. Retries back off exponentially with jitter until the retry
+// horizon, then the notification becomes a dead letter. Pending rows survive a restart.
+
+export type SendFn = (
+  receiver: ReceiverRuntime,
+  notification: Notification,
+  context: { deliveryId: string; nowWallMs: number; signal: AbortSignal },
+) => Promise<DeliveryResult>;
+
+export interface DeliveryQueueOptions {
+  log: DeliveryLog;
+  receivers: ReadonlyMap<string, ReceiverRuntime>;
+  initialBackoffMs: number;
+  maxBackoffMs: number;
+  retryHorizonMs: number;
+  maxConcurrent: number;
+  now: () => number;
+  random: () => number;
+  send?: SendFn;
+  /** After each attempt (delivered, dead or scheduled for retry). */
+  onAttempt?: (record: DeliveryRecord, result: DeliveryResult) => void;
+  /** Background failures (e.g. the delivery log could not be written). */
+  onError?: (error: unknown, context: string) => void;
+}
+
+export interface DeliveryQueue {
+  /** Reloads deliveries left pending by a previous run and starts sending. */
+  start(): Promise<void>;
+  /**
+   * Writes the notification to the outbox and returns at once. A `repeat` is skipped (null) when
+   * the lane still holds an undelivered notification, which carries the same state.
+   */
+  enqueue(
+    notification: Notification,
+    options: { kind: DeliveryKind; repeat?: boolean; id?: string },
+  ): Promise<DeliveryRecord | null>;
+  /** Resolves with the record after the delivery's next attempt. */
+  nextAttempt(id: string): Promise<{ record: DeliveryRecord; result: DeliveryResult }>;
+  /** Aborts sends in flight (they stay pending and resume after a restart) and cancels timers. */
+  stop(): Promise<void>;
+  stats(): { pending: number; inFlight: number };
+}
+
+interface Lane {
+  key: string;
+  items: DeliveryRecord[];
+  busy: boolean;
+  timer: NodeJS.Timeout | null;
+}
+
+function laneKey(record: Pick<DeliveryRecord, 'kind' | 'id' | 'receiver' | 'groupKey'>): string {
+  return record.kind === 'test' ? `test\u0000${record.id}` : `${record.receiver}\u0000${record.groupKey}`;
+}
+
+export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueue {
+  const send = options.send ?? sendNotification;
+  const lanes = new Map<string, Lane>();
+  const waitingForSlot: string[] = [];
+  const inFlight = new Set<Promise<void>>();
+  const attemptWaiters = new Map<
+    string,
+    ((value: { record: DeliveryRecord; result: DeliveryResult }) => void)[]
+  >();
+  const stopController = new AbortController();
+  let stopped = false;
+  let seq = 0;
+
+  const reportError = (error: unknown, context: string) => options.onError?.(error, context);
+
+  const schedule = (key: string, timerFired = false): void => {
+    const lane = lanes.get(key);
+    if (!lane || lane.busy || stopped) return;
+    const head = lane.items[0];
+    if (!head) {
+      if (lane.timer) clearTimeout(lane.timer);
+      lanes.delete(key);
+      return;
+    }
+    const waitMs = (head.nextAttemptAtMs ?? 0) - options.now();
+    if (!timerFired && waitMs > 0) {
+      if (lane.timer) clearTimeout(lane.timer);
+      lane.timer = setTimeout(() => {
+        lane.timer = null;
+        schedule(key, true);
+      }, waitMs);
+      return;
+    }
+    if (inFlight.size >= options.maxConcurrent) {
+      if (!waitingForSlot.includes(key)) waitingForSlot.push(key);
+      return;
+    }
+    lane.busy = true;
+    const run = attempt(lane, head).finally(() => {
+      inFlight.delete(run);
+      lane.busy = false;
+      schedule(key);
+      const next = waitingForSlot.shift();
+      if (next !== undefined) schedule(next, true);
+    });
+    inFlight.add(run);
+  };
+
+  const attempt = async (lane: Lane, record: DeliveryRecord): Promise<void> => {
+    const receiver = options.receivers.get(record.receiver);
+    const startedAtMs = options.now();
+    const started = performance.now();
+    let result: DeliveryResult;
+    if (!receiver) {
+      result = {
+        outcome: 'failed',
+        httpStatus: null,
+        error: `receiver "${record.receiver}" is no longer configured; add it back under receivers: to deliver`,
+      };
+    } else {
+      try {
+        result = await send(receiver, record.notification, {
+          deliveryId: record.id,
+          nowWallMs: startedAtMs,
+          signal: stopController.signal,
+        });
+      } catch (error) {
+        result = { outcome: 'retryable', afterMs: null, httpStatus: null, error: (error as Error).message };
+      }
+    }
+    if (stopped) return; // aborted by stop(): stays pending in the outbox
+    const durationMs = performance.now() - started;
+    const finishedAtMs = options.now();
+    const attempts = record.attempts + 1;
+    const after: DeliveryRecord = {
+      ...record,
+      attempts,
+      lastAttemptAtMs: startedAtMs,
+      lastHttpStatus: result.httpStatus,
+      lastError: result.outcome === 'ok' ? null : result.error,
+    };
+    if (result.outcome === 'ok') {
+      Object.assign(after, { status: 'delivered', finishedAtMs, nextAttemptAtMs: null });
+    } else if (result.outcome === 'failed') {
+      Object.assign(after, { status: 'dead', finishedAtMs, nextAttemptAtMs: null });
+    } else if (record.kind === 'test' || finishedAtMs >= record.retryUntilMs) {
+      const why = record.kind === 'test' ? 'test notifications are not retried' : 'retry horizon reached';
+      Object.assign(after, {
+        status: 'dead',
+        finishedAtMs,
+        nextAttemptAtMs: null,
+        lastError: `${result.error} (${why} after ${attempts} attempt${attempts === 1 ? '' : 's'})`,
+      });
+    } else {
+      const backoffMs = computeBackoffMs(attempts, options, options.random);
+      const delayMs = Math.max(backoffMs, result.afterMs ?? 0);
+      // The last try lands on the horizon itself, so a receiver back just in time still gets it.
+      Object.assign(after, { nextAttemptAtMs: Math.min(finishedAtMs + delayMs, record.retryUntilMs) });
+    }
+    try {
+      await options.log.recordAttempt(
+        {
+          deliveryId: record.id,
+          attempt: attempts,
+          startedAtMs,
+          durationMs,
+          outcome: result.outcome,
+          httpStatus: result.httpStatus,
+          error: result.outcome === 'ok' ? null : result.error,
+          retryAfterMs: result.outcome === 'retryable' ? result.afterMs : null,
+        },
+        after,
+      );
+    } catch (error) {
+      reportError(error, `recording attempt ${attempts} of delivery ${record.id}`);
+    }
+    if (after.status === 'pending') lane.items[0] = after;
+    else lane.items.shift();
+    options.onAttempt?.(after, result);
+    const waiters = attemptWaiters.get(record.id);
+    attemptWaiters.delete(record.id);
+    for (const resolve of waiters ?? []) resolve({ record: after, result });
+  };
+
+  const add = (record: DeliveryRecord) => {
+    const key = laneKey(record);
+    let lane = lanes.get(key);
+    if (!lane) {
+      lane = { key, items: [], busy: false, timer: null };
+      lanes.set(key, lane);
+    }
+    lane.items.push(record);
+    if (lane.items.length === 1) schedule(key);
+  };
+
+  return {
+    async start() {
+      seq = await options.log.maxSeq();
+      for (const record of await options.log.pending()) add(record);
+    },
+
+    async enqueue(notification, { kind, repeat = false, id = randomUUID() }) {
+      if (stopped) return null;
+      const receiver = options.receivers.get(notification.receiver);
+      const lane = lanes.get(
+        laneKey({ kind, id: '', receiver: notification.receiver, groupKey: notification.groupKey }),
+      );
+      if (repeat && lane && lane.items.length > 0) return null;
+      const createdAtMs = options.now();
+      const record: DeliveryRecord = {
+        id,
+        seq: ++seq,
+        kind,
+        receiver: notification.receiver,
+        receiverType: receiver?.type ?? 'unknown',
+        groupKey: notification.groupKey,
+        notificationStatus: notification.status,
+        fingerprints: notification.alerts.map((a) => a.fingerprint),
+        notification,
+        status: 'pending',
+        attempts: 0,
+        createdAtMs,
+        retryUntilMs: createdAtMs + (kind === 'test' ? 0 : options.retryHorizonMs),
+        nextAttemptAtMs: createdAtMs,
+        lastAttemptAtMs: null,
+        finishedAtMs: null,
+        lastHttpStatus: null,
+        lastError: null,
+      };
+      await options.log.insert(record);
+      add(record);
+      return record;
+    },
+
+    nextAttempt(id) {
+      return new Promise((resolve) => {
+        const list = attemptWaiters.get(id) ?? [];
+        list.push(resolve);
+        attemptWaiters.set(id, list);
+      });
+    },
+
+    async stop() {
+      stopped = true;
+      stopController.abort();
+      for (const lane of lanes.values()) if (lane.timer) clearTimeout(lane.timer);
+      await Promise.allSettled([...inFlight]);
+    },
+
+    stats() {
+      let pending = 0;
+      for (const lane of lanes.values()) pending += lane.items.length;
+      return { pending, inFlight: inFlight.size };
+    },
+  };
+}

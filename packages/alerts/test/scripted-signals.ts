@@ -1,0 +1,30 @@
+import type { SignalGroup } from '@governor/conventions';
+import type { AlertSignalsSource } from '../src/signals-source.ts';
+import { snapshotOf } from './signal-fixtures.ts';
+
+/**
+ * Signals whose watermark and groups the test sets: event time moves only when the test says so.
+ * `groups(windowMs)` answers every snapshot; `snapshots` records what the engine asked for.
+ */
+export function createScriptedSignals(initialWatermarkNs: bigint | null = null) {
+  let watermark = initialWatermarkNs;
+  let groups: (windowMs: number) => SignalGroup[] = () => [];
+  const snapshots: { windowMs: number; atNs: bigint | undefined }[] = [];
+  const source: AlertSignalsSource = {
+    watermarkNs: async () => watermark,
+    snapshot: async ({ windowMs, atNs }) => {
+      snapshots.push({ windowMs, atNs });
+      return snapshotOf(groups(windowMs));
+    },
+  };
+  return {
+    source,
+    snapshots,
+    setWatermark(ns: bigint) {
+      watermark = ns;
+    },
+    setGroups(next: SignalGroup[] | ((windowMs: number) => SignalGroup[])) {
+      groups = typeof next === 'function' ? next : () => next;
+    },
+  };
+}

@@ -1,0 +1,169 @@
+import type { ControlAction } from '@governor/conventions';
+import type { Actuator, DeliveryResult } from './delivery-result.ts';
+
+// Deliveries run off the control loop: each actuator has its own ordered queue (scale 3→5 must not
+// overtake 5→3), retries retryable failures with exponential backoff, and never blocks a tick. A dead
+// actuator only delays its own queue; past `maxQueued` the oldest waiting action is dropped (and
+// reported) rather than growing without bound.
+
+export interface DeliveryOutcome {
+  actionId: string;
+  recommendationId: string;
+  actuator: string;
+  status: 'delivered' | 'failed';
+  attempts: number;
+  error: string | null;
+  httpStatus: number | null;
+}
+
+export interface QueuedActuator {
+  actuator: Actuator;
+  maxAttempts: number;
+  backoffMs: number;
+}
+
+export interface DeliveryQueueOptions {
+  actuators: readonly QueuedActuator[];
+  onOutcome: (outcome: DeliveryOutcome, action: ControlAction) => void;
+  maxQueued?: number;
+  /** Waits between attempts; injectable so tests can observe backoff without sleeping. */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  random?: () => number;
+}
+
+export interface DeliveryQueue {
+  /** Queues the action for every actuator; an action id is only ever queued once. */
+  enqueue(action: ControlAction): void;
+  pending(): number;
+  /** Resolves once every queue is empty, or after `timeoutMs`. */
+  drain(timeoutMs: number): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+const MAX_BACKOFF_MS = 30_000;
+
+export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueue {
+  const maxQueued = options.maxQueued ?? 1000;
+  const random = options.random ?? Math.random;
+  const sleep = options.sleep ?? abortableSleep;
+  const stop = new AbortController();
+  const seen = new Set<string>();
+  const idleWaiters = new Set<() => void>();
+  const lanes = options.actuators.map((entry) => ({ entry, queue: [] as ControlAction[], running: false }));
+
+  const isIdle = () => lanes.every((l) => !l.running && l.queue.length === 0);
+  const notifyIdle = () => {
+    if (!isIdle()) return;
+    for (const resolve of idleWaiters) resolve();
+    idleWaiters.clear();
+  };
+
+  const deliverOne = async (entry: QueuedActuator, action: ControlAction): Promise<DeliveryOutcome> => {
+    let last: DeliveryResult = { status: 'failed', error: 'not attempted', httpStatus: null };
+    let attempts = 0;
+    while (attempts < entry.maxAttempts && !stop.signal.aborted) {
+      attempts += 1;
+      try {
+        last = await entry.actuator.deliver(action, stop.signal);
+      } catch (error) {
+        last = { status: 'retryable', afterMs: null, error: (error as Error).message, httpStatus: null };
+      }
+      if (last.status !== 'retryable') break;
+      if (attempts >= entry.maxAttempts) break;
+      const exp = Math.min(MAX_BACKOFF_MS, entry.backoffMs * 2 ** (attempts - 1));
+      const jittered = exp * (0.8 + 0.4 * random());
+      await sleep(Math.max(last.afterMs ?? 0, jittered), stop.signal).catch(() => undefined);
+    }
+    return {
+      actionId: action.id,
+      recommendationId: action.recommendationId,
+      actuator: entry.actuator.name,
+      status: last.status === 'ok' ? 'delivered' : 'failed',
+      attempts,
+      error: last.status === 'ok' ? null : last.error,
+      httpStatus: last.httpStatus,
+    };
+  };
+
+  const pump = async (lane: (typeof lanes)[number]) => {
+    if (lane.running) return;
+    lane.running = true;
+    try {
+      while (lane.queue.length > 0 && !stop.signal.aborted) {
+        const action = lane.queue.shift()!;
+        const outcome = await deliverOne(lane.entry, action);
+        options.onOutcome(outcome, action);
+      }
+    } finally {
+      lane.running = false;
+      notifyIdle();
+    }
+  };
+
+  return {
+    enqueue(action) {
+      if (seen.has(action.id) || stop.signal.aborted) return;
+      seen.add(action.id);
+      for (const lane of lanes) {
+        lane.queue.push(action);
+        if (lane.queue.length > maxQueued) {
+          const dropped = lane.queue.shift()!;
+          options.onOutcome(
+            {
+              actionId: dropped.id,
+              recommendationId: dropped.recommendationId,
+              actuator: lane.entry.actuator.name,
+              status: 'failed',
+              attempts: 0,
+              error: `dropped: more than ${maxQueued} actions waiting for actuator ${lane.entry.actuator.name}`,
+              httpStatus: null,
+            },
+            dropped,
+          );
+        }
+        void pump(lane);
+      }
+    },
+    pending() {
+      return lanes.reduce((sum, l) => sum + l.queue.length + (l.running ? 1 : 0), 0);
+    },
+    drain(timeoutMs) {
+      if (isIdle()) return Promise.resolve(true);
+      return new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => {
+          idleWaiters.delete(done);
+          resolve(false);
+        }, timeoutMs);
+        timer.unref();
+        const done = () => {
+          clearTimeout(timer);
+          resolve(true);
+        };
+        idleWaiters.add(done);
+      });
+    },
+    async close() {
+      stop.abort();
+      for (const lane of lanes) lane.queue.length = 0;
+      await this.drain(5000);
+    },
+  };
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

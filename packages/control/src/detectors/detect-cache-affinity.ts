@@ -1,0 +1,115 @@
+import type { Candidate } from '../engine/control-types.ts';
+import {
+  type DetectContext,
+  evidence,
+  groupByModel,
+  isCircuitOpen,
+  normalizeWeights,
+  readWeights,
+} from './detect-context.ts';
+import {
+  estimateUtilization,
+  readPrefillShare,
+  readQueueShare,
+  round,
+  scoreConfidence,
+} from './pool-signals.ts';
+
+// Cache-miss-bound prefill (TTFT mostly prefill, not queueing, and a prefix-cache hit rate well below
+// a peer's) is fixed by restoring affinity, not by adding replicas: concentrate the model's traffic
+// on the pool that keeps prefixes warm, as far as its spare capacity allows. More replicas would
+// spread prefixes even thinner.
+
+export function detectCacheAffinity(ctx: DetectContext, skipModels: ReadonlySet<string>): Candidate[] {
+  const out: Candidate[] = [];
+  const { tuning, fastWindowLabel, slo } = ctx;
+  for (const [model, pools] of groupByModel(ctx.obs.pools)) {
+    if (pools.length < 2 || skipModels.has(model)) continue;
+    const usable = pools.filter(
+      (p) =>
+        !ctx.suspects.has(p.pool) &&
+        !isCircuitOpen(ctx, p.pool) &&
+        (p.fast?.requests ?? 0) >= tuning.minRequests,
+    );
+    if (usable.length < 2) continue;
+    const missBound = usable.filter((p) => {
+      const prefill = readPrefillShare(p.fast);
+      const queue = readQueueShare(p.fast);
+      const breach = slo.ttft_ms === undefined || (p.fast!.ttftMs.p95 ?? 0) > 0.8 * slo.ttft_ms;
+      return (
+        prefill !== null &&
+        prefill >= tuning.prefillBoundShare &&
+        (queue ?? 0) < tuning.queueBoundShare / 2 &&
+        breach
+      );
+    });
+    for (const pool of missBound) {
+      const hit = pool.fast!.cacheHitRate;
+      if (hit === null) continue;
+      const keeper = usable
+        .filter(
+          (p) => p.pool !== pool.pool && p.fast!.cacheHitRate !== null && p.fast!.cacheHitRate! >= hit + 0.2,
+        )
+        .filter((p) => {
+          const replicas = p.replicas ?? 0;
+          const u =
+            replicas > 0
+              ? estimateUtilization(
+                  p,
+                  Math.max(p.fastRatePerS, p.mainRatePerS),
+                  replicas,
+                  ctx.state.learning.get(p.pool),
+                  tuning,
+                ).value
+              : null;
+          return u !== null && u <= 0.6;
+        })
+        .sort((a, b) => b.fast!.cacheHitRate! - a.fast!.cacheHitRate!)[0];
+      if (!keeper) continue;
+      const weights = readWeights(ctx, model, pools);
+      const current = weights[pool.pool] ?? 0;
+      const moved = current * 0.3;
+      if (moved < 0.02) continue;
+      const next = {
+        ...weights,
+        [pool.pool]: current - moved,
+        [keeper.pool]: (weights[keeper.pool] ?? 0) + moved,
+      };
+      ctx.handled.add(pool.pool);
+      out.push({
+        kind: 'shift_traffic',
+        target: { model, pool: pool.pool },
+        action: { weights: normalizeWeights(next) },
+        direction: 'decrease',
+        reason: `Pool ${pool.pool} is cache-miss-bound (prefill is ${Math.round((readPrefillShare(pool.fast) ?? 0) * 100)}% of TTFT, prefix-cache hit rate ${Math.round(hit * 100)}% vs ${Math.round(keeper.fast!.cacheHitRate! * 100)}% on ${keeper.pool}); restore affinity by moving ${Math.round(moved * 100)}% of ${model}'s traffic to ${keeper.pool}.`,
+        evidence: [
+          evidence(
+            `prefillShareOfTtft{pool=${pool.pool}}`,
+            readPrefillShare(pool.fast),
+            tuning.prefillBoundShare,
+            fastWindowLabel,
+          ),
+          evidence(`cacheHitRate{pool=${pool.pool}}`, hit, null, fastWindowLabel),
+          evidence(
+            `cacheHitRate{pool=${keeper.pool}}`,
+            keeper.fast!.cacheHitRate,
+            hit + 0.2,
+            fastWindowLabel,
+          ),
+        ],
+        expectedImpact: {
+          summary: `More ${model} prompts hit a warm prefix cache; prefill time and TTFT fall without new replicas.`,
+          weight: { pool: pool.pool, from: round(current), to: round(current - moved) },
+        },
+        confidence: scoreConfidence(
+          (keeper.fast!.cacheHitRate! - hit - 0.2) * 2,
+          pool.fast!.requests,
+          tuning.minRequests,
+        ),
+        scopePools: pools.map((p) => p.pool),
+      });
+      break;
+    }
+  }
+  return out;
+}

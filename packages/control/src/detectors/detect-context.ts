@@ -1,0 +1,93 @@
+import type { ControlConfig, Evidence, SloConfig } from '@governor/conventions';
+import type { ControlState, TargetMemory } from '../engine/control-types.ts';
+import type { ControlTuning } from '../engine/control-tuning.ts';
+import type { FleetObservation, PoolView } from '../observe-fleet.ts';
+import { formatTargetKey } from '../target-key.ts';
+import type { RecommendationKind, RecommendationTarget } from '@governor/conventions';
+
+/** What every detector reads in one tick. Detectors are pure: they only return candidates. */
+export interface DetectContext {
+  obs: FleetObservation;
+  state: ControlState;
+  slo: SloConfig;
+  control: ControlConfig;
+  tuning: ControlTuning;
+  windowLabel: string;
+  fastWindowLabel: string;
+  /** Pools judged faulty this tick (errors or latency outliers): not scaled, not used as failover. */
+  suspects: Set<string>;
+  /** Pools whose scale decision is taken by another policy this tick (e.g. memory-bound → shift). */
+  handled: Set<string>;
+}
+
+export function evidence(
+  signal: string,
+  value: number | null,
+  threshold: number | null,
+  window: string,
+): Evidence {
+  const clean = (v: number | null) =>
+    v === null || !Number.isFinite(v) ? null : Math.round(v * 1000) / 1000;
+  return { signal, value: clean(value), threshold: clean(threshold), window };
+}
+
+export function readMemory(
+  ctx: DetectContext,
+  kind: RecommendationKind,
+  target: RecommendationTarget,
+): TargetMemory | undefined {
+  return ctx.state.memory.get(`${kind}|${formatTargetKey(target)}`);
+}
+
+/** Pools serving each model, with a model known. */
+export function groupByModel(pools: readonly PoolView[]): Map<string, PoolView[]> {
+  const out = new Map<string, PoolView[]>();
+  for (const p of pools) {
+    if (!p.model) continue;
+    const list = out.get(p.model) ?? [];
+    list.push(p);
+    out.set(p.model, list);
+  }
+  return out;
+}
+
+/** True while a breaker Governor opened on the pool is still open at the tick's time. */
+export function isCircuitOpen(ctx: DetectContext, pool: string): boolean {
+  const c = ctx.state.actuated.circuits[pool];
+  if (!c?.open) return false;
+  return c.untilNs === null || c.untilNs > ctx.obs.atNs;
+}
+
+/**
+ * Routing weights in effect for a model's pools: what Governor last set, else each pool's share of
+ * the model's traffic over the control window (the router's weights as observed).
+ */
+export function readWeights(
+  ctx: DetectContext,
+  model: string,
+  pools: readonly PoolView[],
+): Record<string, number> {
+  const set = ctx.state.actuated.weights[model];
+  if (set) {
+    const out: Record<string, number> = {};
+    for (const p of pools) out[p.pool] = set[p.pool] ?? 0;
+    return out;
+  }
+  const total = pools.reduce((sum, p) => sum + (p.main?.requests ?? 0), 0);
+  const out: Record<string, number> = {};
+  for (const p of pools) out[p.pool] = total > 0 ? (p.main?.requests ?? 0) / total : 1 / pools.length;
+  return normalizeWeights(out);
+}
+
+export function normalizeWeights(weights: Record<string, number>): Record<string, number> {
+  const total = Object.values(weights).reduce((a, b) => a + Math.max(0, b), 0);
+  const keys = Object.keys(weights);
+  const out: Record<string, number> = {};
+  for (const k of keys)
+    out[k] = total > 0 ? Math.round((Math.max(0, weights[k]!) / total) * 1000) / 1000 : 1 / keys.length;
+  // Put the rounding remainder on the largest weight so the weights sum to exactly 1.
+  const sum = Object.values(out).reduce((a, b) => a + b, 0);
+  const largest = keys.reduce((a, b) => (out[b]! > out[a]! ? b : a), keys[0]!);
+  if (largest !== undefined) out[largest] = Math.round((out[largest]! + 1 - sum) * 1000) / 1000;
+  return out;
+}

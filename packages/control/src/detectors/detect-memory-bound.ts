@@ -1,0 +1,99 @@
+import type { Candidate } from '../engine/control-types.ts';
+import {
+  type DetectContext,
+  evidence,
+  groupByModel,
+  isCircuitOpen,
+  normalizeWeights,
+  readWeights,
+} from './detect-context.ts';
+import { estimateUtilization, readQueueShare, round, scoreConfidence } from './pool-signals.ts';
+
+// A memory-bound pool (KV cache full long before compute: memory_util / compute_util > 1.2) is not
+// helped by more of the same replicas as much as by a pool with more HBM headroom (DESIGN.md §6):
+// move part of its traffic to a peer serving the same model whose KV cache has room. Without such
+// a peer, the scale policy handles the pool as usual.
+
+export function detectMemoryBound(ctx: DetectContext, skipModels: ReadonlySet<string>): Candidate[] {
+  const out: Candidate[] = [];
+  const { tuning, fastWindowLabel, slo } = ctx;
+  for (const [model, pools] of groupByModel(ctx.obs.pools)) {
+    if (pools.length < 2 || skipModels.has(model)) continue;
+    for (const pool of pools) {
+      const g = pool.fast;
+      if (!g || g.requests < tuning.minRequests || ctx.suspects.has(pool.pool)) continue;
+      const ratio = g.utilizationRatio;
+      const memory = g.memoryUtil;
+      if (ratio === null || memory === null || ratio < tuning.memoryBoundRatio || memory < 0.8) continue;
+      const queueShare = readQueueShare(g);
+      const pressed =
+        (queueShare !== null && queueShare >= tuning.queueBoundShare) ||
+        (g.preemptionRate ?? 0) > 0.01 ||
+        (slo.ttft_ms !== undefined && g.ttftMs.p95 !== null && g.ttftMs.p95 > slo.ttft_ms);
+      if (!pressed) continue;
+      const peers = pools.filter((p) => {
+        if (p.pool === pool.pool || ctx.suspects.has(p.pool) || isCircuitOpen(ctx, p.pool)) return false;
+        const pm = p.fast?.memoryUtil ?? p.main?.memoryUtil ?? null;
+        const replicas = p.replicas ?? 0;
+        const u =
+          replicas > 0
+            ? estimateUtilization(
+                p,
+                Math.max(p.fastRatePerS, p.mainRatePerS),
+                replicas,
+                ctx.state.learning.get(p.pool),
+                tuning,
+              ).value
+            : null;
+        return pm !== null && pm <= 0.6 && (u === null || u <= 0.6);
+      });
+      if (peers.length === 0) continue;
+      const weights = readWeights(ctx, model, pools);
+      const current = weights[pool.pool] ?? 0;
+      const moveShare = Math.min(0.5, (memory - 0.7) / memory);
+      const moved = current * moveShare;
+      if (moved < 0.02) continue;
+      const next: Record<string, number> = { ...weights, [pool.pool]: current - moved };
+      for (const p of peers) next[p.pool] = (weights[p.pool] ?? 0) + moved / peers.length;
+      ctx.handled.add(pool.pool);
+      out.push({
+        kind: 'shift_traffic',
+        target: { model, pool: pool.pool },
+        action: { weights: normalizeWeights(next) },
+        direction: 'decrease',
+        reason: `Pool ${pool.pool} is memory-bound (KV cache ${Math.round(memory * 100)}% full, memory/compute ${round(ratio, 2)}); more of the same replicas would stay KV-limited, so move ${Math.round(moved * 100)}% of ${model}'s traffic to ${peers.map((p) => p.pool).join(', ')} with KV headroom.`,
+        evidence: [
+          evidence(`utilizationRatio{pool=${pool.pool}}`, ratio, tuning.memoryBoundRatio, fastWindowLabel),
+          evidence(`memoryUtil{pool=${pool.pool}}`, memory, 0.8, fastWindowLabel),
+          evidence(
+            `queueShareOfTtft{pool=${pool.pool}}`,
+            queueShare,
+            tuning.queueBoundShare,
+            fastWindowLabel,
+          ),
+          ...peers.map((p) =>
+            evidence(
+              `memoryUtil{pool=${p.pool}}`,
+              p.fast?.memoryUtil ?? p.main?.memoryUtil ?? null,
+              0.6,
+              fastWindowLabel,
+            ),
+          ),
+        ],
+        expectedImpact: {
+          summary: `KV pressure and queueing on ${pool.pool} ease; the peers absorb the moved share without queueing.`,
+          weight: { pool: pool.pool, from: round(current), to: round(current - moved) },
+          memoryUtil: { from: round(memory), to: round(memory * (1 - moveShare)) },
+        },
+        confidence: scoreConfidence(
+          (ratio - tuning.memoryBoundRatio) / tuning.memoryBoundRatio + (memory - 0.8) * 2,
+          g.requests,
+          tuning.minRequests,
+        ),
+        scopePools: pools.map((p) => p.pool),
+      });
+      break;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,232 @@
+import type { Candidate } from '../engine/control-types.ts';
+import type { PoolView } from '../observe-fleet.ts';
+import {
+  type DetectContext,
+  evidence,
+  groupByModel,
+  isCircuitOpen,
+  normalizeWeights,
+  readMemory,
+  readWeights,
+} from './detect-context.ts';
+import { readServiceMs, round, scoreConfidence, summarizeScope } from './pool-signals.ts';
+
+// One pool's errors or latency against its peers serving the same model (DESIGN.md §6): the pool is
+// faulty, not overloaded, so more replicas of it would not help — take traffic away (shift_traffic)
+// and, when it is clearly broken, stop sending it any (circuit_break). Judged on the short window so a
+// degraded pool is caught within two control intervals.
+
+export interface PoolAssessment {
+  pool: PoolView;
+  requests: number;
+  errorRate: number | null;
+  peerErrorRate: number | null;
+  errorOutlier: boolean;
+  slowdown: number | null;
+  peerSlowdown: number | null;
+  /** Load per replica now over the load while the baseline was learned. */
+  loadRatio: number | null;
+  latencyOutlier: boolean;
+}
+
+export function assessPoolAgainstPeers(
+  ctx: DetectContext,
+  pool: PoolView,
+  servingModel: PoolView[],
+): PoolAssessment {
+  const { tuning } = ctx;
+  const minSample = Math.max(5, Math.floor(tuning.minRequests / 2));
+  const g = pool.fast;
+  const requests = g?.requests ?? 0;
+  const peers = servingModel.filter(
+    (p) => p.pool !== pool.pool && !isCircuitOpen(ctx, p.pool) && (p.fast?.requests ?? 0) >= minSample,
+  );
+  const result: PoolAssessment = {
+    pool,
+    requests,
+    errorRate: g?.errorRate ?? null,
+    peerErrorRate: null,
+    errorOutlier: false,
+    slowdown: null,
+    peerSlowdown: null,
+    loadRatio: null,
+    latencyOutlier: false,
+  };
+  if (!g || requests < minSample || peers.length === 0) return result;
+
+  result.peerErrorRate = summarizeScope(peers, 'fast').errorRate;
+  if (result.errorRate !== null && result.peerErrorRate !== null) {
+    const threshold = Math.max(
+      tuning.errorOutlierMinRate,
+      tuning.errorOutlierPeerFactor * result.peerErrorRate + tuning.errorOutlierPeerMargin,
+    );
+    result.errorOutlier = result.errorRate >= threshold;
+  }
+
+  result.slowdown = readSlowdown(ctx, pool);
+  const peerSlowdowns = peers.map((p) => readSlowdown(ctx, p)).filter((v): v is number => v !== null);
+  if (peerSlowdowns.length > 0) {
+    peerSlowdowns.sort((a, b) => a - b);
+    result.peerSlowdown = peerSlowdowns[Math.floor((peerSlowdowns.length - 1) / 2)]!;
+    result.loadRatio = readLoadRatio(ctx, pool);
+    result.latencyOutlier =
+      result.slowdown !== null &&
+      result.slowdown >= tuning.latencyOutlierRatio &&
+      result.peerSlowdown <= tuning.peerNormalRatio &&
+      result.slowdown >= tuning.latencyPeerFactor * Math.max(1, result.peerSlowdown) &&
+      (result.loadRatio === null || result.loadRatio <= tuning.latencyMaxLoadRatio);
+  }
+  return result;
+}
+
+/** Engine time now over the pool's own healthy baseline (1 = as usual); null without a trusted baseline. */
+export function readSlowdown(ctx: DetectContext, pool: PoolView): number | null {
+  const learning = ctx.state.learning.get(pool.pool);
+  const baseline = learning?.serviceP50BaselineMs;
+  const now = readServiceMs(pool.fast);
+  if (!learning || learning.healthySamples < ctx.tuning.minBaselineSamples) return null;
+  if (!baseline || baseline <= 0 || now === null || (pool.fast?.requests ?? 0) < 5) return null;
+  return now / baseline;
+}
+
+/** Requests/s per serving replica now over what it was while the baseline was learned. */
+function readLoadRatio(ctx: DetectContext, pool: PoolView): number | null {
+  const base = ctx.state.learning.get(pool.pool)?.loadBaselinePerReplicaPerS;
+  const serving = pool.readyReplicas ?? pool.replicas;
+  if (!base || base <= 0 || !serving) return null;
+  return pool.fastRatePerS / serving / base;
+}
+
+export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
+  const out: Candidate[] = [];
+  const { tuning, fastWindowLabel } = ctx;
+  for (const [model, pools] of groupByModel(ctx.obs.pools)) {
+    if (pools.length < 2) continue;
+    const assessed = pools.map((p) => assessPoolAgainstPeers(ctx, p, pools));
+    const outliers = assessed.filter((a) => a.errorOutlier || a.latencyOutlier);
+    for (const a of outliers) ctx.suspects.add(a.pool.pool);
+    // One incident per model per tick: the worst pool. Failing every pool at once is not an outlier.
+    if (outliers.length === 0 || outliers.length === assessed.filter((a) => a.requests > 0).length) continue;
+    const worst = outliers.reduce((x, y) => (severity(y) > severity(x) ? y : x));
+    const pool = worst.pool.pool;
+    const streak = (ctx.state.learning.get(pool)?.outlierStreak ?? 0) + 1;
+    const weights = readWeights(ctx, model, pools);
+    const peers = pools.filter(
+      (p) => p.pool !== pool && !isCircuitOpen(ctx, p.pool) && !ctx.suspects.has(p.pool),
+    );
+    if (peers.length === 0) continue;
+
+    const errorRate = worst.errorRate ?? 0;
+    const slowdown = worst.slowdown ?? 1;
+    const broken =
+      errorRate >= tuning.circuitBreakErrorRate ||
+      slowdown >= tuning.circuitBreakLatencyRatio ||
+      (worst.errorOutlier && worst.latencyOutlier) ||
+      streak >= 2;
+    const ev = [
+      evidence(`errorRate{pool=${pool}}`, worst.errorRate, tuning.errorOutlierMinRate, fastWindowLabel),
+      evidence(`errorRate{peers of ${pool}}`, worst.peerErrorRate, null, fastWindowLabel),
+      evidence(
+        `engineTimeVsBaseline{pool=${pool}}`,
+        worst.slowdown,
+        tuning.latencyOutlierRatio,
+        fastWindowLabel,
+      ),
+      evidence(
+        `engineTimeVsBaseline{peers of ${pool}}`,
+        worst.peerSlowdown,
+        tuning.peerNormalRatio,
+        fastWindowLabel,
+      ),
+      evidence(`loadPerReplicaVsBaseline{pool=${pool}}`, worst.loadRatio, tuning.latencyMaxLoadRatio, fastWindowLabel),
+      evidence(`requests{pool=${pool}}`, worst.requests, tuning.minRequests, fastWindowLabel),
+      evidence(`outlierStreak{pool=${pool}}`, streak, 2, 'ticks'),
+    ];
+    const what = describe(worst);
+    const margin =
+      Math.max(
+        worst.errorOutlier ? errorRate / Math.max(tuning.circuitBreakErrorRate, 1e-9) - 0.3 : 0,
+        worst.latencyOutlier ? (slowdown - tuning.latencyOutlierRatio) / tuning.latencyOutlierRatio + 0.3 : 0,
+      ) + (streak >= 2 ? 0.3 : 0);
+    // A slowdown seen once may be noise; errors are evidence on their own.
+    const confidence = Math.min(
+      worst.errorOutlier || streak >= 2 ? 1 : 0.5,
+      scoreConfidence(margin, worst.requests, tuning.minRequests),
+    );
+    const scopePools = pools.map((p) => p.pool);
+    const modelScope = summarizeScope(pools, 'fast');
+
+    if (broken && !isCircuitOpen(ctx, pool)) {
+      const previous = readMemory(ctx, 'circuit_break', { pool });
+      const recentlyBroken =
+        previous?.direction === 'increase' &&
+        ctx.obs.atNs - previous.appliedNs < BigInt(Math.round(4 * ctx.control.cooldown_s * 1e9));
+      const durationS = Math.round(ctx.control.cooldown_s * (recentlyBroken ? 2 : 1));
+      out.push({
+        kind: 'circuit_break',
+        target: { pool },
+        action: { open: true, durationS },
+        direction: 'increase',
+        reason: `Pool ${pool} is failing against its peers serving ${model} (${what}); stop routing to it for ${durationS} s.`,
+        evidence: ev,
+        expectedImpact: {
+          summary: `Requests for ${model} stop failing on ${pool}; error rate of ${model} falls toward its peers'.`,
+          errorRate: { from: round(modelScope.errorRate ?? 0), to: round(worst.peerErrorRate ?? 0) },
+        },
+        confidence,
+        scopePools,
+        urgent: true,
+      });
+    }
+
+    const keep = broken ? 0 : 0.5;
+    const current = weights[pool] ?? 0;
+    const target = round(current * keep, 3);
+    if (current - target < 0.02) continue;
+    const moved = current - target;
+    const peerTotal = peers.reduce((sum, p) => sum + (weights[p.pool] ?? 0), 0);
+    const next: Record<string, number> = { ...weights, [pool]: target };
+    for (const p of peers) {
+      const share = peerTotal > 0 ? (weights[p.pool] ?? 0) / peerTotal : 1 / peers.length;
+      next[p.pool] = (weights[p.pool] ?? 0) + moved * share;
+    }
+    out.push({
+      kind: 'shift_traffic',
+      target: { model, pool },
+      action: { weights: normalizeWeights(next) },
+      direction: 'decrease',
+      reason: `Pool ${pool} is an outlier among the pools serving ${model} (${what}); move ${Math.round(moved * 100)}% of ${model}'s traffic to ${peers.map((p) => p.pool).join(', ')}.`,
+      evidence: ev,
+      expectedImpact: {
+        summary: `Fewer ${model} requests land on the faulty pool; goodput of ${model} recovers toward its peers'.`,
+        weight: { pool, from: round(current), to: target },
+        errorRate: { from: round(modelScope.errorRate ?? 0), to: round(worst.peerErrorRate ?? 0) },
+      },
+      confidence,
+      scopePools,
+      urgent: true,
+    });
+  }
+  return out;
+}
+
+function severity(a: PoolAssessment): number {
+  return (a.errorOutlier ? (a.errorRate ?? 0) * 10 : 0) + (a.latencyOutlier ? (a.slowdown ?? 1) : 0);
+}
+
+function describe(a: PoolAssessment): string {
+  const parts: string[] = [];
+  if (a.errorOutlier) {
+    parts.push(`error rate ${pct(a.errorRate)} vs ${pct(a.peerErrorRate)} on its peers`);
+  }
+  if (a.latencyOutlier) {
+    parts.push(
+      `requests take ${round(a.slowdown ?? 0, 1)}× their usual engine time while peers run at ${round(a.peerSlowdown ?? 1, 1)}×`,
+    );
+  }
+  return parts.join('; ');
+}
+
+function pct(v: number | null): string {
+  return v === null ? 'n/a' : `${round(v * 100, 1)}%`;
+}

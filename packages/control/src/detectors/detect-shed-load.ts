@@ -1,0 +1,123 @@
+import type { Candidate } from '../engine/control-types.ts';
+import { type DetectContext, evidence, groupByModel } from './detect-context.ts';
+import { round, scoreConfidence } from './pool-signals.ts';
+import { readModelPressure } from './read-model-pressure.ts';
+
+// Workflow-aware admission: when a model's pools are queue-bound past the SLO and more capacity is not
+// here yet (replicas still cold, or every pool at max_replicas), turn away NEW tasks of the lowest
+// priority still admitted. In-flight workflow steps are always admitted — they already spent money,
+// and failing them wastes it. Lifted one level at a time once the pools are comfortable again.
+
+export function detectShedLoad(ctx: DetectContext, skipModels: ReadonlySet<string>): Candidate[] {
+  const out: Candidate[] = [];
+  const { fastWindowLabel, tuning, slo, control } = ctx;
+  for (const [model, pools] of groupByModel(ctx.obs.pools)) {
+    const key = `model=${model}`;
+    const current = ctx.state.actuated.shed[key] ?? null;
+    const demand = ctx.obs.priorities.filter((p) => p.model === model && p.requests > 0);
+    const levels = [...new Set(demand.map((p) => p.priority))].sort((a, b) => a - b);
+    const pressure = readModelPressure(ctx, model, pools);
+    const rateOf = (minPriority: number | null) =>
+      demand
+        .filter((d) => minPriority === null || d.priority >= minPriority)
+        .reduce((s, d) => s + d.fastRatePerS, 0);
+    const totalRate = rateOf(null);
+    const admittedRate = rateOf(current);
+    const ev = [
+      evidence(`ttftMs.p95{model=${model}}`, pressure.ttftP95Ms, slo.ttft_ms ?? null, fastWindowLabel),
+      evidence(
+        `queueShareOfTtft{model=${model}}`,
+        pressure.queueShare,
+        tuning.queueBoundShare,
+        fastWindowLabel,
+      ),
+      evidence(
+        `utilization{model=${model}}`,
+        pressure.utilization,
+        control.target_utilization,
+        fastWindowLabel,
+      ),
+      evidence(`requestsPerS{model=${model}}`, totalRate, null, fastWindowLabel),
+    ];
+
+    if (pressure.overloaded && !skipModels.has(model) && (pressure.capacityPending || pressure.atCeiling)) {
+      const admitted = levels.filter((l) => current === null || l >= current);
+      // Never shed the most important class, and only classes that actually send traffic.
+      if (admitted.length < 2) continue;
+      const next = admitted[1]!;
+      const shedRate = admittedRate - rateOf(next);
+      const shedShare = admittedRate > 0 ? shedRate / admittedRate : 0;
+      if (shedShare <= 0) continue;
+      out.push({
+        kind: 'shed_load',
+        target: { model },
+        action: { minPriority: next },
+        direction: 'increase',
+        reason: `${model} is queue-bound past its SLO (TTFT p95 ${Math.round(pressure.ttftP95Ms ?? 0)} ms) and ${pressure.atCeiling ? 'every pool is at max_replicas' : 'new replicas are still starting'}; turn away new tasks below priority ${next} (${Math.round(shedShare * 100)}% of arrivals) while in-flight workflow steps keep running.`,
+        evidence: [
+          ...ev,
+          evidence(`shedShare{model=${model},priority<${next}}`, shedShare, null, fastWindowLabel),
+        ],
+        expectedImpact: {
+          summary: `Load on ${model} drops by about ${Math.round(shedShare * 100)}%; admitted and in-flight tasks get back under the SLO.`,
+          requestsPerS: { from: round(admittedRate, 2), to: round(admittedRate - shedRate, 2) },
+          ttftP95Ms: {
+            from: pressure.ttftP95Ms === null ? null : Math.round(pressure.ttftP95Ms),
+            to: slo.ttft_ms ?? null,
+          },
+        },
+        confidence: scoreConfidence(
+          (pressure.queueShare ?? 0) -
+            tuning.queueBoundShare +
+            (slo.ttft_ms && pressure.ttftP95Ms ? pressure.ttftP95Ms / slo.ttft_ms - 1 : 0),
+          pressure.requests,
+          tuning.minRequests,
+        ),
+        scopePools: pressure.pools.map((p) => p.pool),
+      });
+      continue;
+    }
+
+    if (current !== null && pressure.relaxed && !pressure.capacityPending) {
+      // Readmitting the next class down must keep the pools under the target utilization.
+      const lower = levels.filter((l) => l < current);
+      const next = lower.length > 0 ? lower[lower.length - 1]! : null;
+      const readmitRate = rateOf(next) - admittedRate;
+      const projected =
+        pressure.utilization === null || admittedRate <= 0
+          ? null
+          : (pressure.utilization * (admittedRate + Math.max(0, readmitRate))) / admittedRate;
+      if (projected !== null && projected > control.target_utilization) continue;
+      const lifted = next === null || next <= (levels[0] ?? 0) ? null : next;
+      out.push({
+        kind: 'shed_load',
+        target: { model },
+        action: { minPriority: lifted },
+        direction: 'decrease',
+        reason:
+          lifted === null
+            ? `${model} is back within its SLO with room to spare; stop shedding and admit every priority again.`
+            : `${model} is back within its SLO with room to spare; admit priority ${lifted} again.`,
+        evidence: [
+          ...ev,
+          evidence(
+            `projectedUtilization{model=${model}}`,
+            projected,
+            control.target_utilization,
+            fastWindowLabel,
+          ),
+        ],
+        expectedImpact: {
+          summary: `Tasks that were turned away are served again while TTFT stays under the SLO.`,
+          utilization: {
+            from: pressure.utilization === null ? null : round(pressure.utilization, 2),
+            to: projected === null ? null : round(projected, 2),
+          },
+        },
+        confidence: scoreConfidence(0.4, pressure.requests, tuning.minRequests),
+        scopePools: pressure.pools.map((p) => p.pool),
+      });
+    }
+  }
+  return out;
+}

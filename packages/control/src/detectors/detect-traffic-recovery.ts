@@ -1,0 +1,90 @@
+import type { Candidate } from '../engine/control-types.ts';
+import {
+  type DetectContext,
+  evidence,
+  groupByModel,
+  isCircuitOpen,
+  normalizeWeights,
+  readWeights,
+} from './detect-context.ts';
+import { assessPoolAgainstPeers } from './detect-pool-outliers.ts';
+import { round, scoreConfidence } from './pool-signals.ts';
+
+// After traffic was taken away from a pool, give it back step by step once it looks healthy again:
+// a pool without traffic gets a small probe share first (its signals say nothing otherwise); a pool
+// whose share is healthy gets more, up to the weights it had before Governor stepped in. Recovery is a
+// reversal of the earlier shift, so the engine holds it until that shift's cooldown has passed.
+
+export function detectTrafficRecovery(ctx: DetectContext): Candidate[] {
+  const out: Candidate[] = [];
+  const { tuning, fastWindowLabel } = ctx;
+  for (const [model, pools] of groupByModel(ctx.obs.pools)) {
+    const baseline = ctx.state.actuated.baselineWeights[model];
+    if (!baseline || !ctx.state.actuated.weights[model]) continue;
+    const weights = readWeights(ctx, model, pools);
+    const recovering = pools
+      .filter((p) => (baseline[p.pool] ?? 0) - (weights[p.pool] ?? 0) > 0.02)
+      .filter((p) => !ctx.suspects.has(p.pool) && !isCircuitOpen(ctx, p.pool))
+      .filter((p) => (ctx.state.learning.get(p.pool)?.outlierStreak ?? 0) === 0);
+    const candidate = recovering[0];
+    if (!candidate) continue;
+    const pool = candidate.pool;
+    const original = baseline[pool]!;
+    const current = weights[pool] ?? 0;
+    const assessment = assessPoolAgainstPeers(ctx, candidate, pools);
+    const minSample = Math.max(5, Math.floor(tuning.minRequests / 2));
+    const hasTraffic = assessment.requests >= minSample;
+    const target = hasTraffic
+      ? Math.min(original, Math.max(2 * current, current + 0.25 * original))
+      : Math.min(original, Math.max(current, 0.25 * original, 0.05));
+    if (target - current < 0.02) continue;
+    const next: Record<string, number> = { ...weights, [pool]: target };
+    const others = pools.filter((p) => p.pool !== pool);
+    const moved = target - current;
+    const othersTotal = others.reduce((sum, p) => sum + (weights[p.pool] ?? 0), 0);
+    for (const p of others) {
+      const share = othersTotal > 0 ? (weights[p.pool] ?? 0) / othersTotal : 1 / others.length;
+      next[p.pool] = Math.max(0, (weights[p.pool] ?? 0) - moved * share);
+    }
+    out.push({
+      kind: 'shift_traffic',
+      target: { model, pool },
+      action: { weights: normalizeWeights(next) },
+      direction: 'increase',
+      reason: hasTraffic
+        ? `Pool ${pool} has served its reduced share of ${model} cleanly (error rate ${pctText(assessment.errorRate)}); give back traffic toward its earlier weight ${round(original, 2)}.`
+        : `Pool ${pool} has been out of rotation for ${model}; send it a probe share to see whether it has recovered.`,
+      evidence: [
+        evidence(`weight{pool=${pool}}`, current, original, 'current'),
+        evidence(
+          `errorRate{pool=${pool}}`,
+          assessment.errorRate,
+          tuning.errorOutlierMinRate,
+          fastWindowLabel,
+        ),
+        evidence(
+          `engineTimeVsBaseline{pool=${pool}}`,
+          assessment.slowdown,
+          tuning.latencyOutlierRatio,
+          fastWindowLabel,
+        ),
+        evidence(`requests{pool=${pool}}`, assessment.requests, minSample, fastWindowLabel),
+      ],
+      expectedImpact: {
+        summary: `${pool} takes ${round(target * 100, 0)}% of ${model}'s traffic again without raising its error rate or latency.`,
+        weight: { pool, from: round(current), to: round(target) },
+      },
+      confidence: scoreConfidence(
+        hasTraffic ? 0.5 : 0.2,
+        Math.max(assessment.requests, minSample),
+        tuning.minRequests,
+      ),
+      scopePools: pools.map((p) => p.pool),
+    });
+  }
+  return out;
+}
+
+function pctText(v: number | null): string {
+  return v === null ? 'n/a' : `${round(v * 100, 1)}%`;
+}

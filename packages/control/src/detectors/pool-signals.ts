@@ -1,0 +1,132 @@
+import type { SignalGroup } from '@governor/conventions';
+import type { PoolLearning, ScopeMetrics } from '../engine/control-types.ts';
+import type { ControlTuning } from '../engine/control-tuning.ts';
+import type { PoolView } from '../observe-fleet.ts';
+
+// Readings every policy shares: how much of TTFT is queueing, how busy a pool is, how a scope is doing.
+
+/** Share of TTFT spent queueing (0–1): the queue hop's mean share, else p95 queue time over p95 TTFT. */
+export function readQueueShare(g: SignalGroup | null): number | null {
+  if (!g) return null;
+  const hops = g.hops as Record<string, { shareOfTtft?: number | null } | undefined>;
+  const share = hops.queue?.shareOfTtft ?? hops.scheduler?.shareOfTtft;
+  if (share !== null && share !== undefined && Number.isFinite(share)) return share;
+  const q = g.queueMs.p95;
+  const t = g.ttftMs.p95;
+  if (q === null || t === null || t <= 0) return null;
+  return Math.min(1, q / t);
+}
+
+/** Share of TTFT spent in prefill (0–1). */
+export function readPrefillShare(g: SignalGroup | null): number | null {
+  if (!g) return null;
+  const share = g.hops.prefill?.shareOfTtft;
+  return share === null || share === undefined || !Number.isFinite(share) ? null : share;
+}
+
+/** Time a request spends in the engine (e2e p50 − queue p50): what a slow GPU stretches. */
+export function readServiceMs(g: SignalGroup | null): number | null {
+  if (!g || g.e2eMs.p50 === null) return null;
+  return Math.max(0, g.e2eMs.p50 - (g.queueMs.p50 ?? 0));
+}
+
+export interface Utilization {
+  /** Load as a share of what the pool sustains (1 = saturated); null when nothing tells. */
+  value: number | null;
+  basis: 'learned_capacity' | 'compute_util' | 'kv_cache' | 'none';
+  /**
+   * True when a throughput capacity (learned at saturation, or a configured peak) backs the value.
+   * KV usage alone only bounds memory: a half-empty KV cache says nothing about compute headroom.
+   */
+  capacityKnown: boolean;
+}
+
+/**
+ * How loaded a pool is at `ratePerS` with `replicas`: the largest of (a) rate over the capacity
+ * learned when the pool was last queue-bound, (b) compute_util when the config gives the pool's
+ * peak tokens/s (a learned peak is only the best the pool has done so far, so it says "busy" for any
+ * pool that was never pushed), (c) KV-cache usage over its saturation point. A lower-bound capacity
+ * (never saturated) is not used for the same reason.
+ */
+export function estimateUtilization(
+  pool: PoolView,
+  ratePerS: number,
+  replicas: number,
+  learning: PoolLearning | undefined,
+  tuning: ControlTuning,
+): Utilization {
+  let best: Utilization = { value: null, basis: 'none', capacityKnown: false };
+  let capacityKnown = false;
+  const consider = (value: number | null, basis: Utilization['basis']) => {
+    if (value === null || !Number.isFinite(value)) return;
+    if (basis !== 'kv_cache') capacityKnown = true;
+    if (best.value === null || value > best.value) best = { value, basis, capacityKnown: false };
+  };
+  const capacity = learning?.capacityFromSaturation ? learning.capacityPerReplicaPerS : null;
+  if (capacity && capacity > 0 && replicas > 0)
+    consider(ratePerS / (replicas * capacity), 'learned_capacity');
+  const observedReplicas = pool.replicas ?? replicas;
+  const scale = observedReplicas > 0 && replicas > 0 ? observedReplicas / replicas : 1;
+  const g = pool.fast && pool.fast.requests > 0 ? pool.fast : pool.main;
+  if (pool.peakConfigured && g?.computeUtil !== null && g?.computeUtil !== undefined) {
+    consider(g.computeUtil * scale, 'compute_util');
+  }
+  if (g?.memoryUtil !== null && g?.memoryUtil !== undefined) {
+    consider((g.memoryUtil / tuning.kvSaturation) * scale, 'kv_cache');
+  }
+  return { ...best, capacityKnown };
+}
+
+/** Request-weighted health of a set of pools over one window. */
+export function summarizeScope(pools: readonly PoolView[], which: 'main' | 'fast'): ScopeMetrics {
+  const groups = pools
+    .map((p) => (which === 'main' ? p.main : p.fast))
+    .filter((g): g is SignalGroup => g !== null);
+  const requests = groups.reduce((sum, g) => sum + g.requests, 0);
+  const weighted = (pick: (g: SignalGroup) => number | null) => {
+    let sum = 0;
+    let weight = 0;
+    for (const g of groups) {
+      const v = pick(g);
+      if (v === null || !Number.isFinite(v) || g.requests <= 0) continue;
+      sum += v * g.requests;
+      weight += g.requests;
+    }
+    return weight > 0 ? sum / weight : null;
+  };
+  const max = (pick: (g: SignalGroup) => number | null) => {
+    let out: number | null = null;
+    for (const g of groups) {
+      const v = pick(g);
+      if (v !== null && Number.isFinite(v) && g.requests > 0) out = out === null ? v : Math.max(out, v);
+    }
+    return out;
+  };
+  const costs = groups.map((g) => g.costUsd).filter((c): c is number => c !== null);
+  const costUsd = costs.length > 0 ? costs.reduce((a, b) => a + b, 0) : null;
+  const successful = groups.reduce((sum, g) => sum + g.successfulTasks, 0);
+  return {
+    requests,
+    goodput: weighted((g) => g.goodput),
+    errorRate: weighted((g) => g.errorRate),
+    ttftP95Ms: max((g) => g.ttftMs.p95),
+    queueP95Ms: max((g) => g.queueMs.p95),
+    costUsd,
+    successPerDollar: costUsd !== null && costUsd > 0 ? successful / costUsd : null,
+  };
+}
+
+export function round(value: number, digits = 3): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
+
+/**
+ * Confidence from how far past its threshold a condition is (`margin`, 0 = at the threshold, 1 = far
+ * past it) and how many requests back it. Never 1: the loop always leaves room for doubt.
+ */
+export function scoreConfidence(margin: number, requests: number, minRequests: number): number {
+  const m = Math.max(0, Math.min(1, margin));
+  const sample = Math.max(0, Math.min(1, requests / (4 * minRequests)));
+  return round(Math.min(0.97, (0.45 + 0.5 * m) * (0.6 + 0.4 * sample)), 2);
+}

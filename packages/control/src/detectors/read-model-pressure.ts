@@ -1,0 +1,88 @@
+import type { PoolView } from '../observe-fleet.ts';
+import { type DetectContext, isCircuitOpen, readMemory } from './detect-context.ts';
+import { readScaleReadiness } from './detect-scale.ts';
+import { estimateUtilization, readQueueShare } from './pool-signals.ts';
+
+/** How hard a model's serving pools are pushed, and whether more capacity is on its way. */
+export interface ModelPressure {
+  model: string;
+  pools: PoolView[];
+  ttftP95Ms: number | null;
+  queueShare: number | null;
+  /** Load over what the serving pools sustain (request-weighted over pools with an estimate). */
+  utilization: number | null;
+  /** TTFT past the SLO and mostly queueing. */
+  overloaded: boolean;
+  /** Comfortably inside the SLO with little queueing. */
+  relaxed: boolean;
+  /** A scale-up is still starting replicas on one of the pools. */
+  capacityPending: boolean;
+  /** Every serving pool is at its max_replicas. */
+  atCeiling: boolean;
+  requests: number;
+}
+
+export function readModelPressure(
+  ctx: DetectContext,
+  model: string,
+  all: readonly PoolView[],
+): ModelPressure {
+  const { tuning, slo } = ctx;
+  const pools = all.filter((p) => p.model === model && !isCircuitOpen(ctx, p.pool));
+  let ttft: number | null = null;
+  let shareSum = 0;
+  let shareWeight = 0;
+  let utilSum = 0;
+  let utilWeight = 0;
+  let requests = 0;
+  for (const p of pools) {
+    const g = p.fast;
+    if (!g || g.requests === 0) continue;
+    requests += g.requests;
+    if (g.ttftMs.p95 !== null) ttft = ttft === null ? g.ttftMs.p95 : Math.max(ttft, g.ttftMs.p95);
+    const share = readQueueShare(g);
+    if (share !== null) {
+      shareSum += share * g.requests;
+      shareWeight += g.requests;
+    }
+    const replicas = p.replicas ?? ctx.state.actuated.replicas[p.pool];
+    if (replicas) {
+      const u = estimateUtilization(
+        p,
+        Math.max(p.fastRatePerS, p.mainRatePerS),
+        replicas,
+        ctx.state.learning.get(p.pool),
+        tuning,
+      );
+      if (u.value !== null) {
+        utilSum += u.value * g.requests;
+        utilWeight += g.requests;
+      }
+    }
+  }
+  const queueShare = shareWeight > 0 ? shareSum / shareWeight : null;
+  const sloMs = slo.ttft_ms ?? null;
+  const queueBound = queueShare !== null && queueShare >= tuning.queueBoundShare;
+  const overloaded = queueBound && (sloMs === null ? true : ttft !== null && ttft > sloMs);
+  const relaxed =
+    (queueShare ?? 0) < tuning.queueBoundShare / 2 &&
+    (sloMs === null || ttft === null || ttft <= 0.6 * sloMs);
+  const capacityPending = pools.some((p) => {
+    const memory = readMemory(ctx, 'scale', { pool: p.pool });
+    return memory?.direction === 'increase' && !readScaleReadiness(ctx, p).settled;
+  });
+  const atCeiling =
+    pools.length > 0 && pools.every((p) => p.maxReplicas !== null && (p.replicas ?? 0) >= p.maxReplicas);
+  return {
+    model,
+    pools,
+    ttftP95Ms: ttft,
+    queueShare,
+    utilization: utilWeight > 0 ? utilSum / utilWeight : null,
+    overloaded,
+    relaxed,
+    capacityPending,
+    atCeiling,
+    requests,
+  };
+}

@@ -1,0 +1,101 @@
+import type { RecommendationKind, RecommendationTarget } from '@governor/conventions';
+import { formatTargetKey } from '../target-key.ts';
+import { secondsToNs } from '../time.ts';
+import type { ActuatedState } from './control-types.ts';
+
+// Governor's belief of what is in effect on the fleet, kept current by every applied action, and the
+// action that restores the state before one (what a rollback carries).
+
+/** The action that puts the target back the way it was before `action`. */
+export function describePrevious(
+  actuated: ActuatedState,
+  kind: RecommendationKind,
+  target: RecommendationTarget,
+  action: Record<string, unknown>,
+  observedWeights: Record<string, number> | undefined,
+): Record<string, unknown> {
+  switch (kind) {
+    case 'scale':
+      return { from: action.to, to: action.from };
+    case 'shift_traffic': {
+      const model = target.model ?? '';
+      const weights = actuated.weights[model] ?? observedWeights ?? {};
+      return { weights: { ...weights } };
+    }
+    case 'circuit_break':
+      return { open: !(action.open === true) };
+    case 'shed_load':
+      return { minPriority: actuated.shed[formatTargetKey(target)] ?? null };
+    case 'retry_budget':
+      return { maxRetryRatio: actuated.retryBudget[formatTargetKey(target)] ?? null };
+    case 'downgrade_model': {
+      const from = String(action.fromModel);
+      return { fromModel: from, toModel: action.toModel, fraction: actuated.downgrade[from]?.fraction ?? 0 };
+    }
+  }
+}
+
+export function applyToActuated(
+  actuated: ActuatedState,
+  kind: RecommendationKind,
+  target: RecommendationTarget,
+  action: Record<string, unknown>,
+  atNs: bigint,
+  observedWeights: Record<string, number> | undefined,
+): void {
+  switch (kind) {
+    case 'scale':
+      if (target.pool) actuated.replicas[target.pool] = Number(action.to);
+      return;
+    case 'shift_traffic': {
+      const model = target.model ?? '';
+      const weights = (action.weights ?? {}) as Record<string, number>;
+      const baseline = actuated.baselineWeights[model] ?? actuated.weights[model] ?? observedWeights;
+      if (!actuated.baselineWeights[model] && baseline) actuated.baselineWeights[model] = { ...baseline };
+      actuated.weights[model] = { ...weights };
+      // Back where it started: forget the incident so recovery stops and observed shares count again.
+      const base = actuated.baselineWeights[model];
+      if (
+        base &&
+        Object.keys({ ...base, ...weights }).every(
+          (p) => Math.abs((base[p] ?? 0) - (weights[p] ?? 0)) <= 0.02,
+        )
+      ) {
+        delete actuated.weights[model];
+        delete actuated.baselineWeights[model];
+      }
+      return;
+    }
+    case 'circuit_break': {
+      if (!target.pool) return;
+      const open = action.open === true;
+      const durationS = typeof action.durationS === 'number' ? action.durationS : null;
+      actuated.circuits[target.pool] = {
+        open,
+        untilNs: open && durationS ? atNs + secondsToNs(durationS) : null,
+      };
+      return;
+    }
+    case 'shed_load': {
+      const key = formatTargetKey(target);
+      const min = action.minPriority;
+      if (min === null || min === undefined) delete actuated.shed[key];
+      else actuated.shed[key] = Number(min);
+      return;
+    }
+    case 'retry_budget': {
+      const key = formatTargetKey(target);
+      const ratio = action.maxRetryRatio;
+      if (ratio === null || ratio === undefined) delete actuated.retryBudget[key];
+      else actuated.retryBudget[key] = Number(ratio);
+      return;
+    }
+    case 'downgrade_model': {
+      const from = String(action.fromModel);
+      const fraction = Number(action.fraction ?? 0);
+      if (fraction <= 0) delete actuated.downgrade[from];
+      else actuated.downgrade[from] = { toModel: String(action.toModel), fraction };
+      return;
+    }
+  }
+}

@@ -1,0 +1,80 @@
+// Thresholds of the control policies. They encode general operating principles (DESIGN.md §6),
+// not a fit to any one workload; README.md explains each.
+
+export interface ControlTuning {
+  /** Requests a pool needs in the short window before its signals are judged. */
+  minRequests: number;
+  /** A pool's error rate is an outlier at ≥ this and ≥ peerFactor × its peers' + peerMargin. */
+  errorOutlierMinRate: number;
+  errorOutlierPeerFactor: number;
+  errorOutlierPeerMargin: number;
+  /** Error rate above which an outlier's breaker opens rather than only shifting traffic. */
+  circuitBreakErrorRate: number;
+  /**
+   * Engine time vs its own healthy baseline: an outlier at ≥ latencyOutlierRatio while its peers stay
+   * ≤ peerNormalRatio, it is ≥ latencyPeerFactor × slower than them (each against its own baseline),
+   * and its load per replica is at most latencyMaxLoadRatio × what it was then — a slowdown that load
+   * does not explain.
+   */
+  latencyOutlierRatio: number;
+  peerNormalRatio: number;
+  latencyPeerFactor: number;
+  latencyMaxLoadRatio: number;
+  /** Ticks of healthy history a pool needs before its baseline is trusted. */
+  minBaselineSamples: number;
+  /** Slowdown at which a latency outlier's breaker opens. */
+  circuitBreakLatencyRatio: number;
+  /** TTFT is queue-bound when queueing is at least this share of it. */
+  queueBoundShare: number;
+  /** Scale up before the SLO breaks once utilization reaches this. */
+  highUtilization: number;
+  /** Scale in only while TTFT p95 is at most this share of the SLO. */
+  scaleInMaxSloShare: number;
+  /** KV-cache usage treated as full. */
+  kvSaturation: number;
+  /** memory_util / compute_util above which a pool is memory-bound (DESIGN.md §1). */
+  memoryBoundRatio: number;
+  /** Retries per first attempt above which a retry budget is proposed, and the budget it sets. */
+  retryRatioHigh: number;
+  retryBudget: number;
+  /** Prefill share of TTFT and cache hit rate that mark a pool cache-miss-bound. */
+  prefillBoundShare: number;
+  /**
+   * Before a pool's capacity is known (never queue-bound, no configured peak), scale in by one
+   * replica only while TTFT p95 is at most this share of the SLO and queueing at most
+   * probeMaxQueueShare of TTFT; verification rolls it back if the SLO breaks, and the capacity is
+   * learned from the first saturation.
+   */
+  probeMaxSloShare: number;
+  probeMaxQueueShare: number;
+  /** Largest fraction of replicas removed in one scale-in. */
+  maxScaleInFraction: number;
+  /** EWMA weight of a new sample in learned baselines. */
+  learningRate: number;
+}
+
+export const DEFAULT_TUNING: ControlTuning = {
+  minRequests: 20,
+  errorOutlierMinRate: 0.03,
+  errorOutlierPeerFactor: 3,
+  errorOutlierPeerMargin: 0.02,
+  circuitBreakErrorRate: 0.25,
+  latencyOutlierRatio: 2,
+  peerNormalRatio: 1.3,
+  latencyPeerFactor: 1.6,
+  latencyMaxLoadRatio: 1.2,
+  minBaselineSamples: 3,
+  circuitBreakLatencyRatio: 3,
+  queueBoundShare: 0.4,
+  highUtilization: 0.85,
+  scaleInMaxSloShare: 0.7,
+  kvSaturation: 0.9,
+  memoryBoundRatio: 1.2,
+  retryRatioHigh: 0.2,
+  retryBudget: 0.1,
+  prefillBoundShare: 0.5,
+  probeMaxSloShare: 0.5,
+  probeMaxQueueShare: 0.1,
+  maxScaleInFraction: 0.5,
+  learningRate: 0.3,
+};

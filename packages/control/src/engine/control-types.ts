@@ -1,0 +1,176 @@
+import type {
+  ControlAction,
+  Evidence,
+  RecommendationKind,
+  RecommendationState,
+  RecommendationTarget,
+  RecommendationVerification,
+} from '@governor/conventions';
+
+/**
+ * Which way an action pushes its target: `increase` adds capacity or intervention (more replicas,
+ * an open breaker, stricter shedding or retry budget, more downgrading, more weight on the pool);
+ * `decrease` takes it back. A reversal is an action opposite to the previous one on the same target.
+ */
+export type Direction = 'increase' | 'decrease';
+
+/** Observed health of a recommendation's scope (a pool, or the pools serving a model). */
+export interface ScopeMetrics {
+  requests: number;
+  goodput: number | null;
+  errorRate: number | null;
+  ttftP95Ms: number | null;
+  queueP95Ms: number | null;
+  costUsd: number | null;
+  successPerDollar: number | null;
+}
+
+/** What a detector proposes before dedup, guards and the policy gate. */
+export interface Candidate {
+  kind: RecommendationKind;
+  target: RecommendationTarget;
+  action: Record<string, unknown>;
+  direction: Direction;
+  reason: string;
+  evidence: Evidence[];
+  expectedImpact: Record<string, unknown>;
+  confidence: number;
+  /** The pools whose signals judge this action at verification. */
+  scopePools: string[];
+  /**
+   * Safety actions (circuit breaks of a failing pool, rollbacks) may follow a same-direction action
+   * without waiting for it to settle.
+   */
+  urgent?: boolean;
+}
+
+/** A recommendation as the engine keeps it (event times in ns); the API shape is derived from it. */
+export interface RecommendationRecord {
+  id: string;
+  kind: RecommendationKind;
+  target: RecommendationTarget;
+  targetKey: string;
+  action: Record<string, unknown>;
+  direction: Direction;
+  reason: string;
+  evidence: Evidence[];
+  expectedImpact: Record<string, unknown>;
+  confidence: number;
+  state: RecommendationState;
+  policy: string | null;
+  gate: string | null;
+  scopePools: string[];
+  createdNs: bigint;
+  updatedNs: bigint;
+  appliedNs: bigint | null;
+  verifiedNs: bigint | null;
+  previousAction: Record<string, unknown> | null;
+  baseline: ScopeMetrics | null;
+  actionId: string | null;
+  verification: RecommendationVerification | null;
+}
+
+/** Last action per (kind, target): drives cooldowns, hysteresis and "still taking effect". */
+export interface TargetMemory {
+  direction: Direction;
+  appliedNs: bigint;
+  recommendationId: string;
+  /** For scale: the replica count asked for; the target has settled when the pool reports it. */
+  expectReplicas: number | null;
+}
+
+/** What Governor believes is in effect on the fleet (set by applied actions). */
+export interface ActuatedState {
+  replicas: Record<string, number>;
+  weights: Record<string, Record<string, number>>;
+  /** Per model: the weights before Governor first changed them, which recovery restores. */
+  baselineWeights: Record<string, Record<string, number>>;
+  circuits: Record<string, { open: boolean; untilNs: bigint | null }>;
+  shed: Record<string, number | null>;
+  retryBudget: Record<string, number | null>;
+  downgrade: Record<string, { toModel: string; fraction: number }>;
+}
+
+/** Learned per pool from its own healthy history. */
+export interface PoolLearning {
+  /** Completed requests/s one replica sustains when the pool is queue-bound (EWMA), or a lower bound. */
+  capacityPerReplicaPerS: number | null;
+  capacityFromSaturation: boolean;
+  /** Engine time per request (e2e p50 − queue p50) while healthy (EWMA). */
+  serviceP50BaselineMs: number | null;
+  /** Requests/s per serving replica while that baseline was learned (EWMA). */
+  loadBaselinePerReplicaPerS: number | null;
+  healthySamples: number;
+  /** Consecutive ticks the pool was an outlier against its peers. */
+  outlierStreak: number;
+}
+
+export type AuditDecision =
+  | 'proposed'
+  | 'refreshed'
+  | 'auto_applied'
+  | 'dry_run'
+  | 'approved'
+  | 'rejected'
+  | 'applied'
+  | 'expired'
+  | 'superseded'
+  | 'verified'
+  | 'rolled_back'
+  | 'delivered'
+  | 'delivery_failed'
+  | 'policies_updated';
+
+export interface AuditEntry {
+  id: string;
+  /** Event time (ns) of the tick or request that made the decision. */
+  atNs: bigint;
+  /** Wall-clock time (ms) it was recorded. */
+  recordedAtMs: number;
+  recommendationId: string | null;
+  actionId: string | null;
+  kind: RecommendationKind | null;
+  target: RecommendationTarget | null;
+  decision: AuditDecision;
+  /** `policy:<name>`, `user:<name>`, `engine` or `actuator:<name>`. */
+  actor: string;
+  reason: string;
+  result: string;
+  details: Record<string, unknown>;
+}
+
+/** Everything a tick reads and changes; cloned for dry-run ticks. */
+export interface ControlState {
+  open: Map<string, RecommendationRecord>;
+  memory: Map<string, TargetMemory>;
+  actuated: ActuatedState;
+  learning: Map<string, PoolLearning>;
+  /** Event times (ns) of auto-applied actions per policy, for max_actions_per_hour. */
+  autoApplied: Map<string, bigint[]>;
+  /** `kind|targetKey|action` of recently rejected recommendations → rejection time (ns). */
+  rejected: Map<string, bigint>;
+  /** Actions decided outside a tick (human apply) that the next evaluate response hands out. */
+  outbox: ControlAction[];
+  lastTickNs: bigint | null;
+}
+
+export function createEmptyState(): ControlState {
+  return {
+    open: new Map(),
+    memory: new Map(),
+    actuated: {
+      replicas: {},
+      weights: {},
+      baselineWeights: {},
+      circuits: {},
+      shed: {},
+      retryBudget: {},
+      downgrade: {},
+    },
+    learning: new Map(),
+    autoApplied: new Map(),
+    rejected: new Map(),
+    outbox: [],
+    lastTickNs: null,
+  };
+}

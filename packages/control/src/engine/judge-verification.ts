@@ -1,0 +1,97 @@
+import type { SloConfig } from '@governor/conventions';
+import type { RecommendationRecord, ScopeMetrics } from './control-types.ts';
+
+// After control.verify_after_s, an applied action is judged on its scope (the pools it was meant to
+// help): kept ("verified") unless things got worse in the way that action could cause, in which
+// case it is rolled back. "Worse" is specific per kind — a scale-in that breaks the SLO, a breaker
+// that leaves the model with less goodput and no fewer errors, a scale-up that only added cost.
+
+export interface VerificationJudgement {
+  verdict: 'verified' | 'rolled_back';
+  summary: string;
+}
+
+const GOODPUT_DROP = 0.03;
+
+export function judgeVerification(
+  rec: RecommendationRecord,
+  before: ScopeMetrics,
+  after: ScopeMetrics,
+  slo: SloConfig,
+  minRequests: number,
+): VerificationJudgement {
+  if (after.requests < minRequests) {
+    return {
+      verdict: 'verified',
+      summary: `only ${after.requests} requests in scope since; nothing measurably worse`,
+    };
+  }
+  const dGood = before.goodput !== null && after.goodput !== null ? after.goodput - before.goodput : null;
+  const dErr =
+    before.errorRate !== null && after.errorRate !== null ? after.errorRate - before.errorRate : null;
+  const sloMs = slo.ttft_ms ?? null;
+  const goodputFell = dGood !== null && dGood < -GOODPUT_DROP;
+  const sloBroken =
+    sloMs !== null && after.ttftP95Ms !== null && after.ttftP95Ms > sloMs && (before.ttftP95Ms ?? 0) <= sloMs;
+  const fmt = (v: number | null, digits = 3) =>
+    v === null ? 'n/a' : String(Math.round(v * 10 ** digits) / 10 ** digits);
+  const delta = `goodput ${fmt(before.goodput)} → ${fmt(after.goodput)}, error rate ${fmt(before.errorRate)} → ${fmt(after.errorRate)}, TTFT p95 ${fmt(before.ttftP95Ms, 0)} → ${fmt(after.ttftP95Ms, 0)} ms`;
+
+  let worse: string | null = null;
+  switch (rec.kind) {
+    case 'scale':
+      if (rec.direction === 'decrease') {
+        if (goodputFell || sloBroken) worse = 'fewer replicas could not hold the SLO';
+      } else {
+        const noBetter =
+          (dGood === null || dGood <= 0.01) &&
+          (after.ttftP95Ms ?? 0) >= 0.95 * (before.ttftP95Ms ?? Infinity);
+        const pricier =
+          before.successPerDollar !== null &&
+          after.successPerDollar !== null &&
+          after.successPerDollar < 0.8 * before.successPerDollar;
+        if (noBetter && pricier) worse = 'the added replicas cost more without improving goodput or TTFT';
+      }
+      break;
+    case 'circuit_break':
+    case 'shift_traffic':
+      if (rec.direction === 'decrease' || rec.kind === 'circuit_break') {
+        if (goodputFell && (dErr === null || dErr >= -0.005))
+          worse = 'moving traffic away cut goodput without reducing errors';
+      } else if (goodputFell || (dErr !== null && dErr > 0.02)) {
+        worse = 'traffic given back to the pool raised errors or cut goodput';
+      }
+      break;
+    case 'shed_load':
+      if (rec.direction === 'increase' ? goodputFell : goodputFell || sloBroken) {
+        worse =
+          rec.direction === 'increase'
+            ? 'shedding did not help admitted tasks'
+            : 'readmitted tasks pushed the pools past the SLO';
+      }
+      break;
+    case 'retry_budget':
+      if (
+        rec.direction === 'increase'
+          ? (dErr !== null && dErr > 0.05) || (dGood !== null && dGood < -0.05)
+          : dErr !== null && dErr > 0.03
+      ) {
+        worse =
+          rec.direction === 'increase'
+            ? 'the retry budget turned recoverable failures into failed tasks'
+            : 'errors rose once retries were free again';
+      }
+      break;
+    case 'downgrade_model':
+      if (goodputFell || (dErr !== null && dErr > 0.02) || (rec.direction === 'decrease' && sloBroken)) {
+        worse =
+          rec.direction === 'increase'
+            ? 'the smaller model could not carry the moved tasks'
+            : 'tasks moved back pushed the model past its SLO';
+      }
+      break;
+  }
+  return worse
+    ? { verdict: 'rolled_back', summary: `${worse} (${delta})` }
+    : { verdict: 'verified', summary: `no harm seen (${delta})` };
+}

@@ -1,0 +1,34 @@
+import { detectCacheAffinity } from '../detectors/detect-cache-affinity.ts';
+import type { DetectContext } from '../detectors/detect-context.ts';
+import { detectDowngradeModel } from '../detectors/detect-downgrade-model.ts';
+import { detectMemoryBound } from '../detectors/detect-memory-bound.ts';
+import { detectPoolOutliers } from '../detectors/detect-pool-outliers.ts';
+import { detectRetryBudget } from '../detectors/detect-retry-budget.ts';
+import { detectScale } from '../detectors/detect-scale.ts';
+import { detectShedLoad } from '../detectors/detect-shed-load.ts';
+import { detectTrafficRecovery } from '../detectors/detect-traffic-recovery.ts';
+import type { Candidate } from './control-types.ts';
+
+/**
+ * Attribution order (DESIGN.md §6): first what is broken (a pool against its peers), then retries
+ * amplifying failures, then where capacity is wrong (memory- or cache-bound before "more of the
+ * same"), then plain capacity, then admission (downgrade before shedding, since a downgraded task can
+ * still succeed). Later policies see the pools earlier ones claimed (`suspects`, `handled`).
+ */
+export function runDetectors(ctx: DetectContext): Candidate[] {
+  const candidates: Candidate[] = [...detectPoolOutliers(ctx)];
+  const shifted = () =>
+    new Set(candidates.filter((c) => c.kind === 'shift_traffic').map((c) => c.target.model ?? ''));
+  candidates.push(...detectTrafficRecovery(ctx).filter((c) => !shifted().has(c.target.model ?? '')));
+  candidates.push(...detectRetryBudget(ctx));
+  candidates.push(...detectMemoryBound(ctx, shifted()));
+  candidates.push(...detectCacheAffinity(ctx, shifted()));
+  candidates.push(...detectScale(ctx));
+  const downgrades = detectDowngradeModel(ctx);
+  candidates.push(...downgrades);
+  const downgrading = new Set(
+    downgrades.filter((d) => d.direction === 'increase').map((d) => d.target.model ?? ''),
+  );
+  candidates.push(...detectShedLoad(ctx, downgrading));
+  return candidates;
+}

@@ -1,0 +1,70 @@
+import type { Recommendation, RecommendationKind, RecommendationTarget } from '@governor/conventions';
+import { nsToIso } from '../time.ts';
+import type { AuditDecision, AuditEntry, RecommendationRecord } from './control-types.ts';
+
+export function toRecommendation(r: RecommendationRecord): Recommendation {
+  return {
+    id: r.id,
+    kind: r.kind,
+    target: r.target,
+    action: r.action,
+    reason: r.reason,
+    evidence: r.evidence,
+    expectedImpact: r.expectedImpact,
+    confidence: r.confidence,
+    state: r.state,
+    policy: r.policy,
+    createdAt: nsToIso(r.createdNs),
+    updatedAt: nsToIso(r.updatedNs),
+    appliedAt: r.appliedNs === null ? null : nsToIso(r.appliedNs),
+    verifiedAt: r.verifiedNs === null ? null : nsToIso(r.verifiedNs),
+    previousAction: r.previousAction,
+    verification: r.verification,
+    gate: r.gate,
+  };
+}
+
+/** One row of GET /api/actions. */
+export interface AuditView {
+  id: string;
+  /** Event time of the decision (RFC 3339). */
+  at: string;
+  /** Wall-clock time it was recorded (RFC 3339). */
+  recordedAt: string;
+  recommendationId: string | null;
+  actionId: string | null;
+  kind: RecommendationKind | null;
+  target: RecommendationTarget | null;
+  decision: AuditDecision;
+  actor: string;
+  reason: string;
+  result: string;
+  details: Record<string, unknown>;
+}
+
+export function toAuditView(e: AuditEntry): AuditView {
+  return {
+    id: e.id,
+    at: nsToIso(e.atNs),
+    recordedAt: new Date(e.recordedAtMs).toISOString(),
+    recommendationId: e.recommendationId,
+    actionId: e.actionId,
+    kind: e.kind,
+    target: e.target,
+    decision: e.decision,
+    actor: e.actor,
+    reason: e.reason,
+    result: e.result,
+    details: e.details,
+  };
+}
+
+/** JSON with sorted keys, for comparing actions. */
+export function stableJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value ?? null);
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  const entries = Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
+}

@@ -1,0 +1,63 @@
+import { readQueueShare, readServiceMs } from '../detectors/pool-signals.ts';
+import type { FleetObservation } from '../observe-fleet.ts';
+import type { ControlState, PoolLearning } from './control-types.ts';
+import type { ControlTuning } from './control-tuning.ts';
+
+// What the loop learns from each pool's own history, after a tick's decisions:
+// - the engine time a request usually takes when the pool is healthy (to tell a slow GPU from load),
+// - the request rate one replica sustains when the pool is queue-bound (its capacity),
+// - how many ticks in a row the pool has been an outlier against its peers.
+
+export function updateLearning(
+  state: ControlState,
+  obs: FleetObservation,
+  suspects: ReadonlySet<string>,
+  tuning: ControlTuning,
+): void {
+  for (const pool of obs.pools) {
+    const learning: PoolLearning = state.learning.get(pool.pool) ?? {
+      capacityPerReplicaPerS: null,
+      capacityFromSaturation: false,
+      serviceP50BaselineMs: null,
+      loadBaselinePerReplicaPerS: null,
+      healthySamples: 0,
+      outlierStreak: 0,
+    };
+    learning.outlierStreak = suspects.has(pool.pool) ? learning.outlierStreak + 1 : 0;
+    const g = pool.fast;
+    if (!g || g.requests < tuning.minRequests || suspects.has(pool.pool)) {
+      state.learning.set(pool.pool, learning);
+      continue;
+    }
+    const healthy = (g.errorRate ?? 0) <= 0.05;
+    const service = readServiceMs(g);
+    const serving = pool.readyReplicas ?? pool.replicas;
+    const perReplica = serving && serving > 0 ? pool.fastRatePerS / serving : null;
+    // Not an outlier this tick: whatever moved its engine time (load, prompt mix) moved its peers'
+    // too, so the baseline follows. An outlier's slowdown is never learned as normal.
+    if (healthy && service !== null) {
+      const base = learning.serviceP50BaselineMs;
+      learning.serviceP50BaselineMs = base === null ? service : base + tuning.learningRate * (service - base);
+      if (perReplica !== null) {
+        const load = learning.loadBaselinePerReplicaPerS;
+        learning.loadBaselinePerReplicaPerS = load === null ? perReplica : load + tuning.learningRate * (perReplica - load);
+      }
+      learning.healthySamples += 1;
+    }
+    if (perReplica !== null) {
+      const queueBound = (readQueueShare(g) ?? 0) >= tuning.queueBoundShare;
+      const cap = learning.capacityPerReplicaPerS;
+      if (queueBound && healthy) {
+        learning.capacityPerReplicaPerS =
+          learning.capacityFromSaturation && cap !== null
+            ? cap + tuning.learningRate * (perReplica - cap)
+            : perReplica;
+        learning.capacityFromSaturation = true;
+      } else if (cap === null || perReplica > cap) {
+        // Serving more than the estimate without queueing: the capacity is at least this.
+        learning.capacityPerReplicaPerS = perReplica;
+      }
+    }
+    state.learning.set(pool.pool, learning);
+  }
+}

@@ -1,0 +1,33 @@
+export { createControlEngine } from './engine/create-control-engine.ts';
+export type {
+  ControlEngine,
+  ControlEngineOptions,
+  ControlEvent,
+  ControlFailure,
+  ControlResult,
+  EvaluateResult,
+  PoliciesView,
+} from './engine/create-control-engine.ts';
+export type { AuditView } from './engine/to-api.ts';
+export { DEFAULT_TUNING } from './engine/control-tuning.ts';
+export type { ControlTuning } from './engine/control-tuning.ts';
+export type { SignalsReader, SnapshotQuery } from './signals-reader.ts';
+export { createReadyReplicasReader } from './read-ready-replicas.ts';
+export { createDuckDbRepository } from './state/create-duckdb-repository.ts';
+export { createMemoryRepository } from './state/create-memory-repository.ts';
+export type { ControlRepository } from './state/control-repository.ts';
+export { createActuatorsFromConfig } from './actuators/create-actuators-from-config.ts';
+export { createHttpActuator } from './actuators/create-http-actuator.ts';
+export { createDeliveryQueue } from './actuators/create-delivery-queue.ts';
+export type { DeliveryOutcome, DeliveryQueue, QueuedActuator } from './actuators/create-delivery-queue.ts';
+export type { Actuator, DeliveryResult } from './actuators/delivery-result.ts';
+export {
+  SIGNATURE_HEADER,
+  IDEMPOTENCY_HEADER,
+  signWebhookPayload,
+  verifyWebhookSignature,
+} from './actuators/sign-webhook-payload.ts';
+export { matchesTargetPattern, formatTargetKey } from './target-key.ts';
+export { runBacktest } from './run-backtest.ts';
+export type { BacktestEntry, BacktestOptions, BacktestReport } from './run-backtest.ts';
+export { isoToNs, nsToIso } from './time.ts';

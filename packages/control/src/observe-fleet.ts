@@ -1,0 +1,183 @@
+import type { GovernorConfig, SignalGroup } from '@governor/conventions';
+import type { SignalsReader } from './signals-reader.ts';
+
+// One tick's view of the fleet: each pool's signals over the control window (steady state) and over
+// a short window (what changed in the last interval or two), joined with its configuration.
+
+export interface PoolView {
+  pool: string;
+  model: string | null;
+  region: string | null;
+  gpuType: string | null;
+  /** Signals over control.window. */
+  main: SignalGroup | null;
+  /** Signals over the short detection window. */
+  fast: SignalGroup | null;
+  /** Replicas paid for (running + starting + draining), from governor.pool.replicas. */
+  replicas: number | null;
+  /** Replicas serving (reporting runtime gauges); null when the fleet sends no per-replica gauges. */
+  readyReplicas: number | null;
+  minReplicas: number;
+  maxReplicas: number | null;
+  gpusPerReplica: number;
+  gpuHourUsd: number | null;
+  /** True when the config gives peak_tokens_per_s_per_replica, which makes compute_util a capacity measure. */
+  peakConfigured: boolean;
+  /** Completed requests per second over each window. */
+  mainRatePerS: number;
+  fastRatePerS: number;
+}
+
+/** Demand per model and priority over the short window, including requests shed at the gateway. */
+export interface PriorityView {
+  model: string | null;
+  priority: number;
+  requests: number;
+  fastRatePerS: number;
+  errorRate: number | null;
+  retryRatio: number | null;
+}
+
+export interface FleetObservation {
+  atNs: bigint;
+  windowMs: number;
+  fastWindowMs: number;
+  pools: PoolView[];
+  priorities: PriorityView[];
+}
+
+export interface ObserveOptions {
+  signals: SignalsReader;
+  /** Ready replicas per pool at `atNs` (see read-ready-replicas.ts); omitted in tests without gauges. */
+  readReadyReplicas?: (atNs: bigint) => Promise<Map<string, number>>;
+  config: GovernorConfig;
+  atNs: bigint;
+  windowMs: number;
+  fastWindowMs: number;
+}
+
+export async function observeFleet(options: ObserveOptions): Promise<FleetObservation> {
+  const { signals, config, atNs, windowMs, fastWindowMs } = options;
+  const [main, fast, priorities, ready] = await Promise.all([
+    signals.snapshot({ windowMs, by: ['pool'], atNs }),
+    signals.snapshot({ windowMs: fastWindowMs, by: ['pool'], atNs }),
+    signals.snapshot({ windowMs: fastWindowMs, by: ['model', 'priority'], atNs }),
+    options.readReadyReplicas ? options.readReadyReplicas(atNs) : Promise.resolve(new Map<string, number>()),
+  ]);
+  const mainByPool = indexByPool(main.groups);
+  const fastByPool = indexByPool(fast.groups);
+  const configured = new Map(config.pools.map((p) => [p.name, p]));
+  const names = new Set<string>([...configured.keys(), ...mainByPool.keys(), ...fastByPool.keys()]);
+
+  const missingMetadata = [...names].some((name) => {
+    const pool = configured.get(name);
+    return !pool?.model || !pool.region || !pool.gpu_type;
+  });
+  const metadata = missingMetadata
+    ? await readPoolMetadata(signals, windowMs, atNs)
+    : new Map<string, PoolMetadata>();
+
+  const pools: PoolView[] = [...names].sort().map((name) => {
+    const pool = configured.get(name);
+    const meta = metadata.get(name);
+    const mainGroup = mainByPool.get(name) ?? null;
+    const fastGroup = fastByPool.get(name) ?? null;
+    const gpuType = pool?.gpu_type ?? meta?.gpuType ?? null;
+    return {
+      pool: name,
+      model: pool?.model ?? meta?.model ?? null,
+      region: pool?.region ?? meta?.region ?? null,
+      gpuType,
+      main: mainGroup,
+      fast: fastGroup,
+      // A time-weighted mean over the short window; replica counts are whole.
+      replicas: roundOrNull(fastGroup?.replicas ?? mainGroup?.replicas ?? null),
+      readyReplicas: ready.get(name) ?? null,
+      minReplicas: pool?.min_replicas ?? 1,
+      maxReplicas: pool?.max_replicas ?? null,
+      gpusPerReplica: pool?.gpus_per_replica ?? 1,
+      peakConfigured: pool?.peak_tokens_per_s_per_replica !== undefined,
+      gpuHourUsd: gpuType
+        ? (config.pricing.gpu_hour_usd[gpuType] ?? config.pricing.default_gpu_hour_usd ?? null)
+        : (config.pricing.default_gpu_hour_usd ?? null),
+      mainRatePerS: (mainGroup?.requests ?? 0) / (windowMs / 1000),
+      fastRatePerS: (fastGroup?.requests ?? 0) / (fastWindowMs / 1000),
+    };
+  });
+
+  return {
+    atNs,
+    windowMs,
+    fastWindowMs,
+    pools,
+    priorities: priorities.groups
+      .filter((g) => g.key.priority !== null && g.key.priority !== undefined)
+      .map((g) => ({
+        model: g.key.model === null || g.key.model === undefined ? null : String(g.key.model),
+        priority: Number(g.key.priority),
+        requests: g.requests,
+        fastRatePerS: g.requests / (fastWindowMs / 1000),
+        errorRate: g.errorRate,
+        retryRatio: g.retryRatio,
+      }))
+      .filter((p) => Number.isFinite(p.priority)),
+  };
+}
+
+function indexByPool(groups: readonly SignalGroup[]): Map<string, SignalGroup> {
+  const out = new Map<string, SignalGroup>();
+  for (const g of groups) {
+    if (g.key.pool === null || g.key.pool === undefined) continue;
+    out.set(String(g.key.pool), g);
+  }
+  return out;
+}
+
+interface PoolMetadata {
+  model: string | null;
+  region: string | null;
+  gpuType: string | null;
+}
+
+/** Model, region and GPU type of pools the config does not describe: the dominant value in the window. */
+async function readPoolMetadata(
+  signals: SignalsReader,
+  windowMs: number,
+  atNs: bigint,
+): Promise<Map<string, PoolMetadata>> {
+  const snapshot = await signals.snapshot({ windowMs, by: ['pool', 'model', 'region', 'gpu_type'], atNs });
+  const best = new Map<string, { requests: number; meta: PoolMetadata }>();
+  for (const g of snapshot.groups) {
+    if (g.key.pool === null || g.key.pool === undefined) continue;
+    const pool = String(g.key.pool);
+    const current = best.get(pool);
+    if (current && current.requests >= g.requests) continue;
+    const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
+    best.set(pool, {
+      requests: g.requests,
+      meta: { model: text(g.key.model), region: text(g.key.region), gpuType: text(g.key.gpu_type) },
+    });
+  }
+  return new Map([...best].map(([pool, { meta }]) => [pool, meta]));
+}
+
+/** Request-weighted mean of a per-group rate; null when no group has both data and requests. */
+export function weightedMean(
+  groups: readonly (SignalGroup | null)[],
+  pick: (g: SignalGroup) => number | null,
+): number | null {
+  let sum = 0;
+  let weight = 0;
+  for (const g of groups) {
+    if (!g) continue;
+    const v = pick(g);
+    if (v === null || !Number.isFinite(v) || g.requests <= 0) continue;
+    sum += v * g.requests;
+    weight += g.requests;
+  }
+  return weight > 0 ? sum / weight : null;
+}
+
+function roundOrNull(v: number | null): number | null {
+  return v === null ? null : Math.round(v);
+}

@@ -1,0 +1,240 @@
+import type { GovernorConfig, GroupDimension } from '@governor/conventions';
+import type { Store } from '@governor/store';
+import { formatDurationMs, nsToRfc3339 } from './format-duration.ts';
+import { loadSql } from './load-sql.ts';
+import { readSignalValue } from './read-signal-value.ts';
+import { type FactsRefresher, type RefreshResult, getFactsRefresher } from './rollup/refresh-request-facts.ts';
+import type { SignalGroupDetail, SignalsSnapshotDetail } from './signal-group.ts';
+import { pickSqlParams, toBigIntOrNull, toNumberOrNull } from './sql-params.ts';
+import { assembleGroups, emptyGroup } from './snapshot/assemble-groups.ts';
+import { computePoolBuckets } from './snapshot/pool-costs.ts';
+import { buildWindowParams, type WindowSpec } from './snapshot/window-params.ts';
+import { type SqlTransform, WINDOW_SQL, groupKeyId, runWindowQueries } from './snapshot/window-rows.ts';
+
+const NS_PER_MS = 1_000_000n;
+const MINUTE_NS = 60_000n * NS_PER_MS;
+/** History the learned peak throughput is taken from. */
+const LEARNED_PEAK_HISTORY_NS = 24n * 60n * MINUTE_NS;
+/** The learned peak is recomputed when the window end moves into a new 5-minute slot. */
+const LEARNED_PEAK_SLOT_NS = 5n * MINUTE_NS;
+/** Raw source: requests may have started this long before the window. */
+const RAW_LOOKBACK_NS = 10n * MINUTE_NS;
+export const MAX_SERIES_POINTS = 2000;
+
+const NEWEST_EVENT_SQL = loadSql(import.meta.url, 'snapshot/newest-event.sql');
+const RAW_FACTS_SQL = loadSql(import.meta.url, 'snapshot/raw-request-facts.sql');
+
+export type SignalsSource = 'rollup' | 'raw';
+
+export interface SignalsOptions {
+  /**
+   * `rollup` (default): read request_facts, kept up to date incrementally (every read first applies
+   * what was committed since the last refresh). `raw`: recompute request facts from spans on every
+   * query — for verification and the benchmark; requests and tasks longer than 10 minutes are cut.
+   */
+  source?: SignalsSource;
+}
+
+export interface SnapshotOptions {
+  windowMs: number;
+  by: GroupDimension[];
+  /** Window end (event time, ns); default the watermark. */
+  atNs?: bigint;
+  filter?: Partial<Record<GroupDimension, string>>;
+}
+
+export interface SeriesOptions {
+  signal: string;
+  by: GroupDimension[];
+  fromNs: bigint;
+  toNs: bigint;
+  stepMs: number;
+  filter?: Partial<Record<GroupDimension, string>>;
+}
+
+export interface SeriesPoint {
+  /** RFC 3339 end of the step the value covers. */
+  t: string;
+  v: number | null;
+}
+
+export interface SeriesResult {
+  signal: string;
+  step: string;
+  series: { key: Record<string, unknown>; points: SeriesPoint[] }[];
+}
+
+export interface Signals {
+  /** newest event time (ns) minus config.signals.lateness_ms; null when no data */
+  watermarkNs(): Promise<bigint | null>;
+  /** Newest event time (latest span end, else latest metric point); null when no data. */
+  newestEventNs(): Promise<bigint | null>;
+  snapshot(opts: SnapshotOptions): Promise<SignalsSnapshotDetail>;
+  series(opts: SeriesOptions): Promise<SeriesResult>;
+  /** Applies everything committed since the last refresh to the rollups (a no-op for source 'raw'). */
+  refresh(): Promise<RefreshResult | null>;
+  readonly source: SignalsSource;
+}
+
+export function createSignals(store: Store, config: GovernorConfig, options: SignalsOptions = {}): Signals {
+  const source = options.source ?? 'rollup';
+  const refresher: FactsRefresher | null = source === 'rollup' ? getFactsRefresher(store) : null;
+  const latenessNs = BigInt(config.signals.lateness_ms) * NS_PER_MS;
+  const learnedPeaks = new Map<bigint, Promise<Map<string, number>>>();
+
+  const newestEventNs = async (): Promise<bigint | null> => {
+    if (refresher) {
+      await refresher.ensureFresh();
+      const spanNs = await refresher.newestSpanEndNs();
+      if (spanNs !== null) return spanNs;
+    }
+    const [row] = await store.query<Record<string, unknown>>(NEWEST_EVENT_SQL);
+    return toBigIntOrNull(row?.span_ns) ?? toBigIntOrNull(row?.metric_ns);
+  };
+
+  const transformFor = (spec: WindowSpec): { transform: SqlTransform; extra: Record<string, bigint> } => {
+    if (source === 'rollup') return { transform: (sql) => sql, extra: {} };
+    return {
+      transform: (sql) => sql.replace(/^WITH$/m, `${RAW_FACTS_SQL.trimEnd()},`),
+      extra: { scan_from_ns: spec.fromNs - RAW_LOOKBACK_NS, scan_to_ns: spec.toNs },
+    };
+  };
+
+  const learnedPeaksAt = (toNs: bigint): Promise<Map<string, number>> => {
+    const slot = toNs / LEARNED_PEAK_SLOT_NS;
+    let cached = learnedPeaks.get(slot);
+    if (!cached) {
+      const spec: WindowSpec = {
+        fromNs: toNs - (source === 'raw' ? 60n * MINUTE_NS : LEARNED_PEAK_HISTORY_NS),
+        toNs,
+        stepNs: MINUTE_NS,
+        by: [],
+        filter: {},
+        pendingAfterNs: toNs,
+      };
+      const { transform, extra } = transformFor(spec);
+      const sql = transform(WINDOW_SQL.learnedPeak);
+      cached = store
+        .query<Record<string, unknown>>(sql, pickSqlParams(sql, { ...buildWindowParams(spec, config), ...extra }))
+        .then((rows) => {
+          const peaks = new Map<string, number>();
+          for (const row of rows) {
+            const peak = toNumberOrNull(row.peak_tokens_per_s);
+            if (typeof row.pool === 'string' && peak !== null && peak > 0) peaks.set(row.pool, peak);
+          }
+          return peaks;
+        });
+      cached.catch(() => learnedPeaks.delete(slot));
+      if (learnedPeaks.size > 16) learnedPeaks.delete(learnedPeaks.keys().next().value!);
+      learnedPeaks.set(slot, cached);
+    }
+    return cached;
+  };
+
+  /** Computes every bucket of a window: one bucket for a snapshot, many for a series. */
+  const computeBuckets = async (spec: WindowSpec): Promise<SignalGroupDetail[][]> => {
+    if (refresher) await refresher.ensureFresh();
+    const { transform, extra } = transformFor(spec);
+    const params = { ...buildWindowParams(spec, config), ...extra };
+    const rows = await runWindowQueries(store, params, transform);
+    const bucketCount = Number((spec.toNs - spec.fromNs + spec.stepNs - 1n) / spec.stepNs);
+    const bucketSeconds = (bucket: number) => {
+      const start = spec.fromNs + BigInt(bucket) * spec.stepNs;
+      const end = start + spec.stepNs < spec.toNs ? start + spec.stepNs : spec.toNs;
+      return Number(end - start) / 1e9;
+    };
+    const needsLearnedPeak = rows.pools.some((r) => typeof r.pool === 'string' && r.peak_tokens_per_s == null);
+    const peaks = needsLearnedPeak ? await learnedPeaksAt(spec.toNs) : new Map<string, number>();
+    const pools = computePoolBuckets(rows.pools, bucketSeconds, config, peaks);
+    const inBucket = <T extends { bucket?: unknown }>(list: readonly T[], b: number) =>
+      list.filter((r) => toNumberOrNull(r.bucket) === b);
+    const buckets: SignalGroupDetail[][] = [];
+    for (let b = 0; b < bucketCount; b++) {
+      buckets.push(
+        assembleGroups({
+          by: spec.by,
+          filter: spec.filter,
+          seconds: bucketSeconds(b),
+          requests: inBucket(rows.requests, b),
+          tasks: inBucket(rows.tasks, b),
+          weights: inBucket(rows.weights, b),
+          pools: pools.filter((p) => p.bucket === b),
+        }),
+      );
+    }
+    return buckets;
+  };
+
+  return {
+    source,
+    newestEventNs,
+    async watermarkNs() {
+      const newest = await newestEventNs();
+      return newest === null ? null : newest - latenessNs;
+    },
+    async refresh() {
+      return refresher ? refresher.refresh() : null;
+    },
+    async snapshot(opts) {
+      const windowNs = BigInt(Math.round(opts.windowMs)) * NS_PER_MS;
+      if (windowNs <= 0n) throw new RangeError('the window must be longer than 0 ms');
+      const newest = await newestEventNs();
+      const watermark = newest === null ? null : newest - latenessNs;
+      const atNs = opts.atNs ?? watermark ?? BigInt(Date.now()) * NS_PER_MS;
+      const spec: WindowSpec = {
+        fromNs: atNs - windowNs,
+        toNs: atNs,
+        stepNs: windowNs,
+        by: dedupe(opts.by),
+        filter: opts.filter ?? {},
+        pendingAfterNs: watermark ?? atNs,
+      };
+      const [groups = []] = await computeBuckets(spec);
+      return { at: nsToRfc3339(atNs), window: formatDurationMs(opts.windowMs), groups };
+    },
+    async series(opts) {
+      const stepNs = BigInt(Math.round(opts.stepMs)) * NS_PER_MS;
+      if (stepNs <= 0n) throw new RangeError('the step must be longer than 0 ms');
+      if (opts.toNs <= opts.fromNs) throw new RangeError('`to` must be after `from`');
+      const points = Number((opts.toNs - opts.fromNs + stepNs - 1n) / stepNs);
+      if (points > MAX_SERIES_POINTS) {
+        throw new RangeError(
+          `the range holds ${points} steps; at most ${MAX_SERIES_POINTS} are allowed — use a larger step or a shorter range`,
+        );
+      }
+      const newest = await newestEventNs();
+      const watermark = newest === null ? null : newest - latenessNs;
+      const by = dedupe(opts.by);
+      const spec: WindowSpec = {
+        fromNs: opts.fromNs,
+        toNs: opts.toNs,
+        stepNs,
+        by,
+        filter: opts.filter ?? {},
+        pendingAfterNs: watermark ?? opts.toNs,
+      };
+      const buckets = await computeBuckets(spec);
+      const series = new Map<string, { key: Record<string, unknown>; points: SeriesPoint[] }>();
+      for (const groups of buckets) {
+        for (const group of groups) {
+          const id = groupKeyId(group.key);
+          if (!series.has(id)) series.set(id, { key: group.key, points: [] });
+        }
+      }
+      buckets.forEach((groups, b) => {
+        const end = opts.fromNs + BigInt(b + 1) * stepNs;
+        const t = nsToRfc3339(end < opts.toNs ? end : opts.toNs);
+        const byId = new Map(groups.map((g) => [groupKeyId(g.key), g]));
+        for (const [id, s] of series) {
+          const group = byId.get(id) ?? emptyGroup(s.key);
+          s.points.push({ t, v: readSignalValue(group, opts.signal) });
+        }
+      });
+      return { signal: opts.signal, step: formatDurationMs(opts.stepMs), series: [...series.values()] };
+    },
+  };
+}
+
+function dedupe(by: readonly GroupDimension[]): GroupDimension[] {
+  return [...new Set(by)];
+}

@@ -1,0 +1,224 @@
+-- Fragment (CTEs): one row per trace from the spans in relation `src_spans`, which must hold every
+-- span of each trace it mentions. Defines `trace_facts` with the columns of request_facts except
+-- the task_* columns (see task-columns.sql).
+--
+-- Request = trace. Its root is the span without a parent (else, while the root has not arrived,
+-- the earliest span). Dimensions come from the root, else from a runtime-side span, else from any
+-- span of the trace. TTFT = earliest first token over the trace − root start. Hop times are each
+-- span's self time (its interval minus the union of its children's intervals), every interval
+-- clipped to the root's interval and to its parent's, so clock skew between hops (a child starting
+-- before its parent) never yields negative time and the hop times of a well-nested trace add up to
+-- its e2e latency.
+
+dedup AS (
+  -- OTLP exporters retry, so a span may be delivered twice; keep one copy.
+  SELECT * FROM src_spans
+  QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_ns DESC) = 1
+),
+ranked AS (
+  SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY is_root DESC, start_ns, span_id) AS rn
+  FROM dedup
+),
+trace_dims AS (
+  SELECT
+    trace_id,
+    any_value(span_id) FILTER (WHERE rn = 1) AS root_span_id,
+    any_value(name) FILTER (WHERE rn = 1) AS name,
+    any_value(service) FILTER (WHERE rn = 1) AS service,
+    bool_or(is_root) AS has_root,
+    any_value(start_ns) FILTER (WHERE rn = 1) AS r_start,
+    any_value(greatest(end_ns, start_ns)) FILTER (WHERE rn = 1) AS r_end,
+    min(start_ns) AS first_span_ns,
+    max(end_ns) AS last_span_ns,
+    min(first_token_ns) AS first_token_ns,
+    arg_max(server_ttft_ms, start_ns) FILTER (WHERE server_ttft_ms IS NOT NULL) AS server_ttft_ms,
+    coalesce(any_value(pool) FILTER (WHERE rn = 1), any_value(pool) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode', 'scheduler')), any_value(pool)) AS pool,
+    coalesce(any_value(model) FILTER (WHERE rn = 1), any_value(model) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode', 'scheduler')), any_value(model)) AS model,
+    coalesce(any_value(region) FILTER (WHERE rn = 1), any_value(region) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode', 'scheduler')), any_value(region)) AS region,
+    coalesce(any_value(gpu_type) FILTER (WHERE rn = 1), any_value(gpu_type) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode', 'scheduler')), any_value(gpu_type)) AS gpu_type,
+    coalesce(any_value(tenant) FILTER (WHERE rn = 1), any_value(tenant)) AS tenant,
+    coalesce(any_value(priority) FILTER (WHERE rn = 1), any_value(priority)) AS priority,
+    coalesce(any_value(workflow_type) FILTER (WHERE rn = 1), any_value(workflow_type)) AS workflow_type,
+    coalesce(any_value(replica) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode', 'scheduler')), any_value(replica)) AS replica,
+    coalesce(any_value(workflow_id) FILTER (WHERE rn = 1), any_value(workflow_id)) AS workflow_id,
+    coalesce(any_value(conversation_id) FILTER (WHERE rn = 1), any_value(conversation_id)) AS conversation_id,
+    coalesce(any_value(workflow_step) FILTER (WHERE rn = 1), any_value(workflow_step)) AS workflow_step,
+    coalesce(any_value(workflow_steps) FILTER (WHERE rn = 1), max(workflow_steps)) AS workflow_steps,
+    coalesce(any_value(attempt) FILTER (WHERE rn = 1), max(attempt), 1) AS attempt,
+    any_value(outcome) FILTER (WHERE rn = 1) AS outcome,
+    coalesce(any_value(error_type) FILTER (WHERE rn = 1), any_value(error_type)) AS error_type,
+    bool_or(outcome = 'preempted') AS preempted,
+    coalesce(any_value(input_tokens) FILTER (WHERE rn = 1), max(input_tokens)) AS input_tokens,
+    coalesce(any_value(output_tokens) FILTER (WHERE rn = 1), max(output_tokens)) AS output_tokens,
+    coalesce(any_value(cached_tokens) FILTER (WHERE rn = 1), max(cached_tokens)) AS cached_tokens,
+    bool_or(cache_hit) AS cache_hit,
+    avg(kv_usage) AS kv_usage,
+    max(queue_depth) AS queue_depth,
+    coalesce(
+      sum(duration_ms) FILTER (WHERE hop = 'runtime'),
+      sum(duration_ms) FILTER (WHERE hop IN ('prefill', 'decode'))
+    ) AS gpu_ms,
+    sum(cost_usd) AS cost_usd,
+    count(*)::INTEGER AS span_count
+  FROM ranked
+  GROUP BY trace_id
+),
+eff AS (
+  -- Every span's interval clipped to the root's; `ft` is the first token clipped likewise.
+  SELECT
+    s.trace_id,
+    s.span_id,
+    s.parent_span_id,
+    s.hop,
+    s.queue_ms,
+    s.prefill_ms,
+    s.decode_ms,
+    greatest(s.start_ns, d.r_start) AS es,
+    greatest(least(s.end_ns, d.r_end), greatest(s.start_ns, d.r_start)) AS ee,
+    CASE WHEN d.first_token_ns IS NULL THEN NULL ELSE least(greatest(d.first_token_ns, d.r_start), d.r_end) END AS ft
+  FROM dedup s
+  JOIN trace_dims d USING (trace_id)
+),
+kids AS (
+  SELECT c.trace_id, c.parent_span_id AS pid, greatest(c.es, p.es) AS cs, least(c.ee, p.ee) AS ce, p.ft
+  FROM eff c
+  JOIN eff p ON p.trace_id = c.trace_id AND p.span_id = c.parent_span_id
+),
+kids_ordered AS (
+  SELECT
+    *,
+    max(ce) OVER (PARTITION BY trace_id, pid ORDER BY cs, ce ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
+  FROM kids
+  WHERE ce > cs
+),
+covered AS (
+  -- Length of the union of the children's intervals, and of its part before the first token.
+  SELECT
+    trace_id,
+    pid,
+    sum(greatest(0, ce - greatest(cs, coalesce(prev_end, cs)))) AS cov_ns,
+    sum(greatest(0, least(ce, ft) - greatest(cs, coalesce(least(prev_end, ft), cs)))) AS cov_ft_ns
+  FROM kids_ordered
+  GROUP BY trace_id, pid
+),
+selfs AS (
+  SELECT
+    e.trace_id,
+    CASE e.hop
+      WHEN 'gateway' THEN 'gateway'
+      WHEN 'router' THEN 'router'
+      WHEN 'cache' THEN 'cache'
+      WHEN 'scheduler' THEN 'queue'
+      WHEN 'prefill' THEN 'prefill'
+      WHEN 'decode' THEN 'decode'
+      WHEN 'stream' THEN 'stream'
+      WHEN 'runtime' THEN 'runtime'
+      WHEN 'tool' THEN 'tool'
+      ELSE 'other'
+    END AS hop_key,
+    greatest(0, (e.ee - e.es) - coalesce(c.cov_ns, 0)) / 1e6 AS self_ms,
+    CASE WHEN e.ft IS NULL THEN NULL ELSE greatest(0, greatest(0, least(e.ee, e.ft) - e.es) - coalesce(c.cov_ft_ns, 0)) / 1e6 END AS self_ft_ms,
+    -- vLLM reports queue/prefill/decode as attributes of a runtime span without child spans.
+    (e.hop = 'runtime' AND c.cov_ns IS NULL AND coalesce(e.queue_ms, e.prefill_ms, e.decode_ms) IS NOT NULL) AS split,
+    coalesce(e.queue_ms, 0) AS q_ms,
+    coalesce(e.prefill_ms, 0) AS p_ms,
+    coalesce(e.decode_ms, 0) AS d_ms,
+    e.queue_ms IS NOT NULL AS has_q,
+    e.prefill_ms IS NOT NULL AS has_p,
+    e.decode_ms IS NOT NULL AS has_d
+  FROM eff e
+  LEFT JOIN covered c ON c.trace_id = e.trace_id AND c.pid = e.span_id
+),
+scaled AS (
+  -- When the attributes add up to more than the span's self time (skew, rounding), scale them down.
+  SELECT
+    *,
+    CASE WHEN split AND q_ms + p_ms + d_ms > self_ms THEN self_ms / (q_ms + p_ms + d_ms) ELSE 1.0 END AS k
+  FROM selfs
+),
+parts AS (
+  SELECT
+    trace_id,
+    hop_key,
+    CASE WHEN split THEN greatest(0, self_ms - (q_ms + p_ms + d_ms) * k) ELSE self_ms END AS ms,
+    CASE WHEN split THEN greatest(0, self_ft_ms - least(self_ft_ms, (q_ms + p_ms) * k)) ELSE self_ft_ms END AS ms_ft
+  FROM scaled
+  UNION ALL
+  SELECT trace_id, 'queue', q_ms * k, least(q_ms * k, self_ft_ms) FROM scaled WHERE split AND has_q
+  UNION ALL
+  SELECT trace_id, 'prefill', p_ms * k, least(p_ms * k, greatest(0, self_ft_ms - q_ms * k)) FROM scaled WHERE split AND has_p
+  UNION ALL
+  SELECT trace_id, 'decode', d_ms * k, CASE WHEN self_ft_ms IS NULL THEN NULL ELSE 0.0 END FROM scaled WHERE split AND has_d
+),
+hop_times AS (
+  SELECT
+    trace_id,
+    sum(ms) FILTER (WHERE hop_key = 'gateway') AS hop_gateway_ms,
+    sum(ms) FILTER (WHERE hop_key = 'router') AS hop_router_ms,
+    sum(ms) FILTER (WHERE hop_key = 'cache') AS hop_cache_ms,
+    sum(ms) FILTER (WHERE hop_key = 'queue') AS hop_queue_ms,
+    sum(ms) FILTER (WHERE hop_key = 'prefill') AS hop_prefill_ms,
+    sum(ms) FILTER (WHERE hop_key = 'decode') AS hop_decode_ms,
+    sum(ms) FILTER (WHERE hop_key = 'stream') AS hop_stream_ms,
+    sum(ms) FILTER (WHERE hop_key = 'runtime') AS hop_runtime_ms,
+    sum(ms) FILTER (WHERE hop_key = 'tool') AS hop_tool_ms,
+    sum(ms) FILTER (WHERE hop_key = 'other') AS hop_other_ms,
+    sum(ms_ft) FILTER (WHERE hop_key = 'gateway') AS ttft_hop_gateway_ms,
+    sum(ms_ft) FILTER (WHERE hop_key = 'router') AS ttft_hop_router_ms,
+    sum(ms_ft) FILTER (WHERE hop_key = 'cache') AS ttft_hop_cache_ms,
+    sum(ms_ft) FILTER (WHERE hop_key = 'queue') AS ttft_hop_queue_ms,
+    sum(ms_ft) FILTER (WHERE hop_key = 'prefill') AS ttft_hop_prefill_ms,
+    sum(ms_ft) FILTER (WHERE hop_key = 'decode') AS ttft_hop_decode_ms,
+    sum(ms_ft) FILTER (WHERE hop_key = 'stream') AS ttft_hop_stream_ms,
+    sum(ms_ft) FILTER (WHERE hop_key = 'runtime') AS ttft_hop_runtime_ms,
+    sum(ms_ft) FILTER (WHERE hop_key = 'tool') AS ttft_hop_tool_ms,
+    sum(ms_ft) FILTER (WHERE hop_key = 'other') AS ttft_hop_other_ms
+  FROM parts
+  GROUP BY trace_id
+),
+trace_facts AS (
+  SELECT
+    d.trace_id,
+    d.root_span_id,
+    d.name,
+    d.service,
+    d.has_root,
+    d.r_start AS start_ns,
+    d.r_end AS end_ns,
+    d.first_span_ns,
+    d.last_span_ns,
+    (d.r_end - d.r_start) / 1e6 AS e2e_ms,
+    d.first_token_ns,
+    CASE WHEN d.first_token_ns IS NULL THEN NULL ELSE least(greatest(d.first_token_ns - d.r_start, 0), d.r_end - d.r_start) / 1e6 END AS ttft_ms,
+    d.server_ttft_ms,
+    d.pool,
+    d.model,
+    d.region,
+    d.gpu_type,
+    d.tenant,
+    d.priority,
+    d.workflow_type,
+    d.replica,
+    coalesce(d.workflow_id, d.conversation_id, d.trace_id) AS task_id,
+    d.workflow_id,
+    d.conversation_id,
+    d.workflow_step,
+    d.workflow_steps,
+    CASE WHEN d.workflow_step IS NULL THEN 'trace:' || d.trace_id ELSE 'step:' || d.workflow_step END AS step_key,
+    d.attempt,
+    d.outcome,
+    d.error_type,
+    d.preempted,
+    d.input_tokens,
+    d.output_tokens,
+    d.cached_tokens,
+    d.cache_hit,
+    d.kv_usage,
+    d.queue_depth,
+    d.gpu_ms,
+    d.cost_usd,
+    d.span_count,
+    h.* EXCLUDE (trace_id)
+  FROM trace_dims d
+  JOIN hop_times h USING (trace_id)
+)

@@ -1,0 +1,51 @@
+import type { GroupDimension, HopLatency, Percentiles, SignalGroup, SignalsSnapshot } from '@governor/conventions';
+
+/**
+ * Hop keys in hop attribution: the hops of DESIGN.md §1 (gateway, router, cache, queue, prefill,
+ * decode, stream) plus `runtime` (runtime time not split further), `tool` and `other`
+ * (unclassified spans). `queue` is the time in spans classified `scheduler`, or vLLM's
+ * gen_ai.latency.time_in_queue.
+ */
+export const HOP_KEYS = [
+  'gateway',
+  'router',
+  'cache',
+  'queue',
+  'prefill',
+  'decode',
+  'stream',
+  'runtime',
+  'tool',
+  'other',
+] as const;
+export type HopKey = (typeof HOP_KEYS)[number];
+
+/** memory-bound when utilizationRatio > 1.2, compute-bound when < 0.8 (DESIGN.md §1). */
+export type UtilizationBound = 'memory' | 'compute' | 'balanced';
+
+/** A SignalGroup plus the supporting figures Governor computes alongside it. */
+export interface SignalGroupDetail extends SignalGroup {
+  hops: Partial<Record<HopKey, HopLatency>>;
+  preemptionRate: number | null;
+  queueDepth: number | null;
+  /** Generated (output) tokens per second. */
+  tokensPerS: number | null;
+  /** Per task: first request start → last request end. */
+  taskE2eMs: Percentiles;
+  /** Tasks that succeeded and met the SLO on every final attempt. */
+  goodTasks: number;
+  /** Tasks that stopped before all declared workflow steps were seen (counted as failed). */
+  abandonedTasks: number;
+  /** Incomplete tasks that ended within the lateness of the newest event; not counted yet. */
+  pendingTasks: number;
+  retries: number;
+  utilizationBound: UtilizationBound | null;
+  /** Peak tokens/s per replica used for computeUtil: configured, else learned. */
+  peakTokensPerSPerReplica: number | null;
+}
+
+export interface SignalsSnapshotDetail extends SignalsSnapshot {
+  groups: SignalGroupDetail[];
+}
+
+export type GroupKey = Partial<Record<GroupDimension, string | number | null>>;

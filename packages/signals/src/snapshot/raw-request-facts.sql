@@ -1,0 +1,15 @@
+-- Replaces request_facts by the same facts computed from spans at query time (source 'raw': for
+-- verification and the benchmark's raw-scan figure). Only spans starting in
+-- [$scan_from_ns, $scan_to_ns] are read, so requests and tasks must fit in that range.
+WITH
+src_spans AS (
+  SELECT * EXCLUDE (attributes, resource, events)
+  FROM span_store
+  WHERE start_ns >= $scan_from_ns::BIGINT AND start_ns <= $scan_to_ns::BIGINT
+),
+-- @include ../rollup/trace-facts.sql
+,
+task_rows AS (SELECT * FROM trace_facts),
+-- @include ../rollup/task-columns.sql
+,
+request_facts AS (SELECT * FROM facts)

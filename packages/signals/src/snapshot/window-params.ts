@@ -1,0 +1,45 @@
+import { GROUP_DIMENSIONS, type GovernorConfig, type GroupDimension } from '@governor/conventions';
+
+/** A gauge value holds at most this long after its timestamp (Prometheus' default lookback). */
+export const GAUGE_STALE_NS = 5n * 60n * 1_000_000_000n;
+
+export interface WindowSpec {
+  fromNs: bigint;
+  toNs: bigint;
+  stepNs: bigint;
+  by: readonly GroupDimension[];
+  filter: Partial<Record<GroupDimension, string>>;
+  /** Incomplete tasks that ended after this (newest event − lateness) are pending. */
+  pendingAfterNs: bigint;
+}
+
+export type ParamValue = string | number | bigint | boolean | null;
+
+/** Every parameter the window queries may use; each query picks the ones it names. */
+export function buildWindowParams(spec: WindowSpec, config: GovernorConfig): Record<string, ParamValue> {
+  const params: Record<string, ParamValue> = {
+    from_ns: spec.fromNs,
+    to_ns: spec.toNs,
+    step_ns: spec.stepNs,
+    stale_ns: GAUGE_STALE_NS,
+    pending_after_ns: spec.pendingAfterNs,
+    slo_ttft_ms: config.slo.ttft_ms ?? null,
+    slo_e2e_ms: config.slo.e2e_ms ?? null,
+    pools_json: JSON.stringify(
+      config.pools.map((p) => ({
+        name: p.name,
+        gpu_type: p.gpu_type ?? null,
+        model: p.model ?? null,
+        region: p.region ?? null,
+        gpus_per_replica: p.gpus_per_replica,
+        peak_tokens_per_s: p.peak_tokens_per_s_per_replica ?? null,
+      })),
+    ),
+    min_minutes: 5,
+  };
+  for (const dim of GROUP_DIMENSIONS) {
+    params[`by_${dim}`] = spec.by.includes(dim);
+    params[`f_${dim}`] = spec.filter[dim] ?? null;
+  }
+  return params;
+}

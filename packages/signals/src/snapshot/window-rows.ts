@@ -1,0 +1,61 @@
+import { GROUP_DIMENSIONS, type GroupDimension } from '@governor/conventions';
+import type { Store } from '@governor/store';
+import { loadSql } from '../load-sql.ts';
+import { type ParamValue, pickSqlParams } from '../sql-params.ts';
+import type { GroupKey } from '../signal-group.ts';
+
+// Runs the window queries and types their rows. Heavy lifting (percentiles, counts) happens in
+// DuckDB; cost allocation and ratios are computed from these rows in assemble-groups.ts.
+
+export const WINDOW_SQL = {
+  requests: loadSql(import.meta.url, 'request-aggregates.sql'),
+  tasks: loadSql(import.meta.url, 'task-aggregates.sql'),
+  pools: loadSql(import.meta.url, 'pool-buckets.sql'),
+  weights: loadSql(import.meta.url, 'group-weights.sql'),
+  learnedPeak: loadSql(import.meta.url, 'learned-peak.sql'),
+} as const;
+
+export type Row = Record<string, unknown>;
+
+export interface WindowRows {
+  requests: Row[];
+  tasks: Row[];
+  pools: Row[];
+  weights: Row[];
+}
+
+/** Rewrites a window query before it runs (the raw-scan source swaps request_facts for spans). */
+export type SqlTransform = (sql: string) => string;
+
+export async function runWindowQueries(
+  store: Store,
+  params: Record<string, ParamValue>,
+  transform: SqlTransform,
+): Promise<WindowRows> {
+  const run = (sql: string) => {
+    const final = transform(sql);
+    return store.query<Row>(final, pickSqlParams(final, params));
+  };
+  const [requests, tasks, pools, weights] = await Promise.all([
+    run(WINDOW_SQL.requests),
+    run(WINDOW_SQL.tasks),
+    run(WINDOW_SQL.pools),
+    run(WINDOW_SQL.weights),
+  ]);
+  return { requests, tasks, pools, weights };
+}
+
+/** The group key of a row (k_* columns) restricted to the dimensions grouped by. */
+export function readGroupKey(row: Row, by: readonly GroupDimension[]): GroupKey {
+  const key: GroupKey = {};
+  for (const dim of by) {
+    const v = row[`k_${dim}`];
+    key[dim] = v === undefined || v === null ? null : typeof v === 'number' ? v : String(v);
+  }
+  return key;
+}
+
+/** A stable string for a group key, in GROUP_DIMENSIONS order. */
+export function groupKeyId(key: GroupKey): string {
+  return JSON.stringify(GROUP_DIMENSIONS.filter((d) => d in key).map((d) => [d, key[d] ?? null]));
+}

@@ -1,0 +1,162 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { type SpanRow, createHopClassifier, normalizeTraceRequest } from '@governor/otlp';
+import { syntheticTraceRequest } from '@governor/otlp/fixtures';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { QueueFullError, WriterClosedError } from './batch-writer.ts';
+import { type Store, createStore } from './create-store.ts';
+import { STAGE_FILE } from './ingest-stage.ts';
+import { measureAppendRate } from './measure-append-rate.ts';
+
+const classifier = createHopClassifier();
+let seed = 0;
+function spanRows(count: number): SpanRow[] {
+  return normalizeTraceRequest(
+    syntheticTraceRequest({ spans: count, seed: ++seed, startNs: 1_760_000_000_000_000_000n }),
+    { classifier, aliases: {} },
+  ).rows.slice(0, count);
+}
+
+async function countSpans(store: Store): Promise<number> {
+  const [row] = await store.query<{ n: number }>('SELECT count(*) AS n FROM span_store');
+  return row!.n;
+}
+
+let dir: string;
+let store: Store | null = null;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'governor-writer-'));
+});
+afterEach(async () => {
+  await store?.close();
+  store = null;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('batch writer', () => {
+  it('acknowledges a write only once its rows are committed and readable', async () => {
+    store = await createStore({ dataDir: dir });
+    const rows = spanRows(40);
+    for (let i = 0; i < 5; i++) {
+      await store.writer.write(rows.slice(i * 8, i * 8 + 8), []);
+      expect(await countSpans(store)).toBe((i + 1) * 8);
+    }
+  });
+
+  it('commits concurrent writes together (group commit)', async () => {
+    store = await createStore({ dataDir: dir });
+    const rows = spanRows(400);
+    await Promise.all(Array.from({ length: 50 }, (_, i) => store!.writer.write(rows.slice(i * 8, i * 8 + 8), [])));
+    expect(await countSpans(store)).toBe(400);
+    expect(store.writer.stats().flushes).toBeLessThan(50);
+  });
+
+  it('refuses writes past maxQueuedRows at once with a retry hint, and stores every accepted row', async () => {
+    store = await createStore({ dataDir: dir, maxQueuedRows: 100 });
+    const rows = spanRows(300);
+    const results = await Promise.allSettled(
+      Array.from({ length: 30 }, (_, i) => store!.writer.write(rows.slice(i * 10, i * 10 + 10), [])),
+    );
+    const refused = results.filter((r) => r.status === 'rejected');
+    const accepted = results.filter((r) => r.status === 'fulfilled');
+    expect(refused.length).toBeGreaterThan(0);
+    for (const r of refused) {
+      const error = (r as PromiseRejectedResult).reason;
+      expect(error).toBeInstanceOf(QueueFullError);
+      expect((error as QueueFullError).retryAfterS).toBeGreaterThanOrEqual(1);
+    }
+    expect(await countSpans(store)).toBe(accepted.length * 10);
+    expect(store.writer.stats().rejectedQueueFull).toBe(refused.length);
+  });
+
+  it('rejects the writers of a failed group and keeps serving the next ones', async () => {
+    store = await createStore({ dataDir: dir });
+    const [good, bad] = spanRows(2) as [SpanRow, SpanRow];
+    const broken = { ...bad, priority: 'high' as unknown as number };
+    await expect(store.writer.write([broken], [])).rejects.toThrow(/writing to DuckDB failed/);
+    await store.writer.write([good], []);
+    expect(await countSpans(store)).toBe(1);
+    expect(store.writer.stats().failedFlushes).toBe(1);
+  });
+
+  it('keeps acknowledging writes while the main database checkpoints, then moves them into span_store', async () => {
+    store = await createStore({ dataDir: dir, checkpointIntervalMs: 3_600_000 });
+    const rows = spanRows(2_000);
+    for (let i = 0; i < 30; i++) await store.writer.write(rows, []);
+    let stop = false;
+    let ackedWhileStaged = 0;
+    let written = 30 * rows.length;
+    const load = (async () => {
+      while (!stop) {
+        await store!.writer.write(rows.slice(0, 500), []);
+        written += 500;
+        if (store!.writer.stats().stagedRows > 0) ackedWhileStaged++;
+      }
+    })();
+    await store.writer.checkpoint();
+    stop = true;
+    await load;
+    expect(ackedWhileStaged).toBeGreaterThan(0);
+    expect(store.writer.stats().checkpoints).toBe(1);
+    await store.writer.checkpoint();
+    expect(await countSpans(store)).toBe(written);
+    const [staged] = await store.query<{ n: number }>('SELECT count(*) AS n FROM stage.main.span_store');
+    expect(staged!.n).toBe(0);
+  });
+
+  it('close() commits what is queued and checkpoints; the data is there after reopening', async () => {
+    store = await createStore({ dataDir: dir });
+    const rows = spanRows(100);
+    const pending = Array.from({ length: 10 }, (_, i) => store!.writer.write(rows.slice(i * 10, i * 10 + 10), []));
+    await store.close();
+    await Promise.all(pending);
+    await expect(store.writer.write(rows.slice(0, 1), [])).rejects.toBeInstanceOf(WriterClosedError);
+    store = await createStore({ dataDir: dir });
+    expect(await countSpans(store)).toBe(100);
+  });
+});
+
+describe('ingest stage recovery', () => {
+  async function leaveStagedRows(alreadyMoved: boolean): Promise<void> {
+    store = await createStore({ dataDir: dir });
+    await store.writer.write(spanRows(10), []);
+    await store.close();
+    store = null;
+    // What a crash in the middle of a checkpoint cycle leaves behind.
+    const instance = await DuckDBInstance.create(join(dir, 'governor.duckdb'));
+    const c = await instance.connect();
+    await c.run(`ATTACH '${join(dir, STAGE_FILE)}' AS stage`);
+    await c.run('INSERT INTO stage.main.span_store SELECT * FROM span_store LIMIT 4');
+    await c.run('INSERT INTO stage.main.ingest_stage_epoch VALUES (77)');
+    if (alreadyMoved) {
+      await c.run('INSERT INTO span_store SELECT * FROM stage.main.span_store');
+      await c.run('INSERT INTO ingest_stage_moves (epoch) VALUES (77)');
+    }
+    c.closeSync();
+    instance.closeSync();
+  }
+
+  it('moves rows a crash left in the stage into span_store at start', async () => {
+    await leaveStagedRows(false);
+    store = await createStore({ dataDir: dir });
+    expect(await countSpans(store)).toBe(14);
+  });
+
+  it('does not copy them twice when the crash came after the copy', async () => {
+    await leaveStagedRows(true);
+    store = await createStore({ dataDir: dir });
+    expect(await countSpans(store)).toBe(14);
+    const [staged] = await store.query<{ n: number }>('SELECT count(*) AS n FROM stage.main.span_store');
+    expect(staged!.n).toBe(0);
+  });
+});
+
+describe('measureAppendRate', () => {
+  it('appends the requested rows into a throwaway database', async () => {
+    const rate = await measureAppendRate({ dir: join(dir, 'raw'), rows: spanRows(50), count: 2_000, flushEvery: 500 });
+    expect(rate.rows).toBe(2_000);
+    expect(rate.rowsPerS).toBeGreaterThan(0);
+  });
+});

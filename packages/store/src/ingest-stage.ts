@@ -1,0 +1,77 @@
+import { readFileSync } from 'node:fs';
+import type { DuckDBConnection } from '@duckdb/node-api';
+
+// The ingest stage (see ingest-stage.sql): attached at start, recovered, recreated; emptied into
+// the main tables after every checkpoint of the main database.
+
+const sql = (file: string) => readFileSync(new URL(file, import.meta.url), 'utf8');
+const SETUP_SQL = sql('./ingest-stage.sql');
+const MOVE_SQL = sql('./move-staged-rows.sql');
+const EMPTY_SQL = sql('./empty-stage.sql');
+
+export const STAGE_CATALOG = 'stage';
+export const STAGE_FILE = 'ingest-stage.duckdb';
+
+/**
+ * Attaches the stage database (a file next to the main one, or in memory), moves what a crash
+ * left in it into the main tables and recreates its tables with the main tables' columns.
+ * Must run before `enable_external_access=false`, which forbids ATTACH.
+ */
+export async function attachIngestStage(connection: DuckDBConnection, path: string): Promise<void> {
+  await connection.run(`ATTACH '${path.replaceAll("'", "''")}' AS ${STAGE_CATALOG}`);
+  const tables = await connection.runAndReadAll(
+    `SELECT count(*)::INTEGER FROM duckdb_tables() WHERE database_name = '${STAGE_CATALOG}' AND table_name = 'span_store'`,
+  );
+  if (Number(tables.getRowsJS()[0]?.[0] ?? 0) > 0) await moveStagedRows(connection);
+  await connection.run(SETUP_SQL);
+}
+
+/** The next free epoch number for a staging cycle. */
+export async function readNextStageEpoch(connection: DuckDBConnection): Promise<number> {
+  const reader = await connection.runAndReadAll('SELECT coalesce(max(epoch), 0)::BIGINT + 1 FROM ingest_stage_moves');
+  return Number(reader.getRowsJS()[0]?.[0] ?? 1);
+}
+
+/** Marks the start of a staging cycle; must commit before the first staged row. */
+export async function beginStageEpoch(connection: DuckDBConnection, epoch: number): Promise<void> {
+  await connection.run(`INSERT INTO ${STAGE_CATALOG}.main.ingest_stage_epoch VALUES (${Math.trunc(epoch)})`);
+}
+
+export interface MovedRows {
+  spans: number;
+  metricPoints: number;
+}
+
+/**
+ * Copies the staged rows into the main tables (unless their epoch is already recorded there: a
+ * crash between copy and delete), then empties and checkpoints the stage. The caller makes sure
+ * nothing writes to the stage meanwhile.
+ */
+export async function moveStagedRows(connection: DuckDBConnection): Promise<MovedRows> {
+  const reader = await connection.runAndReadAll(`SELECT
+      (SELECT count(*) FROM ${STAGE_CATALOG}.main.span_store)::BIGINT,
+      (SELECT count(*) FROM ${STAGE_CATALOG}.main.metric_store)::BIGINT,
+      (SELECT count(*) FROM ${STAGE_CATALOG}.main.ingest_stage_epoch)::BIGINT,
+      (SELECT count(*) FROM ingest_stage_moves m JOIN ${STAGE_CATALOG}.main.ingest_stage_epoch e ON m.epoch = e.epoch)::BIGINT`);
+  const [spans, metricPoints, epochs, alreadyMoved] = (reader.getRowsJS()[0] ?? []).map((v) => Number(v ?? 0)) as [
+    number,
+    number,
+    number,
+    number,
+  ];
+  if (spans + metricPoints + epochs === 0) return { spans: 0, metricPoints: 0 };
+  const moved = spans + metricPoints > 0 && alreadyMoved === 0;
+  if (moved) await runScript(connection, MOVE_SQL);
+  await runScript(connection, EMPTY_SQL);
+  if (spans + metricPoints > 0) await connection.run(`CHECKPOINT ${STAGE_CATALOG}`);
+  return moved ? { spans, metricPoints } : { spans: 0, metricPoints: 0 };
+}
+
+async function runScript(connection: DuckDBConnection, script: string): Promise<void> {
+  try {
+    await connection.run(script);
+  } catch (error) {
+    await connection.run('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+}

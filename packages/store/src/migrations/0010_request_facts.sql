@@ -1,0 +1,93 @@
+-- Incrementally maintained per-request rollup (one row per trace), owned by @governor/signals.
+-- Rebuilt for every trace that receives a span (and for every other trace of that trace's task),
+-- so a row always reflects all spans of its trace that have been committed so far. The signal
+-- queries and the `requests` / `tasks` views read this table instead of re-joining spans.
+CREATE TABLE IF NOT EXISTS request_facts (
+  trace_id VARCHAR NOT NULL,
+  root_span_id VARCHAR NOT NULL,
+  name VARCHAR NOT NULL,
+  service VARCHAR,
+  has_root BOOLEAN NOT NULL,
+  start_ns BIGINT NOT NULL,
+  end_ns BIGINT NOT NULL,
+  first_span_ns BIGINT NOT NULL,
+  last_span_ns BIGINT NOT NULL,
+  e2e_ms DOUBLE NOT NULL,
+  first_token_ns BIGINT,
+  ttft_ms DOUBLE,
+  server_ttft_ms DOUBLE,
+  pool VARCHAR,
+  model VARCHAR,
+  region VARCHAR,
+  gpu_type VARCHAR,
+  tenant VARCHAR,
+  priority INTEGER,
+  workflow_type VARCHAR,
+  replica VARCHAR,
+  task_id VARCHAR NOT NULL,
+  workflow_id VARCHAR,
+  conversation_id VARCHAR,
+  workflow_step INTEGER,
+  workflow_steps INTEGER,
+  step_key VARCHAR NOT NULL,
+  attempt INTEGER NOT NULL,
+  outcome VARCHAR NOT NULL,
+  error_type VARCHAR,
+  preempted BOOLEAN NOT NULL,
+  input_tokens INTEGER,
+  output_tokens INTEGER,
+  cached_tokens INTEGER,
+  cache_hit BOOLEAN,
+  kv_usage DOUBLE,
+  queue_depth INTEGER,
+  gpu_ms DOUBLE,
+  cost_usd DOUBLE,
+  span_count INTEGER NOT NULL,
+  hop_gateway_ms DOUBLE,
+  hop_router_ms DOUBLE,
+  hop_cache_ms DOUBLE,
+  hop_queue_ms DOUBLE,
+  hop_prefill_ms DOUBLE,
+  hop_decode_ms DOUBLE,
+  hop_stream_ms DOUBLE,
+  hop_runtime_ms DOUBLE,
+  hop_tool_ms DOUBLE,
+  hop_other_ms DOUBLE,
+  ttft_hop_gateway_ms DOUBLE,
+  ttft_hop_router_ms DOUBLE,
+  ttft_hop_cache_ms DOUBLE,
+  ttft_hop_queue_ms DOUBLE,
+  ttft_hop_prefill_ms DOUBLE,
+  ttft_hop_decode_ms DOUBLE,
+  ttft_hop_stream_ms DOUBLE,
+  ttft_hop_runtime_ms DOUBLE,
+  ttft_hop_tool_ms DOUBLE,
+  ttft_hop_other_ms DOUBLE,
+  task_start_ns BIGINT NOT NULL,
+  task_end_ns BIGINT NOT NULL,
+  task_requests INTEGER NOT NULL,
+  task_steps INTEGER NOT NULL,
+  task_declared_steps INTEGER,
+  is_final_attempt BOOLEAN NOT NULL
+);
+
+-- Progress of the incremental maintenance: span_store rows up to last_rowid are reflected in
+-- request_facts. (fp_trace_id, fp_span_id) is the span at last_rowid: when another span sits there,
+-- deletions (retention) compacted span_store and rowids moved, and the next refresh catches up by
+-- event time instead (see packages/signals/src/rollup).
+CREATE TABLE IF NOT EXISTS request_facts_state (
+  id INTEGER NOT NULL,
+  last_rowid BIGINT NOT NULL,
+  fp_trace_id VARCHAR,
+  fp_span_id VARCHAR,
+  newest_span_end_ns BIGINT,
+  refreshed_at TIMESTAMP,
+  -- What the last refresh did, for the caller (the refresh runs as a script without results).
+  last_mode VARCHAR NOT NULL,
+  last_traces_touched BIGINT NOT NULL,
+  last_requests_written BIGINT NOT NULL,
+  spans_remaining BIGINT NOT NULL
+);
+INSERT INTO request_facts_state
+SELECT 1, -1, NULL, NULL, NULL, NULL, 'none', 0, 0, 0
+WHERE NOT EXISTS (SELECT 1 FROM request_facts_state);

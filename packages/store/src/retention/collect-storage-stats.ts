@@ -1,0 +1,116 @@
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { toJsValue } from '../to-js-value.ts';
+import { listExportFiles } from './export-files.ts';
+import { RETENTION_TARGETS } from './retention-targets.ts';
+
+// Disk usage for GET /api/storage and governor_table_bytes on /metrics. Table bytes are the
+// table's share of checkpointed blocks (pragma_storage_info); rows written since the last
+// CHECKPOINT live in the WAL and are counted there.
+
+export interface TableStorage {
+  table: string;
+  rows: number;
+  /** Distinct checkpointed blocks × block size. */
+  bytes: number;
+}
+
+export interface ExportStorage {
+  target: string;
+  files: number;
+  bytes: number;
+  oldestPartition: string | null;
+  newestPartition: string | null;
+}
+
+export interface StorageStats {
+  collectedAt: string;
+  database: {
+    fileBytes: number;
+    walBytes: number;
+    blockSize: number;
+    usedBlocks: number;
+    freeBlocks: number;
+  };
+  tables: TableStorage[];
+  exports: ExportStorage[];
+  lastRetentionRuns: {
+    target: string;
+    state: string;
+    finishedAt: string | null;
+    rowsExported: number;
+    cutoffNs: string | null;
+    error: string | null;
+  }[];
+}
+
+export async function collectStorageStats(
+  connection: DuckDBConnection,
+  dataDir: string,
+  exportDir: string | null,
+): Promise<StorageStats> {
+  const rows = async (sql: string) =>
+    (await connection.runAndReadAll(sql))
+      .getRowObjectsJS()
+      .map((r) => toJsValue(r) as Record<string, unknown>);
+  const [size] = await rows(
+    'SELECT block_size, used_blocks, free_blocks FROM pragma_database_size() WHERE database_name = current_database()',
+  );
+  const blockSize = Number(size?.block_size ?? 262_144);
+  const tables = await rows(
+    "SELECT table_name FROM duckdb_tables() WHERE NOT temporary AND database_name = current_database() AND schema_name = 'main' ORDER BY table_name",
+  );
+  const tableStats: TableStorage[] = [];
+  for (const t of tables) {
+    const name = String(t.table_name);
+    // estimated_size still counts deleted rows until a checkpoint compacts them; count(*) does not.
+    const [stat] = await rows(
+      `SELECT (SELECT count(*) FROM "${name.replaceAll('"', '""')}") AS n,
+              (SELECT count(DISTINCT block_id) FROM pragma_storage_info('${name.replaceAll("'", "''")}') WHERE persistent) AS blocks`,
+    );
+    tableStats.push({
+      table: name,
+      rows: Number(stat?.n ?? 0),
+      bytes: Number(stat?.blocks ?? 0) * blockSize,
+    });
+  }
+  const file = dataDir === ':memory:' ? null : join(dataDir, 'governor.duckdb');
+  const exports: ExportStorage[] = exportDir
+    ? RETENTION_TARGETS.map((target) => {
+        const files = listExportFiles(exportDir, target.name);
+        const partitions = files.map((f) => `${f.date}T${f.hour}`).sort();
+        return {
+          target: target.name,
+          files: files.length,
+          bytes: files.reduce((n, f) => n + f.bytes, 0),
+          oldestPartition: partitions[0] ?? null,
+          newestPartition: partitions.at(-1) ?? null,
+        };
+      })
+    : [];
+  const runs = await rows(
+    `SELECT target, state, finished_at::VARCHAR AS finished_at, rows_exported, cutoff_ns::VARCHAR AS cutoff_ns, error
+     FROM retention_runs QUALIFY row_number() OVER (PARTITION BY target ORDER BY started_at DESC) = 1 ORDER BY target`,
+  );
+  return {
+    collectedAt: new Date().toISOString(),
+    database: {
+      fileBytes: file && existsSync(file) ? statSync(file).size : 0,
+      walBytes: file && existsSync(`${file}.wal`) ? statSync(`${file}.wal`).size : 0,
+      blockSize,
+      usedBlocks: Number(size?.used_blocks ?? 0),
+      freeBlocks: Number(size?.free_blocks ?? 0),
+    },
+    tables: tableStats,
+    exports,
+    lastRetentionRuns: runs.map((r) => ({
+      target: String(r.target),
+      state: String(r.state),
+      finishedAt: r.finished_at === null ? null : String(r.finished_at),
+      rowsExported: Number(r.rows_exported ?? 0),
+      cutoffNs: r.cutoff_ns === null ? null : String(r.cutoff_ns),
+      error: r.error === null ? null : String(r.error),
+    })),
+  };
+}

@@ -1,0 +1,233 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { refreshHistoryViews, quote } from './refresh-history-views.ts';
+import { RETENTION_TARGETS, type RetentionTarget, type RetentionTargetName } from './retention-targets.ts';
+
+// Export, verify, delete — per table, in one DuckDB transaction:
+//   1. COPY the rows older than the cutoff to hive-partitioned Parquet in export/.staging/<run>/
+//   2. check the COPY's row count and the files' own row count against the rows selected
+//   3. DELETE the same rows (the transaction's snapshot: rows appended meanwhile are untouched)
+//   4. record the run as `committed`, COMMIT
+//   5. move the files into export/<table>/date=…/hour=…/ and mark the run `published`
+// A failure before COMMIT rolls back and removes the staging folder, so nothing is lost or
+// doubled. A crash between COMMIT and the move leaves `committed` runs that the next start
+// publishes (recoverStagedExports).
+
+const HOUR_NS = 3_600_000_000_000n;
+const STAGING = '.staging';
+
+export interface RetentionPolicy {
+  /** TTL per target in hours; 0 (or absent) keeps the table's rows forever. */
+  ttlHours: Partial<Record<RetentionTargetName, number>>;
+}
+
+export interface RetentionTargetReport {
+  target: RetentionTargetName;
+  /** ok: rows exported and deleted (possibly none); skipped: no TTL or no table; failed: nothing changed. */
+  status: 'ok' | 'skipped' | 'failed';
+  watermarkNs: string | null;
+  cutoffNs: string | null;
+  rowsExported: number;
+  rowsDeleted: number;
+  bytesExported: number;
+  files: string[];
+  error?: string;
+  durationMs: number;
+}
+
+export interface RetentionReport {
+  runId: string;
+  startedAt: string;
+  targets: RetentionTargetReport[];
+}
+
+export async function runRetention(
+  connection: DuckDBConnection,
+  exportDir: string,
+  policy: RetentionPolicy,
+): Promise<RetentionReport> {
+  const startedAt = new Date();
+  const runId = `r${startedAt.toISOString().replace(/[-:.]/g, '').slice(0, 15)}z${randomBytes(3).toString('hex')}`;
+  const targets: RetentionTargetReport[] = [];
+  let published = false;
+  for (const target of RETENTION_TARGETS) {
+    const report = await runTarget(connection, exportDir, runId, target, policy.ttlHours[target.name] ?? 0);
+    targets.push(report);
+    if (report.files.length > 0) published = true;
+  }
+  if (published) await refreshHistoryViews(connection, exportDir);
+  try {
+    rmSync(join(exportDir, STAGING, runId), { recursive: true, force: true });
+  } catch {
+    // A leftover empty folder; the next start clears export/.staging.
+  }
+  return { runId, startedAt: startedAt.toISOString(), targets };
+}
+
+async function runTarget(
+  connection: DuckDBConnection,
+  exportDir: string,
+  runId: string,
+  target: RetentionTarget,
+  ttlHours: number,
+): Promise<RetentionTargetReport> {
+  const started = performance.now();
+  const report: RetentionTargetReport = {
+    target: target.name,
+    status: 'skipped',
+    watermarkNs: null,
+    cutoffNs: null,
+    rowsExported: 0,
+    rowsDeleted: 0,
+    bytesExported: 0,
+    files: [],
+    durationMs: 0,
+  };
+  const finish = () => ({ ...report, durationMs: performance.now() - started });
+  if (!(ttlHours > 0) || !(await tableExists(connection, target.table))) return finish();
+
+  const col = target.timeColumn;
+  const watermark = await scalar(connection, `SELECT max(${col}) FROM ${target.table}`);
+  if (watermark === null) return { ...finish(), status: 'ok' };
+  const cutoff = cutoffFor(BigInt(watermark as bigint), ttlHours);
+  report.watermarkNs = String(watermark);
+  report.cutoffNs = String(cutoff);
+
+  const stagingRoot = join(exportDir, STAGING, runId);
+  const stagingDir = join(stagingRoot, target.name);
+  const where = `${col} < ${cutoff}`;
+  let open = false;
+  try {
+    await connection.run('BEGIN TRANSACTION');
+    open = true;
+    const selected = Number(await scalar(connection, `SELECT count(*) FROM ${target.table} WHERE ${where}`));
+    if (selected === 0) {
+      await connection.run('ROLLBACK');
+      open = false;
+      return { ...finish(), status: 'ok' };
+    }
+    mkdirSync(stagingRoot, { recursive: true });
+    const ts = `make_timestamp(${col} // 1000)`;
+    const copy = await connection.runAndReadAll(
+      `COPY (SELECT *, strftime(${ts}, '%Y-%m-%d') AS date, strftime(${ts}, '%H') AS hour FROM ${target.table} WHERE ${where}) ` +
+        `TO ${quote(stagingDir)} (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (date, hour), FILENAME_PATTERN '${runId}_{uuid}', RETURN_FILES true)`,
+    );
+    const [copied, files] = (copy.getRowsJS()[0] ?? [0, []]) as [bigint | number, string[]];
+    if (Number(copied) !== selected) throw new Error(`COPY wrote ${copied} rows, expected ${selected}`);
+    const inFiles = Number(
+      await scalar(connection, `SELECT count(*) FROM read_parquet([${files.map(quote).join(', ')}])`),
+    );
+    if (inFiles !== selected)
+      throw new Error(`the exported files hold ${inFiles} rows, expected ${selected}`);
+    const deleted = (await connection.run(`DELETE FROM ${target.table} WHERE ${where}`)).rowsChanged;
+    if (deleted !== selected) throw new Error(`DELETE removed ${deleted} rows, expected ${selected}`);
+
+    const finalPaths = files.map((f) => relative(stagingRoot, f));
+    report.rowsExported = selected;
+    report.rowsDeleted = deleted;
+    report.bytesExported = files.reduce((n, f) => n + statSync(f).size, 0);
+    report.files = finalPaths;
+    await connection.run(
+      `INSERT INTO retention_runs (run_id, target, state, started_at, watermark_ns, cutoff_ns, rows_exported, rows_deleted, bytes_exported, files)
+       VALUES ($1, $2, 'committed', now()::TIMESTAMP, $3, $4, $5, $6, $7, $8::JSON)`,
+      [
+        runId,
+        target.name,
+        BigInt(watermark as bigint),
+        cutoff,
+        selected,
+        deleted,
+        report.bytesExported,
+        JSON.stringify(finalPaths),
+      ],
+    );
+    await connection.run('COMMIT');
+    open = false;
+  } catch (error) {
+    if (open) await connection.run('ROLLBACK').catch(() => undefined);
+    try {
+      rmSync(stagingDir, { recursive: true, force: true });
+    } catch {
+      // Nothing was published from it; the next start clears export/.staging.
+    }
+    report.status = 'failed';
+    report.error = (error as Error).message;
+    report.rowsExported = 0;
+    report.rowsDeleted = 0;
+    report.bytesExported = 0;
+    report.files = [];
+    await connection
+      .run(
+        `INSERT INTO retention_runs (run_id, target, state, started_at, finished_at, watermark_ns, cutoff_ns, error, duration_ms)
+         VALUES ($1, $2, 'failed', now()::TIMESTAMP, now()::TIMESTAMP, $3, $4, $5, $6)`,
+        [runId, target.name, BigInt(watermark as bigint), cutoff, report.error, performance.now() - started],
+      )
+      .catch(() => undefined);
+    return finish();
+  }
+  publishFiles(exportDir, stagingRoot, report.files);
+  await connection.run(
+    `UPDATE retention_runs SET state = 'published', finished_at = now()::TIMESTAMP, duration_ms = $3 WHERE run_id = $1 AND target = $2`,
+    [runId, target.name, performance.now() - started],
+  );
+  return { ...finish(), status: 'ok' };
+}
+
+/**
+ * The cutoff: TTL before the newest event, rounded down to the TTL (at most an hour) so each run
+ * writes whole hours — one file per hour partition instead of one per run.
+ */
+export function cutoffFor(watermarkNs: bigint, ttlHours: number): bigint {
+  const ttlNs = BigInt(Math.round(ttlHours * 3_600_000_000_000));
+  const granule = ttlNs < HOUR_NS ? ttlNs : HOUR_NS;
+  const raw = watermarkNs - ttlNs;
+  const floored = raw - (((raw % granule) + granule) % granule);
+  return floored;
+}
+
+function publishFiles(exportDir: string, stagingRoot: string, files: readonly string[]): void {
+  for (const file of files) {
+    const from = join(stagingRoot, file);
+    const to = join(exportDir, file);
+    if (!existsSync(from)) continue;
+    mkdirSync(dirname(to), { recursive: true });
+    renameSync(from, to);
+  }
+}
+
+/**
+ * At start: publishes files of runs that committed but crashed before moving them, then removes
+ * staging folders of runs that never committed (their rows are still in the tables).
+ */
+export async function recoverStagedExports(connection: DuckDBConnection, exportDir: string): Promise<number> {
+  const pending = await connection.runAndReadAll(
+    "SELECT run_id, target, files::VARCHAR FROM retention_runs WHERE state = 'committed'",
+  );
+  let recovered = 0;
+  for (const [runId, target, files] of pending.getRowsJS() as [string, string, string][]) {
+    publishFiles(exportDir, join(exportDir, STAGING, runId), JSON.parse(files) as string[]);
+    await connection.run(
+      "UPDATE retention_runs SET state = 'published', finished_at = now()::TIMESTAMP, error = 'published at restart' WHERE run_id = $1 AND target = $2",
+      [runId, target],
+    );
+    recovered++;
+  }
+  const staging = join(exportDir, STAGING);
+  if (existsSync(staging)) {
+    for (const dir of readdirSync(staging)) rmSync(join(staging, dir), { recursive: true, force: true });
+  }
+  return recovered;
+}
+
+async function tableExists(connection: DuckDBConnection, table: string): Promise<boolean> {
+  return (
+    Number(await scalar(connection, `SELECT count(*) FROM duckdb_tables() WHERE table_name = '${table}'`)) > 0
+  );
+}
+
+async function scalar(connection: DuckDBConnection, sql: string): Promise<unknown> {
+  const reader = await connection.runAndReadAll(sql);
+  return reader.getRowsJS()[0]?.[0] ?? null;
+}
