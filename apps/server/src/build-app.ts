@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { GovernorConfig } from '@governor/conventions';
 import type { Store } from '@governor/store';
 import type { ControlEngine } from '@governor/control';
@@ -43,7 +43,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config, store, pipeline } = options;
   const app = Fastify({
     logger: options.logger ?? false,
-    disableRequestLogging: true,
+    // Finished requests are logged by registerRequestLogging, with levels by status.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 1024 * 1024,
     genReqId: requestIdFor,
     requestIdHeader: false,
@@ -88,6 +89,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (options.control) await app.register(controlPlugin, { engine: options.control });
   if (options.alerts) await app.register(alertsPlugin, { engine: options.alerts, events });
   // Last: its GET /* catch-all serves the console and must not shadow any API route.
-  await app.register(consolePlugin, {});
+  await app.register(consolePlugin, {
+    bootstrap: { slo: { ttftMs: config.slo.ttft_ms ?? null, e2eMs: config.slo.e2e_ms ?? null } },
+  });
   return app;
 }

@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 import { ConfigError } from './load-config.ts';
+import { BENCH_CONTROL_USAGE, runBenchControlCommand } from './bench/control-bench-command.ts';
 import { BENCH_SOAK_USAGE, runBenchSoakCommand } from './bench/soak-command.ts';
 import { BENCH_INGEST_USAGE, runBenchIngestCommand } from './cli/bench-ingest-command.ts';
 import { runConfigCommand } from './cli/config-command.ts';
 import { parseArgs } from './cli/parse-args.ts';
 import { runQueryCommand } from './cli/query-command.ts';
+import { REPLAY_USAGE, runReplayCommand } from './cli/replay-command.ts';
 import { runRetentionCommand } from './cli/retention-command.ts';
 import { runStartCommand } from './cli/start-command.ts';
 
@@ -17,6 +19,7 @@ commands:
   bench  ingest|signals|control|soak [options]
   config check FILE | token [--name N --scopes read+operate] | hash-token [TOKEN]
   retention run [--url URL | --offline [--data-dir D]]
+  replay --from T1 --to T2 [--config F] [--data-dir D] [--json]
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -26,10 +29,20 @@ async function main(argv: string[]): Promise<number> {
       return runStartCommand(parseArgs(rest, ['demo', 'insecure']));
     case 'query':
       return runQueryCommand(parseArgs(rest));
+    case 'sim': {
+      const { runSimCli } = await import('@governor/simulator');
+      return runSimCli(rest);
+    }
     case 'bench':
       return runBenchCommand(rest);
     case 'config':
       return runConfigCommand(parseArgs(rest));
+    case 'replay':
+      if (rest.includes('--help') || rest.includes('-h')) {
+        process.stdout.write(`usage: ${REPLAY_USAGE}\n`);
+        return 0;
+      }
+      return runReplayCommand(parseArgs(rest, ['json']));
     case 'retention':
       return runRetentionCommand(parseArgs(rest, ['offline']));
     case undefined:
@@ -51,9 +64,11 @@ async function runBenchCommand(argv: string[]): Promise<number> {
       return runBenchIngestCommand(parseArgs(rest, ['in-process', 'json']));
     case 'soak':
       return runBenchSoakCommand(parseArgs(rest));
+    case 'control':
+      return runBenchControlCommand(parseArgs(rest, ['quick']));
     default:
       process.stderr.write(
-        `unknown benchmark "${subcommand ?? ''}"\nusage: ${BENCH_INGEST_USAGE}\n       ${BENCH_SOAK_USAGE}\n`,
+        `unknown benchmark "${subcommand ?? ''}"\nusage: ${BENCH_INGEST_USAGE}\n       ${BENCH_SOAK_USAGE}\n       ${BENCH_CONTROL_USAGE}\n`,
       );
       return 2;
   }

@@ -5,6 +5,7 @@ import {
   createActuatorsFromConfig,
   createControlEngine,
   createDuckDbRepository,
+  createPrefillSpeedReader,
   createReadyReplicasReader,
 } from '@governor/control';
 import { createSignals } from '@governor/signals';
@@ -67,6 +68,7 @@ export async function startGovernor({ config, logger, env }: StartOptions): Prom
       signals,
       repository: createDuckDbRepository(store),
       readReadyReplicas: createReadyReplicasReader(store),
+      readPrefillSpeed: createPrefillSpeedReader(store),
       actuators: createActuatorsFromConfig(config.actuators, env ?? process.env),
       onEvent: (event) => events.publish(event),
       onError: (error) => log.error({ err: error }, 'control tick failed'),
@@ -150,6 +152,7 @@ export async function startGovernor({ config, logger, env }: StartOptions): Prom
       closing ??= (async () => {
         shuttingDown = true;
         await Promise.all([app.close(), grpc?.close()]);
+        await pipeline.close();
         await control.close();
         await alerts.stop();
         await retention.stop();

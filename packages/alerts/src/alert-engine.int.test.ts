@@ -491,3 +491,30 @@ describe('test-fire', () => {
     expect(await t.engine.deliveries({ limit: 10 })).toEqual([]);
   });
 });
+
+describe('catching up', () => {
+  it('notifies the same whether the watermark moves step by step or all at once', async () => {
+    // Pool a is slow until 150 s: fires at 60 s (`for` 1m), notified at 90 s (group_wait),
+    // resolves at 150 s, notified at 390 s (group_interval).
+    const notificationsFor = async (stepwise: boolean) => {
+      const receiver = await startReceiver();
+      cleanups.push(() => receiver.close());
+      const t = await setup({ receivers: [{ name: 'ops', type: 'webhook', url: receiver.url }] });
+      t.signals.setGroups((_windowMs, atNs) => ttft({ a: (atNs ?? T0) < T0 + 150n * S ? 2500 : 100 }));
+      await t.at(0n);
+      if (stepwise) for (let s = 15n; s <= 450n; s += 15n) await t.at(s);
+      else expect((await t.at(450n)).evaluated).toBe(30);
+      await receiver.waitForRequests(2);
+      return receiver.requests.map((r) => {
+        const p = payloadOf(r);
+        return [p.status, p.alerts.map((a) => [a.status, a.startsAt, a.endsAt])];
+      });
+    };
+    const stepwise = await notificationsFor(true);
+    expect(stepwise).toEqual([
+      ['firing', [['firing', '2026-01-01T00:01:00.000Z', '0001-01-01T00:00:00Z']]],
+      ['resolved', [['resolved', '2026-01-01T00:01:00.000Z', '2026-01-01T00:02:30.000Z']]],
+    ]);
+    expect(await notificationsFor(false)).toEqual(stepwise);
+  });
+});

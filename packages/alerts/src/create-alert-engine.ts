@@ -294,6 +294,7 @@ export async function createAlertEngine(options: AlertEngineOptions): Promise<Al
     serialized(async (): Promise<EvaluationSummary> => {
       const watermark = await options.signals.watermarkNs();
       let evaluated = 0;
+      let notificationsQueued = 0;
       if (watermark !== null) {
         let cursor = evaluatedUntil ?? (watermark / stepNs) * stepNs - stepNs;
         while (cursor + stepNs <= watermark && evaluated < MAX_STEPS_PER_CALL) {
@@ -301,10 +302,13 @@ export async function createAlertEngine(options: AlertEngineOptions): Promise<Al
           await evaluateAt(cursor);
           evaluatedUntil = cursor;
           evaluated++;
+          // Per step, so what is notified does not depend on how many steps one call catches up.
+          notificationsQueued += await queueDueNotifications();
         }
         if (evaluated > 0) await repository.saveCursor(cursor);
       }
-      const notificationsQueued = await queueDueNotifications();
+      // Timers may also have run out on the wall clock, or event rules may have fired.
+      if (evaluated === 0) notificationsQueued += await queueDueNotifications();
       await pruneDeliveryLog();
       return {
         evaluated,
@@ -413,6 +417,7 @@ export async function createAlertEngine(options: AlertEngineOptions): Promise<Al
       };
       const id = randomUUID();
       const attempt = queue.nextAttempt(id);
+      attempt.catch(() => undefined); // awaited below; this only keeps a failed enqueue from leaving it unhandled
       if (!(await queue.enqueue(notification, { kind: 'test', id }))) {
         throw new Error('alerting is stopping; test the receiver again once Governor is up');
       }

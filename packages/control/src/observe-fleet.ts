@@ -13,6 +13,8 @@ export interface PoolView {
   main: SignalGroup | null;
   /** Signals over the short detection window. */
   fast: SignalGroup | null;
+  /** Prefill ms per uncached prompt token over the short window (contention and slow GPUs raise it). */
+  prefillMsPerToken: number | null;
   /** Replicas paid for (running + starting + draining), from governor.pool.replicas. */
   replicas: number | null;
   /** Replicas serving (reporting runtime gauges); null when the fleet sends no per-replica gauges. */
@@ -50,6 +52,8 @@ export interface ObserveOptions {
   signals: SignalsReader;
   /** Ready replicas per pool at `atNs` (see read-ready-replicas.ts); omitted in tests without gauges. */
   readReadyReplicas?: (atNs: bigint) => Promise<Map<string, number>>;
+  /** Prefill ms per prompt token per pool (see read-prefill-speed.ts); omitted when spans carry none. */
+  readPrefillSpeed?: (atNs: bigint, windowMs: number) => Promise<Map<string, number>>;
   config: GovernorConfig;
   atNs: bigint;
   windowMs: number;
@@ -58,11 +62,14 @@ export interface ObserveOptions {
 
 export async function observeFleet(options: ObserveOptions): Promise<FleetObservation> {
   const { signals, config, atNs, windowMs, fastWindowMs } = options;
-  const [main, fast, priorities, ready] = await Promise.all([
+  const [main, fast, priorities, ready, prefill] = await Promise.all([
     signals.snapshot({ windowMs, by: ['pool'], atNs }),
     signals.snapshot({ windowMs: fastWindowMs, by: ['pool'], atNs }),
     signals.snapshot({ windowMs: fastWindowMs, by: ['model', 'priority'], atNs }),
     options.readReadyReplicas ? options.readReadyReplicas(atNs) : Promise.resolve(new Map<string, number>()),
+    options.readPrefillSpeed
+      ? options.readPrefillSpeed(atNs, fastWindowMs)
+      : Promise.resolve(new Map<string, number>()),
   ]);
   const mainByPool = indexByPool(main.groups);
   const fastByPool = indexByPool(fast.groups);
@@ -93,6 +100,7 @@ export async function observeFleet(options: ObserveOptions): Promise<FleetObserv
       // A time-weighted mean over the short window; replica counts are whole.
       replicas: roundOrNull(fastGroup?.replicas ?? mainGroup?.replicas ?? null),
       readyReplicas: ready.get(name) ?? null,
+      prefillMsPerToken: prefill.get(name) ?? null,
       minReplicas: pool?.min_replicas ?? 1,
       maxReplicas: pool?.max_replicas ?? null,
       gpusPerReplica: pool?.gpus_per_replica ?? 1,

@@ -13,6 +13,7 @@ export interface BacktestOptions {
   config: GovernorConfig;
   signals: SignalsReader;
   readReadyReplicas?: (atNs: bigint) => Promise<Map<string, number>>;
+  readPrefillSpeed?: (atNs: bigint, windowMs: number) => Promise<Map<string, number>>;
   fromNs: bigint;
   toNs: bigint;
   onTick?: (atNs: bigint, index: number, total: number) => void;
@@ -40,6 +41,7 @@ export async function runBacktest(options: BacktestOptions): Promise<BacktestRep
     signals: options.signals,
     repository,
     readReadyReplicas: options.readReadyReplicas,
+    readPrefillSpeed: options.readPrefillSpeed,
   });
   const interval = secondsToNs(options.config.control.interval_s);
   const entries: BacktestEntry[] = [];

@@ -2,7 +2,8 @@ import type { AttributeValue, Attributes } from './types.ts';
 
 /** Sets an attribute; a key named `__proto__` becomes an own property instead of replacing the prototype. */
 export function setAttribute(into: Record<string, AttributeValue>, key: string, value: AttributeValue): void {
-  if (key === '__proto__') Object.defineProperty(into, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(into, key, { value, enumerable: true, writable: true, configurable: true });
   else into[key] = value;
 }
 

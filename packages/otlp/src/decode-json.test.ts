@@ -48,7 +48,10 @@ describe('decodeTraceRequestJson', () => {
                     { key: 'flag', value: { boolValue: true } },
                     { key: 'raw', value: { bytesValue: 'AQI=' } },
                     { key: 'list', value: { arrayValue: { values: [{ doubleValue: 0.5 }] } } },
-                    { key: 'map', value: { kvlistValue: { values: [{ key: 'a', value: { stringValue: 'b' } }] } } },
+                    {
+                      key: 'map',
+                      value: { kvlistValue: { values: [{ key: 'a', value: { stringValue: 'b' } }] } },
+                    },
                   ],
                   status: { code: 'STATUS_CODE_ERROR', message: 'boom' },
                 },
@@ -76,6 +79,13 @@ describe('decodeTraceRequestJson', () => {
         map: { a: 'b' },
       },
     });
+  });
+
+  it('keeps an attribute named __proto__ as data', () => {
+    const body = oneSpan({ traceId: TRACE, attributes: [{ key: '__proto__', value: { stringValue: 'x' } }] });
+    const attributes = decodeTraceRequestJson(body).resourceSpans[0]!.scopeSpans[0]!.spans[0]!.attributes;
+    expect(Object.getPrototypeOf(attributes)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(attributes, '__proto__')?.value).toBe('x');
   });
 
   it('ignores unknown fields', () => {

@@ -29,7 +29,9 @@ describe('decodeTraceRequestProtobuf', () => {
     const decoded = decodeTraceRequestProtobuf(
       encodeTraceRequestProtobuf(sglangTraceRequest({ traceId64: '00f067aa0ba902b7', startNs: T0 })),
     );
-    expect(decoded.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.traceId).toBe('000000000000000000f067aa0ba902b7');
+    expect(decoded.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.traceId).toBe(
+      '000000000000000000f067aa0ba902b7',
+    );
   });
 
   it('skips unknown fields and known fields with an unexpected wire type', () => {
@@ -59,6 +61,16 @@ describe('decodeTraceRequestProtobuf', () => {
       resourceSpans: [{ resource: { deep: value as never }, scopeSpans: [] }],
     };
     expect(() => decodeTraceRequestProtobuf(encodeTraceRequestProtobuf(request))).toThrow(OtlpDecodeError);
+  });
+
+  it('keeps an attribute named __proto__ as data, without touching the object prototype', () => {
+    // JSON.parse makes "__proto__" an own key, as a decoder must.
+    const resource = JSON.parse('{"__proto__": {"polluted": true}, "service.name": "x"}');
+    const request: DecodedTraceRequest = { resourceSpans: [{ resource, scopeSpans: [] }] };
+    const decoded = decodeTraceRequestProtobuf(encodeTraceRequestProtobuf(request)).resourceSpans[0]!.resource;
+    expect(Object.getPrototypeOf(decoded)).toBe(Object.prototype);
+    expect((decoded as Record<string, unknown>).polluted).toBeUndefined();
+    expect(JSON.parse(JSON.stringify(decoded))).toEqual(JSON.parse('{"__proto__": {"polluted": true}, "service.name": "x"}'));
   });
 
   it('reads an empty body as an empty request', () => {

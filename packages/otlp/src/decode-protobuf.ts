@@ -204,11 +204,14 @@ function readKeyValue(r: ProtobufReader, into: Record<string, AttributeValue>, d
     } else r.skip(k & 7);
   }
   r.leave(outer);
-  setAttribute(into, name, value);
+  // Plain assignment on the hot path; only a key named __proto__ needs defineProperty.
+  if (name === '__proto__') setAttribute(into, name, value);
+  else into[name] = value;
 }
 
 function readAnyValue(r: ProtobufReader, depth: number): AttributeValue {
-  if (depth > MAX_NESTING) throw new OtlpDecodeError(`attribute values nested deeper than ${MAX_NESTING} levels`);
+  if (depth > MAX_NESTING)
+    throw new OtlpDecodeError(`attribute values nested deeper than ${MAX_NESTING} levels`);
   let value: AttributeValue = null;
   while (!r.done()) {
     const k = r.tag();
@@ -325,7 +328,8 @@ function readMetricData(r: ProtobufReader, metric: DecodedMetric, type: MetricTy
       const outer = r.enter();
       metric.points.push(readDataPoint(r, type));
       r.leave(outer);
-    } else if (k === key(2, VARINT) && type !== 'gauge' && type !== 'summary') metric.temporality = r.varint32();
+    } else if (k === key(2, VARINT) && type !== 'gauge' && type !== 'summary')
+      metric.temporality = r.varint32();
     else if (k === key(3, VARINT) && type === 'sum') metric.isMonotonic = r.varint32() !== 0;
     else r.skip(k & 7);
   }
@@ -375,7 +379,8 @@ function readDataPoint(r: ProtobufReader, type: MetricType): DecodedDataPoint {
     if (k === key(4, I64)) p.count = Number(r.fixed64());
     else if (k === key(5, I64)) p.sum = r.double();
     else if (type === 'histogram' && field === 6) p.bucketCounts = readPackedFixed64(r, wire, p.bucketCounts);
-    else if (type === 'histogram' && field === 7) p.explicitBounds = readPackedDouble(r, wire, p.explicitBounds);
+    else if (type === 'histogram' && field === 7)
+      p.explicitBounds = readPackedDouble(r, wire, p.explicitBounds);
     else if (type === 'histogram' && k === key(11, I64)) p.min = r.double();
     else if (type === 'histogram' && k === key(12, I64)) p.max = r.double();
     else if (type === 'exponential_histogram' && k === key(12, I64)) p.min = r.double();

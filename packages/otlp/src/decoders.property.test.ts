@@ -66,7 +66,11 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
     bytes: fc.array(fc.integer({ min: 0, max: 255 }), { minLength: 1, maxLength: 12 }),
   }),
   fc.record({ kind: fc.constant('delete' as const), at: fc.nat(), count: fc.integer({ min: 1, max: 16 }) }),
-  fc.record({ kind: fc.constant('duplicate' as const), at: fc.nat(), count: fc.integer({ min: 1, max: 64 }) }),
+  fc.record({
+    kind: fc.constant('duplicate' as const),
+    at: fc.nat(),
+    count: fc.integer({ min: 1, max: 64 }),
+  }),
 );
 
 function mutate(input: Uint8Array, mutations: readonly Mutation[]): Uint8Array {
@@ -111,7 +115,9 @@ describe('decoders on hostile input (property)', () => {
   it('protobuf traces: random bytes decode or throw OtlpDecodeError', () => {
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 512 }), (bytes) =>
-        decodesOrRefuses(() => normalizeTraceRequest(decodeTraceRequestProtobuf(bytes), { classifier, aliases })),
+        decodesOrRefuses(() =>
+          normalizeTraceRequest(decodeTraceRequestProtobuf(bytes), { classifier, aliases }),
+        ),
       ),
       { numRuns: 1000 },
     );
@@ -120,7 +126,9 @@ describe('decoders on hostile input (property)', () => {
   it('protobuf traces: mutated valid requests decode or throw OtlpDecodeError', () => {
     fc.assert(
       fc.property(mutatedFrom(validTraceProtobuf), (bytes) =>
-        decodesOrRefuses(() => normalizeTraceRequest(decodeTraceRequestProtobuf(bytes), { classifier, aliases })),
+        decodesOrRefuses(() =>
+          normalizeTraceRequest(decodeTraceRequestProtobuf(bytes), { classifier, aliases }),
+        ),
       ),
       { numRuns: 1500 },
     );

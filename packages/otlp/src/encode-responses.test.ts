@@ -22,7 +22,9 @@ describe('OTLP response bodies', () => {
     expect(r.varint32()).toBe(3);
     expect(r.tag()).toBe((2 << 3) | 2);
     expect(r.string()).toBe('bad ids');
-    expect(JSON.parse(encodeExportResponseJson({ signal: 'metrics', rejected: 2, errorMessage: 'x' }))).toEqual({
+    expect(
+      JSON.parse(encodeExportResponseJson({ signal: 'metrics', rejected: 2, errorMessage: 'x' })),
+    ).toEqual({
       partialSuccess: { rejectedDataPoints: '2', errorMessage: 'x' },
     });
   });
@@ -33,6 +35,10 @@ describe('OTLP response bodies', () => {
     expect(r.varint32()).toBe(3);
     expect(r.tag()).toBe((2 << 3) | 2);
     expect(r.string()).toBe('cannot decode');
-    expect(JSON.parse(encodeRpcStatusJson(3, 'cannot decode'))).toEqual({ code: 3, message: 'cannot decode', details: [] });
+    expect(JSON.parse(encodeRpcStatusJson(3, 'cannot decode'))).toEqual({
+      code: 3,
+      message: 'cannot decode',
+      details: [],
+    });
   });
 });

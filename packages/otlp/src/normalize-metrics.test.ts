@@ -45,7 +45,11 @@ describe('normalizeMetricsRequest', () => {
       { quantile: 0.5, value: 1.2 },
       { quantile: 0.99, value: 4.1 },
     ]);
-    expect(byName['governor.pool.replicas']).toMatchObject({ value: 4, pool: 'p1', service: 'governor-simulator' });
+    expect(byName['governor.pool.replicas']).toMatchObject({
+      value: 4,
+      pool: 'p1',
+      service: 'governor-simulator',
+    });
   });
 
   it('rejects nameless metrics, metrics without data and points without a time, keeping the rest', () => {
@@ -57,8 +61,24 @@ describe('normalizeMetricsRequest', () => {
             {
               scope: { name: '', version: '' },
               metrics: [
-                { name: '', description: '', unit: '', type: 'gauge', isMonotonic: false, temporality: 0, points: [] },
-                { name: 'no_data', description: '', unit: '', type: null, isMonotonic: false, temporality: 0, points: [] },
+                {
+                  name: '',
+                  description: '',
+                  unit: '',
+                  type: 'gauge',
+                  isMonotonic: false,
+                  temporality: 0,
+                  points: [],
+                },
+                {
+                  name: 'no_data',
+                  description: '',
+                  unit: '',
+                  type: null,
+                  isMonotonic: false,
+                  temporality: 0,
+                  points: [],
+                },
                 {
                   name: 'g',
                   description: '',
@@ -85,7 +105,9 @@ describe('normalizeMetricsRequest', () => {
 
   it('applies attribute aliases', () => {
     const request = fleetMetricsRequest(T0);
-    request.resourceMetrics[1]!.scopeMetrics[0]!.metrics[0]!.points[0]!.attributes = { 'k8s.pool': 'aliased' };
+    request.resourceMetrics[1]!.scopeMetrics[0]!.metrics[0]!.points[0]!.attributes = {
+      'k8s.pool': 'aliased',
+    };
     const { rows } = normalizeMetricsRequest(request, { 'k8s.pool': 'governor.pool' });
     expect(rows.find((r) => r.name === 'governor.pool.replicas')!.pool).toBe('aliased');
   });

@@ -72,7 +72,8 @@ describe('normalizeTraceRequest: what real emitters send', () => {
   });
 
   it('vLLM: an aborted request is cancelled, an error status is an error', () => {
-    const aborted = normalize(vllmTraceRequest({ traceId: TRACE, startNs: T0, finishReason: 'abort' })).rows[0]!;
+    const aborted = normalize(vllmTraceRequest({ traceId: TRACE, startNs: T0, finishReason: 'abort' }))
+      .rows[0]!;
     expect(aborted.outcome).toBe('cancelled');
     const failed = vllmTraceRequest({ traceId: TRACE, startNs: T0 });
     const s = failed.resourceSpans[0]!.scopeSpans[0]!.spans[0]!;
@@ -82,7 +83,9 @@ describe('normalizeTraceRequest: what real emitters send', () => {
   });
 
   it('SGLang: root Req <rid> span with a 64-bit trace id, stage children classified, no gen_ai.*', () => {
-    const { rows, rejected } = normalize(sglangTraceRequest({ traceId64: '00f067aa0ba902b7', startNs: T0, rid: 'r42' }));
+    const { rows, rejected } = normalize(
+      sglangTraceRequest({ traceId64: '00f067aa0ba902b7', startNs: T0, rid: 'r42' }),
+    );
     expect(rejected).toBe(0);
     const byName = Object.fromEntries(rows.map((r) => [r.name, r]));
     expect(byName['Req r42']).toMatchObject({
@@ -99,7 +102,9 @@ describe('normalizeTraceRequest: what real emitters send', () => {
     expect(byName['Decode Loop']!.hop).toBe('decode');
     // No name rule: the service-name fallback (sglang → runtime).
     expect(byName.Tokenize!.hop).toBe('runtime');
-    expect(rows.filter((r) => !r.isRoot).every((r) => r.parentSpanId === byName['Req r42']!.spanId)).toBe(true);
+    expect(rows.filter((r) => !r.isRoot).every((r) => r.parentSpanId === byName['Req r42']!.spanId)).toBe(
+      true,
+    );
   });
 
   it('llm-d: gateway, EPP scheduling, P/D proxy and both vLLM sides', () => {
@@ -117,7 +122,11 @@ describe('normalizeTraceRequest: what real emitters send', () => {
     expect(hop(ids.vllmPrefill)).toBe('runtime');
     expect(hop(ids.vllmDecode)).toBe('runtime');
     const gateway = bySpan.get(ids.gateway)!;
-    expect(gateway).toMatchObject({ isRoot: true, tenant: 'acme', model: 'meta-llama/Llama-3.1-8B-Instruct' });
+    expect(gateway).toMatchObject({
+      isRoot: true,
+      tenant: 'acme',
+      model: 'meta-llama/Llama-3.1-8B-Instruct',
+    });
     expect(gateway.ttftMs).toBeCloseTo(131, 6);
     expect(gateway.firstTokenNs).toBe(T0 + 131_000_000n);
     expect(bySpan.get(ids.vllmPrefill)).toMatchObject({ replica: 'prefill-0', finishReasons: '["length"]' });
@@ -135,7 +144,9 @@ describe('normalizeTraceRequest: conventions and config', () => {
   });
 
   it('an explicit governor.hop wins over every rule', () => {
-    const { rows } = normalize(requestOf([span({ name: 'llm_request', attributes: { 'governor.hop': 'cache' } })]));
+    const { rows } = normalize(
+      requestOf([span({ name: 'llm_request', attributes: { 'governor.hop': 'cache' } })]),
+    );
     expect(rows[0]!.hop).toBe('cache');
   });
 
@@ -170,8 +181,10 @@ describe('normalizeTraceRequest: conventions and config', () => {
     const rows = [
       ...normalize(requestOf([span({ name: 'mcp.call' })]), options).rows,
       ...normalize(requestOf([span({ name: 'llm_request' })], { 'service.name': 'lmcache' }), options).rows,
-      ...normalize(requestOf([span({ name: 'pick', attributes: { 'route.decision': 'sticky' } })]), options).rows,
-      ...normalize(requestOf([span({ name: 'pick', attributes: { 'route.decision': 'random' } })]), options).rows,
+      ...normalize(requestOf([span({ name: 'pick', attributes: { 'route.decision': 'sticky' } })]), options)
+        .rows,
+      ...normalize(requestOf([span({ name: 'pick', attributes: { 'route.decision': 'random' } })]), options)
+        .rows,
     ];
     expect(rows.map((r) => r.hop)).toEqual(['tool', 'cache', 'router', null]);
   });
@@ -179,7 +192,10 @@ describe('normalizeTraceRequest: conventions and config', () => {
   it('takes the task from the workflow, else the conversation, else the trace; retries from resend_count', () => {
     const { rows } = normalize(
       requestOf([
-        span({ spanId: '0000000000000001', attributes: { 'governor.workflow.id': 'wf-1', 'gen_ai.conversation.id': 'c' } }),
+        span({
+          spanId: '0000000000000001',
+          attributes: { 'governor.workflow.id': 'wf-1', 'gen_ai.conversation.id': 'c' },
+        }),
         span({ spanId: '0000000000000002', attributes: { 'gen_ai.conversation.id': 'conv-9' } }),
         span({ spanId: '0000000000000003', attributes: { 'http.request.resend_count': 2 } }),
       ]),

@@ -106,7 +106,9 @@ function normalizeSpan(
     statusCode: span.statusCode & 0xff,
     statusMessage: span.statusMessage === '' ? null : span.statusMessage,
     isRoot: span.parentSpanId === '' || span.parentSpanId === ZERO_SPAN,
-    model: toStringOrNull(lookup(attrs, resource, Attr.genAiRequestModel) ?? lookup(attrs, resource, Attr.genAiResponseModel)),
+    model: toStringOrNull(
+      lookup(attrs, resource, Attr.genAiRequestModel) ?? lookup(attrs, resource, Attr.genAiResponseModel),
+    ),
     pool: toStringOrNull(lookup(attrs, resource, Attr.pool)),
     region: toStringOrNull(lookup(attrs, resource, Attr.region) ?? resource['cloud.region']),
     gpuType: toStringOrNull(lookup(attrs, resource, Attr.gpuType)),
@@ -119,8 +121,14 @@ function normalizeSpan(
     workflowStep: toIntOrNull(lookup(attrs, resource, Attr.workflowStep)),
     workflowSteps: toIntOrNull(lookup(attrs, resource, Attr.workflowSteps)),
     conversationId,
-    attempt: toIntOrNull(lookup(attrs, resource, Attr.attempt)) ?? (resendCount === null ? null : resendCount + 1),
-    outcome: deriveOutcome(lookup(attrs, resource, Attr.outcome), span.statusCode, errorType, finishReasonsText),
+    attempt:
+      toIntOrNull(lookup(attrs, resource, Attr.attempt)) ?? (resendCount === null ? null : resendCount + 1),
+    outcome: deriveOutcome(
+      lookup(attrs, resource, Attr.outcome),
+      span.statusCode,
+      errorType,
+      finishReasonsText,
+    ),
     errorType,
     operation: toStringOrNull(attrs[Attr.genAiOperationName]),
     inputTokens: toIntOrNull(attrs[Attr.genAiUsageInputTokens] ?? attrs[Attr.vllmUsagePromptTokens]),

@@ -84,7 +84,9 @@ export class ProtobufReader {
     }
     this.pos = start;
     const v = this.varint64();
-    return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString();
+    return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER)
+      ? Number(v)
+      : v.toString();
   }
 
   fixed64(): bigint {

@@ -96,7 +96,7 @@ export class ProtobufWriter {
     if (values.length === 0) return this;
     const out = new Uint8Array(8 * values.length);
     const view = new DataView(out.buffer);
-    values.forEach((v, i) => view.setBigUint64(i * 8, BigInt.asUintN(64, BigInt(v)), true));
+    for (const [i, v] of values.entries()) view.setBigUint64(i * 8, BigInt.asUintN(64, BigInt(v)), true);
     return this.bytes(field, out);
   }
 
@@ -104,7 +104,7 @@ export class ProtobufWriter {
     if (values.length === 0) return this;
     const out = new Uint8Array(8 * values.length);
     const view = new DataView(out.buffer);
-    values.forEach((v, i) => view.setFloat64(i * 8, v, true));
+    for (const [i, v] of values.entries()) view.setFloat64(i * 8, v, true);
     return this.bytes(field, out);
   }
 

@@ -48,7 +48,9 @@ describe('batch writer', () => {
   it('commits concurrent writes together (group commit)', async () => {
     store = await createStore({ dataDir: dir });
     const rows = spanRows(400);
-    await Promise.all(Array.from({ length: 50 }, (_, i) => store!.writer.write(rows.slice(i * 8, i * 8 + 8), [])));
+    await Promise.all(
+      Array.from({ length: 50 }, (_, i) => store!.writer.write(rows.slice(i * 8, i * 8 + 8), [])),
+    );
     expect(await countSpans(store)).toBe(400);
     expect(store.writer.stats().flushes).toBeLessThan(50);
   });
@@ -109,7 +111,9 @@ describe('batch writer', () => {
   it('close() commits what is queued and checkpoints; the data is there after reopening', async () => {
     store = await createStore({ dataDir: dir });
     const rows = spanRows(100);
-    const pending = Array.from({ length: 10 }, (_, i) => store!.writer.write(rows.slice(i * 10, i * 10 + 10), []));
+    const pending = Array.from({ length: 10 }, (_, i) =>
+      store!.writer.write(rows.slice(i * 10, i * 10 + 10), []),
+    );
     await store.close();
     await Promise.all(pending);
     await expect(store.writer.write(rows.slice(0, 1), [])).rejects.toBeInstanceOf(WriterClosedError);
@@ -155,7 +159,12 @@ describe('ingest stage recovery', () => {
 
 describe('measureAppendRate', () => {
   it('appends the requested rows into a throwaway database', async () => {
-    const rate = await measureAppendRate({ dir: join(dir, 'raw'), rows: spanRows(50), count: 2_000, flushEvery: 500 });
+    const rate = await measureAppendRate({
+      dir: join(dir, 'raw'),
+      rows: spanRows(50),
+      count: 2_000,
+      flushEvery: 500,
+    });
     expect(rate.rows).toBe(2_000);
     expect(rate.rowsPerS).toBeGreaterThan(0);
   });

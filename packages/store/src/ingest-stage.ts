@@ -28,7 +28,9 @@ export async function attachIngestStage(connection: DuckDBConnection, path: stri
 
 /** The next free epoch number for a staging cycle. */
 export async function readNextStageEpoch(connection: DuckDBConnection): Promise<number> {
-  const reader = await connection.runAndReadAll('SELECT coalesce(max(epoch), 0)::BIGINT + 1 FROM ingest_stage_moves');
+  const reader = await connection.runAndReadAll(
+    'SELECT coalesce(max(epoch), 0)::BIGINT + 1 FROM ingest_stage_moves',
+  );
   return Number(reader.getRowsJS()[0]?.[0] ?? 1);
 }
 
@@ -53,12 +55,9 @@ export async function moveStagedRows(connection: DuckDBConnection): Promise<Move
       (SELECT count(*) FROM ${STAGE_CATALOG}.main.metric_store)::BIGINT,
       (SELECT count(*) FROM ${STAGE_CATALOG}.main.ingest_stage_epoch)::BIGINT,
       (SELECT count(*) FROM ingest_stage_moves m JOIN ${STAGE_CATALOG}.main.ingest_stage_epoch e ON m.epoch = e.epoch)::BIGINT`);
-  const [spans, metricPoints, epochs, alreadyMoved] = (reader.getRowsJS()[0] ?? []).map((v) => Number(v ?? 0)) as [
-    number,
-    number,
-    number,
-    number,
-  ];
+  const [spans, metricPoints, epochs, alreadyMoved] = (reader.getRowsJS()[0] ?? []).map((v) =>
+    Number(v ?? 0),
+  ) as [number, number, number, number];
   if (spans + metricPoints + epochs === 0) return { spans: 0, metricPoints: 0 };
   const moved = spans + metricPoints > 0 && alreadyMoved === 0;
   if (moved) await runScript(connection, MOVE_SQL);

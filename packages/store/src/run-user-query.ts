@@ -16,6 +16,7 @@ export type UserQueryErrorCode =
   | 'GOV_ERR_SQL_INVALID'
   | 'GOV_ERR_SQL_TIMEOUT'
   | 'GOV_ERR_SQL_FORBIDDEN'
+  | 'GOV_ERR_SQL_FILE_ACCESS'
   | 'GOV_ERR_SQL_RESULT_TOO_LARGE'
   | 'GOV_ERR_SQL_FAILED';
 
@@ -85,7 +86,7 @@ export async function runUserQuery(
   try {
     prepared = await extracted.prepare(0);
   } catch (error) {
-    throw new UserQueryError('GOV_ERR_SQL_INVALID', (error as Error).message);
+    throw fileAccessError(error) ?? new UserQueryError('GOV_ERR_SQL_INVALID', (error as Error).message);
   }
   if (!ALLOWED_STATEMENT_TYPES.has(prepared.statementType as number)) {
     prepared.destroySync();
@@ -120,9 +121,19 @@ export async function runUserQuery(
         `the query ran longer than ${options.timeoutMs} ms and was cancelled; narrow its time range or add filters`,
       );
     }
-    throw new UserQueryError('GOV_ERR_SQL_FAILED', message);
+    throw fileAccessError(error) ?? new UserQueryError('GOV_ERR_SQL_FAILED', message);
   } finally {
     clearTimeout(timer);
     prepared.destroySync();
   }
+}
+
+/** DuckDB's own refusal to touch a file (external access is off for the instance): not a syntax error. */
+function fileAccessError(error: unknown): UserQueryError | null {
+  const message = (error as Error).message ?? '';
+  if (!/^Permission Error/i.test(message)) return null;
+  return new UserQueryError(
+    'GOV_ERR_SQL_FILE_ACCESS',
+    `ad-hoc SQL cannot read or write files (${message.split('\n')[0]}); query Governor's tables and views instead`,
+  );
 }

@@ -33,6 +33,10 @@ function AppShell() {
 
   useEffect(() => {
     document.title = `${title} · Governor`;
+    // On a narrow screen the nav scrolls sideways; keep the current view's link in sight.
+    document
+      .querySelector('.nav__link[aria-current="page"]')
+      ?.scrollIntoView?.({ block: 'nearest', inline: 'nearest' });
   }, [title]);
 
   return (

@@ -30,7 +30,7 @@ describe('normalizeSeries', () => {
     });
   });
 
-  it('labels an ungrouped series "fleet" and joins multi-dimension keys', () => {
+  it('labels an ungrouped series "fleet", joins multi-dimension keys and sorts by label', () => {
     const result = normalizeSeries(
       {
         series: [
@@ -40,7 +40,7 @@ describe('normalizeSeries', () => {
       },
       'x',
     );
-    expect(result.series.map((s) => s.label)).toEqual(['fleet', 'a · m']);
+    expect(result.series.map((s) => s.label)).toEqual(['a · m', 'fleet']);
   });
 });
 

@@ -86,6 +86,8 @@ export function normalizeSeries(raw: unknown, signal: string): SeriesResult {
       .sort((a, b) => a.t - b.t);
     return { key, label: labelForKey(key), points };
   });
+  // A stable order gives every pool the same colour on every chart.
+  series.sort((a, b) => a.label.localeCompare(b.label));
   return {
     signal: typeof body.signal === 'string' ? body.signal : signal,
     stepMs,

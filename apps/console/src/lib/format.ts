@@ -8,6 +8,7 @@ export function formatMs(ms: number | null | undefined): string {
   if (ms >= 1_000) return `${(ms / 1000).toFixed(2)} s`;
   if (ms >= 100) return `${Math.round(ms)} ms`;
   if (ms >= 10) return `${ms.toFixed(1)} ms`;
+  if (ms === 0) return '0 ms';
   return `${ms.toFixed(2)} ms`;
 }
 

@@ -17,6 +17,17 @@ export const HOP_ORDER = [
 ] as const;
 export type HopKey = (typeof HOP_ORDER)[number];
 
+/** Hops that can happen before the first token (what TTFT is made of). */
+export const TTFT_HOPS: readonly HopKey[] = [
+  'gateway',
+  'router',
+  'cache',
+  'queue',
+  'prefill',
+  'runtime',
+  'other',
+];
+
 export const HOP_LABELS: Record<string, string> = {
   gateway: 'gateway',
   router: 'router',

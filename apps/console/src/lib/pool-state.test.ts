@@ -33,6 +33,7 @@ describe('readSlo', () => {
   it('reads camelCase or snake_case and tolerates absence', () => {
     expect(readSlo({ slo: { ttftMs: 800, e2eMs: null } })).toEqual({ ttftMs: 800, e2eMs: null });
     expect(readSlo({ slo: { ttft_ms: 700 } })).toEqual({ ttftMs: 700, e2eMs: null });
-    expect(readSlo(null)).toEqual({ ttftMs: null, e2eMs: null });
+    expect(readSlo(null, null)).toEqual({ ttftMs: null, e2eMs: null });
+    expect(readSlo(null, { ttftMs: 900, e2eMs: 9000 })).toEqual({ ttftMs: 900, e2eMs: 9000 });
   });
 });

@@ -1,4 +1,5 @@
 import type { SignalGroup } from '@governor/conventions';
+import { readBootstrap } from './bootstrap.ts';
 
 // Labels an operator reads at a glance. Thresholds for the utilization ratio are DESIGN.md §1's.
 
@@ -55,11 +56,13 @@ export const POOL_STATE_LABELS: Record<PoolState, string> = {
   'no-data': 'No data',
 };
 
-/** Reads the SLO from a signals answer when the server includes one (`slo: {ttftMs, e2eMs}`). */
-export function readSlo(snapshot: unknown): Slo {
-  const slo = (
-    snapshot as { slo?: { ttftMs?: unknown; e2eMs?: unknown; ttft_ms?: unknown; e2e_ms?: unknown } } | null
-  )?.slo;
+/**
+ * The SLO for chart lines and pool states: from a signals answer when the server includes one
+ * (`slo: {ttftMs, e2eMs}`), else from the bootstrap Governor writes into index.html.
+ */
+export function readSlo(snapshot: unknown, fallback: Slo | null = readBootstrap()?.slo ?? null): Slo {
+  type RawSlo = { ttftMs?: unknown; e2eMs?: unknown; ttft_ms?: unknown; e2e_ms?: unknown };
+  const slo: RawSlo | undefined = (snapshot as { slo?: RawSlo } | null)?.slo ?? fallback ?? undefined;
   const pick = (...values: unknown[]) => {
     const n = values.find((v) => typeof v === 'number');
     return typeof n === 'number' ? n : null;

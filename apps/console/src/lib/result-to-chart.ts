@@ -94,7 +94,8 @@ export function resultToChart(result: SqlResult, spec: ChartSpec = {}): ChartDat
     }
     if (!Number.isFinite(fromMs)) return { kind: 'none', reason: 'The x column has no time values.' };
     for (const s of map.values()) s.points.sort((a, b) => a.t - b.t);
-    return { kind: 'time', series: [...map.values()], fromMs, toMs: toMs === fromMs ? fromMs + 1000 : toMs };
+    const series = [...map.values()].sort((a, b) => a.label.localeCompare(b.label));
+    return { kind: 'time', series, fromMs, toMs: toMs === fromMs ? fromMs + 1000 : toMs };
   }
 
   const rowsByX = new Map<string, Record<string, string | number | null>>();
@@ -112,5 +113,6 @@ export function resultToChart(result: SqlResult, spec: ChartSpec = {}): ChartDat
       out![label] = toNumber(row[yi]);
     });
   }
+  if (seriesIndex >= 0) labels.sort((a, b) => a.localeCompare(b));
   return { kind: 'category', rows: [...rowsByX.values()], labels, x: xName };
 }

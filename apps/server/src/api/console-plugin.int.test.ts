@@ -4,16 +4,16 @@ import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { toGovernorError } from '../errors.ts';
-import { consolePlugin } from './console-plugin.ts';
+import { type ConsoleBootstrap, consolePlugin, injectBootstrap } from './console-plugin.ts';
 
-async function createApp(distDir: string): Promise<FastifyInstance> {
+async function createApp(distDir: string, bootstrap?: ConsoleBootstrap): Promise<FastifyInstance> {
   const app = Fastify();
   app.setErrorHandler((error, _request, reply) => {
     const gov = toGovernorError(error);
     reply.code(gov.statusCode).send({ error: { code: gov.code, message: gov.message } });
   });
   app.get('/api/health', async () => ({ status: 'ok' }));
-  await app.register(consolePlugin, { distDir });
+  await app.register(consolePlugin, bootstrap ? { distDir, bootstrap } : { distDir });
   return app;
 }
 
@@ -66,5 +66,26 @@ describe('console plugin', () => {
     writeFileSync(join(dir, 'index.html'), 'index');
     const response = await app.inject('/..%2F..%2Fetc%2Fpasswd');
     expect(response.body).not.toContain('root:');
+  });
+
+  it('writes the SLO into index.html for the charts', async () => {
+    writeFileSync(join(dir, 'index.html'), '<html><head><title>x</title></head><body></body></html>');
+    const withSlo = await createApp(dir, { slo: { ttftMs: 800, e2eMs: null } });
+    const body = (await withSlo.inject('/?view=fleet')).body;
+    expect(body).toContain(
+      '<script type="application/json" id="governor-bootstrap">{"slo":{"ttftMs":800,"e2eMs":null}}</script></head>',
+    );
+    await withSlo.close();
+  });
+});
+
+describe('injectBootstrap', () => {
+  it('cannot be used to close the script element', () => {
+    const html = injectBootstrap('<head></head>', {
+      slo: { ttftMs: null, e2eMs: null },
+      note: '</script><script>',
+    } as never);
+    expect(html).not.toContain('</script><script>');
+    expect(html).toContain('\\u003c/script>');
   });
 });

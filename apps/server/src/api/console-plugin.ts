@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { dirname, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
@@ -19,6 +19,15 @@ const API_PREFIXES = ['/api/', '/v1/', '/metrics'];
 export interface ConsoleOptions {
   /** Folder with index.html and assets/; default: apps/console/dist. */
   distDir?: string;
+  /**
+   * Settings the console needs before its first API call (the SLO for chart lines), written into
+   * index.html as `<script type="application/json" id="governor-bootstrap">`.
+   */
+  bootstrap?: ConsoleBootstrap;
+}
+
+export interface ConsoleBootstrap {
+  slo: { ttftMs: number | null; e2eMs: number | null };
 }
 
 export async function consolePlugin(app: FastifyInstance, options: ConsoleOptions): Promise<void> {
@@ -45,9 +54,20 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
     if (relative.startsWith('assets/')) {
       throw new GovernorError('GOV_ERR_NOT_FOUND', `no console asset ${path}; reload the page`);
     }
-    reply.header('Cache-Control', 'no-cache');
-    return reply.sendFile('index.html', root, { cacheControl: false });
+    const html = await readFile(resolve(root, 'index.html'), 'utf8');
+    return reply
+      .header('Cache-Control', 'no-cache')
+      .type('text/html; charset=utf-8')
+      .send(injectBootstrap(html, options.bootstrap ?? null));
   });
+}
+
+/** Adds the bootstrap JSON before </head>; `<` is escaped so the JSON cannot end the script. */
+export function injectBootstrap(html: string, bootstrap: ConsoleBootstrap | null): string {
+  if (!bootstrap) return html;
+  const json = JSON.stringify(bootstrap).replace(/</g, '\\u003c');
+  const tag = `<script type="application/json" id="governor-bootstrap">${json}</script>`;
+  return html.includes('</head>') ? html.replace('</head>', `${tag}</head>`) : tag + html;
 }
 
 function decodePath(url: string): string {

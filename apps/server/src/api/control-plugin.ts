@@ -57,13 +57,19 @@ export async function controlPlugin(app: FastifyInstance, options: ControlPlugin
   app.post('/api/control/evaluate', async (request) => {
     const parsed = EvaluateBody.safeParse(request.body);
     if (!parsed.success) {
-      throw new GovernorError('GOV_ERR_REQUEST_INVALID', 'send JSON {"at": "<RFC 3339 time>", "dryRun": false}; both optional');
+      throw new GovernorError(
+        'GOV_ERR_REQUEST_INVALID',
+        'send JSON {"at": "<RFC 3339 time>", "dryRun": false}; both optional',
+      );
     }
     let atNs: bigint | undefined;
     if (parsed.data?.at !== undefined) {
       const ns = isoToNs(parsed.data.at);
       if (ns === null) {
-        throw new GovernorError('GOV_ERR_REQUEST_INVALID', `"at" must be an RFC 3339 time such as 2024-01-01T00:05:00Z, got "${parsed.data.at}"`);
+        throw new GovernorError(
+          'GOV_ERR_REQUEST_INVALID',
+          `"at" must be an RFC 3339 time such as 2024-01-01T00:05:00Z, got "${parsed.data.at}"`,
+        );
       }
       atNs = ns;
     }
@@ -79,10 +85,18 @@ export async function controlPlugin(app: FastifyInstance, options: ControlPlugin
       states = query.state.split(',').map((s) => s.trim()) as RecommendationState[];
       const unknown = states.filter((s) => !(RECOMMENDATION_STATES as readonly string[]).includes(s));
       if (unknown.length > 0) {
-        throw new GovernorError('GOV_ERR_REQUEST_INVALID', `unknown state ${unknown.join(', ')}; use ${RECOMMENDATION_STATES.join(', ')}`);
+        throw new GovernorError(
+          'GOV_ERR_REQUEST_INVALID',
+          `unknown state ${unknown.join(', ')}; use ${RECOMMENDATION_STATES.join(', ')}`,
+        );
       }
     }
-    return { recommendations: await engine.listRecommendations({ states, limit: parseLimit(query.limit, 100, 1000) }) };
+    return {
+      recommendations: await engine.listRecommendations({
+        states,
+        limit: parseLimit(query.limit, 100, 1000),
+      }),
+    };
   });
 
   app.get('/api/recommendations/:id', async (request) => {
@@ -97,7 +111,10 @@ export async function controlPlugin(app: FastifyInstance, options: ControlPlugin
       const { id } = request.params as { id: string };
       const parsed = DecisionBody.safeParse(request.body);
       if (!parsed.success) {
-        throw new GovernorError('GOV_ERR_REQUEST_INVALID', 'send JSON {"by": "<who>", "note": "<why>"}; both optional');
+        throw new GovernorError(
+          'GOV_ERR_REQUEST_INVALID',
+          'send JSON {"by": "<who>", "note": "<why>"}; both optional',
+        );
       }
       const actor = actorOf(request, parsed.data?.by);
       const result = await engine[verb](id, actor, parsed.data?.note);
@@ -125,13 +142,19 @@ export async function controlPlugin(app: FastifyInstance, options: ControlPlugin
   app.put('/api/policies', async (request) => {
     const parsed = PoliciesBody.safeParse(request.body);
     if (!parsed.success) {
-      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ');
+      const issues = parsed.error.issues
+        .map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`)
+        .join('; ');
       throw new GovernorError('GOV_ERR_POLICY_INVALID', `invalid policies: ${issues}`);
     }
     const names = parsed.data.policies.map((p) => p.name);
     const duplicate = names.find((n, i) => names.indexOf(n) !== i);
-    if (duplicate) throw new GovernorError('GOV_ERR_POLICY_INVALID', `policy name "${duplicate}" is used twice`);
-    const view = await engine.setPolicies(parsed.data.policies.map(policyFromJson), actorOf(request, undefined));
+    if (duplicate)
+      throw new GovernorError('GOV_ERR_POLICY_INVALID', `policy name "${duplicate}" is used twice`);
+    const view = await engine.setPolicies(
+      parsed.data.policies.map(policyFromJson),
+      actorOf(request, undefined),
+    );
     return { ...view, policies: view.policies.map(policyToJson) };
   });
 }

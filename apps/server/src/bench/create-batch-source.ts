@@ -26,13 +26,16 @@ export function createBatchSource(spansPerBatch: number, runNonce: number): Batc
       idPrefix: '00000000',
     });
     const bytes = encodeTraceRequestProtobuf(request);
-    const traceIds = new Set(request.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans.map((s) => s.traceId))));
+    const traceIds = new Set(
+      request.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans.map((s) => s.traceId))),
+    );
     const traceIdOffsets: number[] = [];
     const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     for (const traceId of traceIds) {
       // Field 1 of Span, 16 bytes: tag 0x0a, length 0x10, then the id.
       const needle = Buffer.concat([Buffer.from([0x0a, 0x10]), Buffer.from(traceId, 'hex')]);
-      for (let at = buffer.indexOf(needle); at !== -1; at = buffer.indexOf(needle, at + 1)) traceIdOffsets.push(at + 2);
+      for (let at = buffer.indexOf(needle); at !== -1; at = buffer.indexOf(needle, at + 1))
+        traceIdOffsets.push(at + 2);
     }
     templates.push({ bytes, traceIdOffsets });
   }

@@ -120,27 +120,69 @@ export function createFleetTraffic(options: FleetTrafficOptions): { next(spans: 
     const outcome = req.failed ? 'error' : 'success';
     const gatewayId = spanId();
     const runtimeId = spanId();
-    const common = {
+    const taskId = req.workflow?.id ?? traceId;
+    // One object literal with every field in SPAN_COLUMNS order: spreading keeps V8 from giving the
+    // rows one shape and costs several times more (and most of it in GC).
+    const span = (
+      f: {
+        spanId: string;
+        parentSpanId?: string | null;
+        name: string;
+        hop: string;
+        startNs: bigint;
+        endNs: bigint;
+        isRoot?: boolean;
+        statusCode?: number;
+        outcome?: string;
+        replica?: string | null;
+        inputTokens?: number | null;
+        outputTokens?: number | null;
+        cachedTokens?: number | null;
+        serverTtftMs?: number | null;
+        firstTokenNs?: bigint | null;
+        cacheHit?: boolean | null;
+        attributes?: string;
+        events?: string;
+      },
+      service: string,
+      instance: string,
+    ): SpanRow => ({
       traceId,
+      spanId: f.spanId,
+      parentSpanId: f.parentSpanId === undefined ? gatewayId : f.parentSpanId,
+      name: f.name,
       kind: 2,
+      service,
+      hop: f.hop,
+      startNs: f.startNs,
+      endNs: f.endNs,
+      durationMs: Number(f.endNs - f.startNs) / 1e6,
+      statusCode: f.statusCode ?? 1,
       statusMessage: null,
+      isRoot: f.isRoot ?? false,
       model: req.pool.model,
       pool: req.pool.name,
       region: req.pool.region,
       gpuType: req.pool.gpuType,
+      replica: f.replica ?? null,
       tenant: req.tenant,
       priority: req.priority,
-      taskId: req.workflow?.id ?? traceId,
+      taskId,
       workflowId: req.workflow?.id ?? null,
       workflowType: req.workflow?.type ?? null,
       workflowStep: req.workflow?.step ?? null,
       workflowSteps: req.workflow?.steps ?? null,
       conversationId: null,
       attempt: req.attempt,
+      outcome: f.outcome ?? 'success',
       errorType: null,
       operation: 'chat',
+      inputTokens: f.inputTokens ?? null,
+      outputTokens: f.outputTokens ?? null,
+      cachedTokens: f.cachedTokens ?? null,
       ttftMs: null,
-      serverTtftMs: null,
+      serverTtftMs: f.serverTtftMs ?? null,
+      firstTokenNs: f.firstTokenNs ?? null,
       queueMs: null,
       prefillMs: null,
       decodeMs: null,
@@ -148,31 +190,12 @@ export function createFleetTraffic(options: FleetTrafficOptions): { next(spans: 
       queueDepth: null,
       batchSize: null,
       costUsd: null,
-      cacheHit: null,
+      cacheHit: f.cacheHit ?? null,
       finishReasons: null,
-      scope: 'governor-bench',
-    };
-    const span = (
-      fields: Partial<SpanRow> & Pick<SpanRow, 'spanId' | 'name' | 'hop' | 'startNs' | 'endNs'>,
-      service: string,
-      instance: string,
-    ): SpanRow => ({
-      ...common,
-      parentSpanId: gatewayId,
-      service,
-      durationMs: Number(fields.endNs - fields.startNs) / 1e6,
-      statusCode: 1,
-      isRoot: false,
-      replica: null,
-      outcome: 'success',
-      inputTokens: null,
-      outputTokens: null,
-      cachedTokens: null,
-      firstTokenNs: null,
-      attributes: '{}',
+      attributes: f.attributes ?? '{}',
       resource: resourceFor(service, instance),
-      events: '[]',
-      ...fields,
+      events: f.events ?? '[]',
+      scope: 'governor-bench',
     });
     out.push(
       span(

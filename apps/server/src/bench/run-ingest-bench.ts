@@ -25,6 +25,8 @@ export interface IngestBenchOptions {
   checkpointIntervalS: number;
   /** Spans appended for the raw Appender measurement. */
   rawSpans: number;
+  /** Server decode workers (GOVERNOR_DECODE_WORKERS); undefined keeps the server's default. */
+  decodeWorkers?: number;
   onProgress: (line: string) => void;
 }
 
@@ -46,6 +48,8 @@ export interface IngestBenchResult {
   serverPeakRssBytes: number | null;
   spansPerBatch: number;
   clients: number;
+  /** From the server's /metrics after the run, when it exposes them. */
+  server: { checkpoints: number; maxCheckpointS: number; flushes: number; maxFlushS: number } | null;
 }
 
 export async function runIngestBench(options: IngestBenchOptions): Promise<IngestBenchResult> {
@@ -59,13 +63,16 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
   const rows = [];
   let decodeStarted = performance.now();
   for (const template of source.templates) {
-    rows.push(...normalizeTraceRequest(decodeTraceRequestProtobuf(template), { classifier, aliases: {} }).rows);
+    rows.push(
+      ...normalizeTraceRequest(decodeTraceRequestProtobuf(template), { classifier, aliases: {} }).rows,
+    );
   }
   decodeStarted = performance.now();
   let decoded = 0;
   for (let round = 0; round < 3; round++) {
     for (const template of source.templates) {
-      decoded += normalizeTraceRequest(decodeTraceRequestProtobuf(template), { classifier, aliases: {} }).rows.length;
+      decoded += normalizeTraceRequest(decodeTraceRequestProtobuf(template), { classifier, aliases: {} }).rows
+        .length;
     }
   }
   const decodeNormalizeSpansPerS = (decoded / (performance.now() - decodeStarted)) * 1000;
@@ -73,7 +80,9 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
 
   // 2. The raw Appender rate on those rows, in a fresh database, before the server starts.
   const rawDir = mkdtempSync(join(tmpdir(), 'governor-bench-raw-'));
-  log(`raw DuckDB Appender: appending ${fmt(options.rawSpans)} rows (${rows.length} distinct) into a fresh database…`);
+  log(
+    `raw DuckDB Appender: appending ${fmt(options.rawSpans)} rows (${rows.length} distinct) into a fresh database…`,
+  );
   const raw = await measureAppendRate({ dir: rawDir, rows, count: options.rawSpans, flushEvery: 100_000 });
   log(`raw DuckDB Appender: ${fmt(raw.rowsPerS)} rows/s`);
 
@@ -87,12 +96,26 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
     if (options.mode === 'process') {
       const configFile = join(dataDir, 'bench-config.yaml');
       writeFileSync(configFile, `server:\n  checkpoint_interval_s: ${options.checkpointIntervalS}\n`);
-      child = await spawnGovernorProcess({ dataDir, args: ['--config', configFile] });
+      child = await spawnGovernorProcess({
+        dataDir,
+        args: ['--config', configFile],
+        env:
+          options.decodeWorkers === undefined
+            ? {}
+            : { GOVERNOR_DECODE_WORKERS: String(options.decodeWorkers) },
+      });
       url = child.url;
     } else {
+      if (options.decodeWorkers !== undefined)
+        process.env.GOVERNOR_DECODE_WORKERS = String(options.decodeWorkers);
       inProcess = await startGovernor({
         config: GovernorConfig.parse({
-          server: { http_port: 0, grpc_port: 0, data_dir: dataDir, checkpoint_interval_s: options.checkpointIntervalS },
+          server: {
+            http_port: 0,
+            grpc_port: 0,
+            data_dir: dataDir,
+            checkpoint_interval_s: options.checkpointIntervalS,
+          },
         }),
         env: {},
       });
@@ -130,7 +153,10 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
           (res) => {
             res.resume();
             res.on('end', () =>
-              resolve({ status: res.statusCode ?? 0, retryAfterS: Number(res.headers['retry-after'] ?? 1) || 1 }),
+              resolve({
+                status: res.statusCode ?? 0,
+                retryAfterS: Number(res.headers['retry-after'] ?? 1) || 1,
+              }),
             );
           },
         );
@@ -183,6 +209,7 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
     }
     const elapsedS = (performance.now() - started) / 1000;
     sampleMemory();
+    const server = await readServerMetrics(url, token);
     latencies.sort((a, b) => a - b);
     const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0;
     const ackedSpansPerS = acked / elapsedS;
@@ -203,6 +230,7 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
       serverPeakRssBytes: options.mode === 'url' ? null : peakRss,
       spansPerBatch: source.spansPerBatch,
       clients: options.clients,
+      server,
     };
   } finally {
     if (child) {
@@ -211,6 +239,30 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
     }
     await inProcess?.close();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Checkpoint and flush figures from Governor's own /metrics (Prometheus text). */
+async function readServerMetrics(
+  url: string,
+  token: string | undefined,
+): Promise<IngestBenchResult['server']> {
+  try {
+    const response = await fetch(new URL('/metrics', url), {
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+    });
+    if (!response.ok) return null;
+    const text = await response.text();
+    const value = (name: string) =>
+      Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+    return {
+      checkpoints: value('governor_checkpoints_total'),
+      maxCheckpointS: value('governor_checkpoint_max_seconds'),
+      flushes: value('governor_write_flushes_total'),
+      maxFlushS: value('governor_write_flush_max_seconds'),
+    };
+  } catch {
+    return null;
   }
 }
 

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { type ParsedArgs, flagNumber, flagString } from '../cli/parse-args.ts';
 import { runSoak } from './soak-run.ts';
 
-export const BENCH_SOAK_USAGE = `governor bench soak [--minutes 10] [--fraction 0.5] [--measure-s 20] [--interval-s 30]
+export const BENCH_SOAK_USAGE = `governor bench soak [--minutes 10] [--fraction 0.5] [--measure-s 40] [--interval-s 30]
                     [--batch 500] [--retention-ttl-hours 0.05] [--json FILE]`;
 
 /** `governor bench soak`: prints the interval table and a summary; exit 1 if an acknowledged span is missing. */
@@ -10,7 +10,7 @@ export async function runBenchSoakCommand(args: ParsedArgs): Promise<number> {
   const result = await runSoak({
     minutes: flagNumber(args, 'minutes') ?? 10,
     fraction: flagNumber(args, 'fraction') ?? 0.5,
-    measureSeconds: flagNumber(args, 'measure-s') ?? 20,
+    measureSeconds: flagNumber(args, 'measure-s') ?? 40,
     intervalSeconds: flagNumber(args, 'interval-s') ?? 30,
     spansPerBatch: flagNumber(args, 'batch') ?? 500,
     retentionTtlHours: flagNumber(args, 'retention-ttl-hours') ?? 0.05,

@@ -53,7 +53,8 @@ export async function spawnGovernorProcess(options: SpawnOptions): Promise<Gover
   const httpPort = options.httpPort ?? (await findFreePort());
   const grpcPort = options.grpcPort ?? (await findFreePort());
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('GOVERNOR_')) env[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (v !== undefined && !k.startsWith('GOVERNOR_')) env[k] = v;
   Object.assign(env, { GOVERNOR_LOG_LEVEL: 'warn' }, options.env);
   const child = spawn(
     process.execPath,
@@ -91,7 +92,8 @@ export async function spawnGovernorProcess(options: SpawnOptions): Promise<Gover
     exitedEarly = code;
   });
   for (;;) {
-    if (exitedEarly !== null) throw new Error(`governor exited (${exitedEarly}) before it was up:\n${output}`);
+    if (exitedEarly !== null)
+      throw new Error(`governor exited (${exitedEarly}) before it was up:\n${output}`);
     try {
       const response = await fetch(`${url}/api/health`);
       if (response.ok) break;
@@ -116,7 +118,8 @@ export async function spawnGovernorProcess(options: SpawnOptions): Promise<Gover
     memory() {
       try {
         const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-        const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
+        const kb = (name: string) =>
+          Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
         return { rssBytes: kb('VmRSS'), peakRssBytes: kb('VmHWM') };
       } catch {
         return null;

@@ -2,7 +2,7 @@ import { type ServerMode, runIngestBench } from '../bench/run-ingest-bench.ts';
 import { type ParsedArgs, flagNumber, flagString } from './parse-args.ts';
 
 export const BENCH_INGEST_USAGE =
-  'governor bench ingest [--url URL | --in-process] [--spans N] [--clients C] [--batch B] [--checkpoint-interval-s S] [--raw-spans N] [--json]';
+  'governor bench ingest [--url URL | --in-process] [--spans N] [--clients C] [--batch B] [--checkpoint-interval-s S] [--decode-workers N] [--raw-spans N] [--json]';
 
 /**
  * `governor bench ingest`: OTLP/HTTP protobuf ingest against a running Governor (--url), or one it
@@ -20,6 +20,7 @@ export async function runBenchIngestCommand(args: ParsedArgs): Promise<number> {
     batch: flagNumber(args, 'batch') ?? 500,
     checkpointIntervalS: flagNumber(args, 'checkpoint-interval-s') ?? 30,
     rawSpans: flagNumber(args, 'raw-spans') ?? Math.min(spans, 300_000),
+    decodeWorkers: flagNumber(args, 'decode-workers'),
     onProgress: (line) => process.stderr.write(`${line}\n`),
   });
   if (args.flags.json === true) {
@@ -40,6 +41,11 @@ export async function runBenchIngestCommand(args: ParsedArgs): Promise<number> {
     `  ack latency max     ${result.ackMaxMs.toFixed(1)} ms   (stalls; target: no multi-second stall  ${ok(result.ackMaxMs < 1000)})`,
     `  server peak RSS     ${mib(result.serverPeakRssBytes)}   target ≤ 1.5 GiB  ${result.serverPeakRssBytes === null ? '' : ok(result.serverPeakRssBytes <= 1.5 * 2 ** 30)}`,
     `  decode+normalize    ${n(result.decodeNormalizeSpansPerS)} spans/s on one thread (for reference)`,
+    ...(result.server
+      ? [
+          `  server              ${result.server.checkpoints} checkpoints (longest ${result.server.maxCheckpointS.toFixed(2)} s, commits went to the ingest stage meanwhile), ${n(result.server.flushes)} group commits (longest flush ${(result.server.maxFlushS * 1000).toFixed(0)} ms)`,
+        ]
+      : []),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
   return 0;

@@ -2,6 +2,7 @@ import type { GovernorConfig } from '@governor/conventions';
 import { loadConfig } from '../load-config.ts';
 import { startGovernor } from '../start-governor.ts';
 import { type ParsedArgs, flagNumber, flagString } from './parse-args.ts';
+import { type DemoFleet, startDemoFleet } from './start-demo-fleet.ts';
 
 export async function runStartCommand(args: ParsedArgs): Promise<number> {
   const config: GovernorConfig = loadConfig(flagString(args, 'config'));
@@ -24,10 +25,14 @@ export async function runStartCommand(args: ParsedArgs): Promise<number> {
     `Governor is up: console and API on ${governor.httpUrl}, OTLP/HTTP ${governor.httpUrl}/v1/traces, OTLP/gRPC ${config.server.host}:${governor.grpcPort}, data in ${governor.store.dataDir}`,
   );
 
+  let demo: DemoFleet | null = null;
+  if (args.flags.demo === true) demo = startDemoFleet(governor.httpUrl, (m) => log.info(m));
+
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    demo?.stop();
     log.info(`${signal} received: stopping intake, flushing the write queue and checkpointing`);
     const hardStop = setTimeout(() => {
       log.error('shutdown took longer than 30 s; exiting anyway (committed data is safe in the WAL)');

@@ -37,7 +37,11 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
   let nextId = 1;
   return {
     publish(event) {
-      const published: PublishedEvent = { ...event, id: nextId++, publishedAt: new Date(now()).toISOString() };
+      const published: PublishedEvent = {
+        ...event,
+        id: nextId++,
+        publishedAt: new Date(now()).toISOString(),
+      };
       buffer.push(published);
       if (buffer.length > bufferSize) buffer.shift();
       for (const listener of [...listeners]) {

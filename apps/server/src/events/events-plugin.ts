@@ -38,7 +38,9 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
     });
     const send = (e: PublishedEvent) => {
       if (!wanted(e)) return;
-      raw.write(`id: ${e.id}\nevent: ${e.type}\ndata: ${JSON.stringify({ type: e.type, data: e.data, publishedAt: e.publishedAt })}\n\n`);
+      raw.write(
+        `id: ${e.id}\nevent: ${e.type}\ndata: ${JSON.stringify({ type: e.type, data: e.data, publishedAt: e.publishedAt })}\n\n`,
+      );
     };
     raw.write(': connected\nretry: 3000\n\n');
     if (Number.isFinite(lastId)) for (const e of options.bus.replay(lastId)) send(e);

@@ -1,22 +1,22 @@
+import { availableParallelism } from 'node:os';
 import type { GovernorConfig } from '@governor/conventions';
-import {
-  type ExportResult,
-  OtlpDecodeError,
-  createHopClassifier,
-  decodeMetricsRequestJson,
-  decodeMetricsRequestProtobuf,
-  decodeTraceRequestJson,
-  decodeTraceRequestProtobuf,
-  normalizeMetricsRequest,
-  normalizeTraceRequest,
-} from '@governor/otlp';
+import { type ExportResult, OtlpDecodeError } from '@governor/otlp';
 import { QueueFullError, type Store, WriterClosedError } from '@governor/store';
 import { GovernorError } from '../errors.ts';
+import {
+  type DecodedBody,
+  type OtlpFormat,
+  type OtlpSignal,
+  createDecodeSettings,
+  decodeOtlpBody,
+} from './decode-otlp-body.ts';
+import { type DecodePool, createDecodePool } from './decode-pool.ts';
 
-// decode → validate/normalize → write: the chain shared by OTLP/HTTP and OTLP/gRPC.
+// decode → validate/normalize → write: the chain shared by OTLP/HTTP and OTLP/gRPC. Decoding runs
+// in a small worker pool (decode-pool.ts) so the main thread keeps the DuckDB appends and HTTP;
+// small bodies are decoded inline, where a round trip to a worker would cost more than it saves.
 
-export type OtlpFormat = 'protobuf' | 'json';
-export type OtlpSignal = 'traces' | 'metrics';
+export type { OtlpFormat, OtlpSignal } from './decode-otlp-body.ts';
 
 export interface IngestCounters {
   spansAccepted: number;
@@ -29,19 +29,35 @@ export interface IngestCounters {
 export interface IngestPipeline {
   ingest(signal: OtlpSignal, body: Uint8Array, format: OtlpFormat): Promise<ExportResult>;
   counters: IngestCounters;
+  /** Stops the decode workers. */
+  close(): Promise<void>;
 }
 
-export function createIngestPipeline(store: Store, config: GovernorConfig): IngestPipeline {
-  const classifier = createHopClassifier(
-    config.hop_rules.map((r) => ({
-      hop: r.hop,
-      spanName: r.span_name,
-      serviceName: r.service_name,
-      attribute: r.attribute,
-      attributeEquals: r.attribute_equals,
-    })),
-  );
-  const aliases = config.attribute_aliases;
+export interface IngestPipelineOptions {
+  /** Decode workers; 0 decodes on the main thread. Default: GOVERNOR_DECODE_WORKERS, else cores − 1 (at most 2). */
+  decodeWorkers?: number;
+  /** Bodies smaller than this are decoded inline. */
+  inlineBelowBytes?: number;
+}
+
+function defaultDecodeWorkers(): number {
+  const fromEnv = Number(process.env.GOVERNOR_DECODE_WORKERS);
+  if (process.env.GOVERNOR_DECODE_WORKERS && Number.isInteger(fromEnv) && fromEnv >= 0) return fromEnv;
+  return Math.max(0, Math.min(2, availableParallelism() - 1));
+}
+
+export function createIngestPipeline(
+  store: Store,
+  config: GovernorConfig,
+  options: IngestPipelineOptions = {},
+): IngestPipeline {
+  const settings = createDecodeSettings(config.hop_rules, config.attribute_aliases);
+  const workers = options.decodeWorkers ?? defaultDecodeWorkers();
+  const inlineBelowBytes = options.inlineBelowBytes ?? 16 * 1024;
+  const pool: DecodePool | null =
+    workers > 0
+      ? createDecodePool({ size: workers, hopRules: config.hop_rules, aliases: config.attribute_aliases })
+      : null;
   const counters: IngestCounters = {
     spansAccepted: 0,
     spansRejected: 0,
@@ -53,22 +69,11 @@ export function createIngestPipeline(store: Store, config: GovernorConfig): Inge
     counters.requestsRejected[reason] = (counters.requestsRejected[reason] ?? 0) + 1;
   };
 
-  const decode = (signal: OtlpSignal, body: Uint8Array, format: OtlpFormat) => {
+  const decode = async (signal: OtlpSignal, body: Uint8Array, format: OtlpFormat): Promise<DecodedBody> => {
     try {
-      if (signal === 'traces') {
-        const request =
-          format === 'protobuf'
-            ? decodeTraceRequestProtobuf(body)
-            : decodeTraceRequestJson(Buffer.from(body).toString('utf8'));
-        const n = normalizeTraceRequest(request, { classifier, aliases });
-        return { spans: n.rows, metrics: [], rejected: n.rejected, problems: n.problems };
-      }
-      const request =
-        format === 'protobuf'
-          ? decodeMetricsRequestProtobuf(body)
-          : decodeMetricsRequestJson(Buffer.from(body).toString('utf8'));
-      const n = normalizeMetricsRequest(request, aliases);
-      return { spans: [], metrics: n.rows, rejected: n.rejected, problems: n.problems };
+      if (pool === null || body.byteLength < inlineBelowBytes)
+        return decodeOtlpBody(signal, body, format, settings);
+      return await pool.decode(signal, body, format);
     } catch (error) {
       countRejection('undecodable');
       if (error instanceof OtlpDecodeError) {
@@ -88,8 +93,11 @@ export function createIngestPipeline(store: Store, config: GovernorConfig): Inge
 
   return {
     counters,
+    async close() {
+      await pool?.close();
+    },
     async ingest(signal, body, format) {
-      const decoded = decode(signal, body, format);
+      const decoded = await decode(signal, body, format);
       try {
         await store.writer.write(decoded.spans, decoded.metrics);
       } catch (error) {

@@ -49,7 +49,9 @@ function post(
     const req = httpRequest(`${t.url}${path}`, { method: 'POST', headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
     });
     req.on('error', reject);
     if (Array.isArray(body)) {
@@ -112,7 +114,11 @@ function readCodeAndMessage(bytes: Buffer): { code: number; message: string } {
 
 function withInvalidSpans(request: DecodedTraceRequest): DecodedTraceRequest {
   const spans = request.resourceSpans[0]!.scopeSpans[0]!.spans;
-  const broken = (s: DecodedSpan, change: Partial<DecodedSpan>) => ({ ...s, ...change, spanId: `${s.spanId.slice(0, 14)}ff` });
+  const broken = (s: DecodedSpan, change: Partial<DecodedSpan>) => ({
+    ...s,
+    ...change,
+    spanId: `${s.spanId.slice(0, 14)}ff`,
+  });
   spans.push(broken(spans[0]!, { traceId: 'abcd' }), broken(spans[0]!, { endNs: spans[0]!.startNs - 1n }));
   return request;
 }
@@ -127,9 +133,28 @@ describe('POST /v1/traces', () => {
     expect(await stored(spanIdsOf(request))).toBe(8);
   });
 
+  it('decodes large bodies in the worker pool, with the same answers', async () => {
+    expect(t.governor.pipeline).toBeDefined();
+    const request = traces(400);
+    const body = encodeTraceRequestProtobuf(request);
+    expect(body.length).toBeGreaterThan(64 * 1024);
+    expect((await post('/v1/traces', body, protobuf)).status).toBe(200);
+    expect(await stored(spanIdsOf(request))).toBe(400);
+    const garbage = Buffer.concat([Buffer.from([0x0a, 0xff, 0xff, 0x7f]), Buffer.alloc(70 * 1024, 1)]);
+    const refused = await post('/v1/traces', garbage, protobuf);
+    expect(refused.status).toBe(400);
+    expect(readCodeAndMessage(refused.body).message).toMatch(/cannot decode OTLP protobuf traces: truncated/);
+    const json = await post('/v1/traces', traceRequestToJson(withInvalidSpans(traces(200))), {
+      'content-type': 'application/json',
+    });
+    expect(JSON.parse(json.body.toString()).partialSuccess.rejectedSpans).toBe('2');
+  });
+
   it('stores JSON spans and answers in JSON', async () => {
     const request = traces();
-    const reply = await post('/v1/traces', traceRequestToJson(request), { 'content-type': 'application/json; charset=utf-8' });
+    const reply = await post('/v1/traces', traceRequestToJson(request), {
+      'content-type': 'application/json; charset=utf-8',
+    });
     expect(reply.status).toBe(200);
     expect(reply.headers['content-type']).toMatch(/^application\/json/);
     expect(JSON.parse(reply.body.toString())).toEqual({});
@@ -152,7 +177,9 @@ describe('POST /v1/traces', () => {
     expect(reply.status).toBe(200);
     const body = JSON.parse(reply.body.toString());
     expect(body.partialSuccess.rejectedSpans).toBe('2');
-    expect(body.partialSuccess.errorMessage).toMatch(/2 spans rejected.*trace_id.*end_time_unix_nano is before/);
+    expect(body.partialSuccess.errorMessage).toMatch(
+      /2 spans rejected.*trace_id.*end_time_unix_nano is before/,
+    );
     expect(await stored(spanIdsOf(request))).toBe(8);
   });
 
@@ -180,11 +207,17 @@ describe('POST /v1/traces', () => {
     const reply = await post('/v1/traces', '{"resourceSpans": [', json);
     expect(reply.status).toBe(400);
     expect(reply.headers['content-type']).toMatch(/^application\/json/);
-    expect(JSON.parse(reply.body.toString())).toMatchObject({ code: 3, message: expect.stringMatching(/not valid JSON/) });
+    expect(JSON.parse(reply.body.toString())).toMatchObject({
+      code: 3,
+      message: expect.stringMatching(/not valid JSON/),
+    });
   });
 
   it('answers 400 for a body that is not valid gzip', async () => {
-    const reply = await post('/v1/traces', Buffer.from('definitely not gzip'), { ...protobuf, 'content-encoding': 'gzip' });
+    const reply = await post('/v1/traces', Buffer.from('definitely not gzip'), {
+      ...protobuf,
+      'content-encoding': 'gzip',
+    });
     expect(reply.status).toBe(400);
     expect(readCodeAndMessage(reply.body).message).toMatch(/cannot be inflated/);
   });
@@ -195,7 +228,10 @@ describe('POST /v1/traces', () => {
     expect(JSON.parse(text.body.toString()).message).toMatch(/application\/x-protobuf or application\/json/);
     const none = await post('/v1/traces', 'hello', {});
     expect(none.status).toBe(415);
-    const brotli = await post('/v1/traces', Buffer.from([1, 2, 3]), { ...protobuf, 'content-encoding': 'br' });
+    const brotli = await post('/v1/traces', Buffer.from([1, 2, 3]), {
+      ...protobuf,
+      'content-encoding': 'br',
+    });
     expect(brotli.status).toBe(415);
     expect(readCodeAndMessage(brotli.body).message).toMatch(/Content-Encoding "br"/);
   });
@@ -208,10 +244,14 @@ describe('POST /v1/traces', () => {
 
   it('answers 413 when a chunked body without Content-Length grows past the cap', async () => {
     const chunk = Buffer.alloc(256 * 1024);
-    const reply = await post('/v1/traces', Array.from({ length: 24 }, () => chunk), {
-      ...protobuf,
-      'transfer-encoding': 'chunked',
-    });
+    const reply = await post(
+      '/v1/traces',
+      Array.from({ length: 24 }, () => chunk),
+      {
+        ...protobuf,
+        'transfer-encoding': 'chunked',
+      },
+    );
     expect(reply.status).toBe(413);
   });
 
@@ -256,9 +296,17 @@ describe('POST /v1/traces', () => {
 describe('POST /v1/metrics', () => {
   it('stores protobuf and JSON data points', async () => {
     const timeNs = now();
-    const pb = await post('/v1/metrics', encodeMetricsRequestProtobuf(fleetMetricsRequest(timeNs, 'pool-pb')), protobuf);
+    const pb = await post(
+      '/v1/metrics',
+      encodeMetricsRequestProtobuf(fleetMetricsRequest(timeNs, 'pool-pb')),
+      protobuf,
+    );
     expect(pb.status).toBe(200);
-    const js = await post('/v1/metrics', metricsRequestToJson(fleetMetricsRequest(timeNs, 'pool-json')), json);
+    const js = await post(
+      '/v1/metrics',
+      metricsRequestToJson(fleetMetricsRequest(timeNs, 'pool-json')),
+      json,
+    );
     expect(js.status).toBe(200);
     expect(JSON.parse(js.body.toString())).toEqual({});
     const rows = await t.sql(
@@ -286,19 +334,25 @@ describe('back-pressure', () => {
     try {
       // 20,000 rows in the queue (one write may exceed the cap when the queue is empty); the
       // writer appends them in slices, so the HTTP request is handled while they wait.
-      const backlog = normalizeTraceRequest(syntheticTraceRequest({ spans: 20_000, seed: 1, startNs: now() }), {
+      const rows = normalizeTraceRequest(syntheticTraceRequest({ spans: 2_000, seed: 1, startNs: now() }), {
         classifier: createHopClassifier(),
         aliases: {},
       }).rows;
+      const backlog = Array.from({ length: 10 }, () => rows).flat();
       const busy = small.governor.store.writer.write(backlog, []);
       const refused = await postTo(small.url, encodeTraceRequestProtobuf(traces()));
       expect(refused.status).toBe(503);
       expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-      expect(readCodeAndMessage(refused.body)).toMatchObject({ code: 14, message: expect.stringMatching(/queue is full/) });
+      expect(readCodeAndMessage(refused.body)).toMatchObject({
+        code: 14,
+        message: expect.stringMatching(/queue is full/),
+      });
       await busy;
       const request = traces();
       expect((await postTo(small.url, encodeTraceRequestProtobuf(request))).status).toBe(200);
-      expect(await small.count(`SELECT count(*) FROM spans WHERE span_id = '${spanIdsOf(request)[0]}'`)).toBe(1);
+      expect(await small.count(`SELECT count(*) FROM spans WHERE span_id = '${spanIdsOf(request)[0]}'`)).toBe(
+        1,
+      );
     } finally {
       await small.close();
     }
@@ -308,12 +362,16 @@ describe('back-pressure', () => {
     const small = await startTestGovernor({ server: { max_queued_spans: 40 } });
     try {
       const requests = Array.from({ length: 30 }, () => traces(16));
-      const replies = await Promise.all(requests.map((r) => postTo(small.url, encodeTraceRequestProtobuf(r))));
+      const replies = await Promise.all(
+        requests.map((r) => postTo(small.url, encodeTraceRequestProtobuf(r))),
+      );
       const statuses = replies.map((r) => r.status);
       expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
       const ackedIds = requests.filter((_, i) => statuses[i] === 200).flatMap(spanIdsOf);
       const inList = ackedIds.map((id) => `'${id}'`).join(',');
-      expect(await small.count(`SELECT count(*) FROM spans WHERE span_id IN (${inList})`)).toBe(ackedIds.length);
+      expect(await small.count(`SELECT count(*) FROM spans WHERE span_id IN (${inList})`)).toBe(
+        ackedIds.length,
+      );
     } finally {
       await small.close();
     }
@@ -325,7 +383,9 @@ function postTo(url: string, body: Uint8Array): Promise<Reply> {
     const req = httpRequest(`${url}/v1/traces`, { method: 'POST', headers: protobuf }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
     });
     req.on('error', reject);
     req.end(body);

@@ -12,7 +12,11 @@ const inflateAsync = promisify(inflate);
  * the cap, never the bomb's full size. Past the cap the rest of the body is discarded, not
  * buffered; the stream is never destroyed, so the client still receives the 413.
  */
-export async function readBody(stream: IncomingMessage, encoding: string | undefined, maxBytes: number): Promise<Buffer> {
+export async function readBody(
+  stream: IncomingMessage,
+  encoding: string | undefined,
+  maxBytes: number,
+): Promise<Buffer> {
   const enc = (encoding ?? 'identity').trim().toLowerCase();
   if (enc !== 'identity' && enc !== 'gzip' && enc !== 'deflate' && enc !== '') {
     stream.resume();
@@ -34,7 +38,10 @@ export async function readBody(stream: IncomingMessage, encoding: string | undef
         : await inflateAsync(raw, { maxOutputLength: maxBytes });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(maxBytes, true);
-      throw new GovernorError('GOV_ERR_OTLP_UNDECODABLE', `the ${enc} body cannot be inflated: ${(error as Error).message}`);
+      throw new GovernorError(
+        'GOV_ERR_OTLP_UNDECODABLE',
+        `the ${enc} body cannot be inflated: ${(error as Error).message}`,
+      );
     }
   }
   return raw;
@@ -69,15 +76,25 @@ function collect(stream: IncomingMessage, maxBytes: number): Promise<Buffer> {
     const onError = (error: Error) => {
       cleanup();
       reject(
-        new GovernorError('GOV_ERR_REQUEST_INVALID', `the request body could not be read: ${error.message}`, undefined, {
-          cause: error,
-        }),
+        new GovernorError(
+          'GOV_ERR_REQUEST_INVALID',
+          `the request body could not be read: ${error.message}`,
+          undefined,
+          {
+            cause: error,
+          },
+        ),
       );
     };
     const onClose = () => {
       if (stream.readableEnded) return;
       cleanup();
-      reject(new GovernorError('GOV_ERR_REQUEST_INVALID', 'the client closed the connection before the body was complete'));
+      reject(
+        new GovernorError(
+          'GOV_ERR_REQUEST_INVALID',
+          'the client closed the connection before the body was complete',
+        ),
+      );
     };
     stream.on('data', onData);
     stream.on('end', onEnd);

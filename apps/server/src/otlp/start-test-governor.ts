@@ -36,7 +36,9 @@ export async function startTestGovernor(config: Record<string, unknown> = {}): P
     });
     const body = (await response.json()) as { rows?: unknown[][]; error?: { message: string } };
     if (response.status !== 200 || !body.rows) {
-      throw new Error(`POST /api/sql answered ${response.status}: ${body.error?.message ?? JSON.stringify(body)}`);
+      throw new Error(
+        `POST /api/sql answered ${response.status}: ${body.error?.message ?? JSON.stringify(body)}`,
+      );
     }
     return body.rows;
   };

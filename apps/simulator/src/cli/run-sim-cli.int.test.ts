@@ -47,41 +47,10 @@ describe('governor sim CLI (real process)', () => {
     expect(summary.tasks).toBeGreaterThan(0);
   });
 
-  it.each([
-    [
-      ['--bogus', '1'],
-      ['Unknown option', '--workload'],
-    ],
-    [
-      ['--workload', 'nope'],
-      ['unknown workload "nope"', 'azure-conv', 'synthetic-mix'],
-    ],
-    [
-      ['--scenario', 'meteor'],
-      ['unknown scenario "meteor"', 'region-outage'],
-    ],
-    [
-      ['--policy', 'magic'],
-      ['unknown policy "magic"', 'static-peak', 'wva'],
-    ],
-    [
-      ['--protocol', 'grpc'],
-      ['http/json', 'http/protobuf'],
-    ],
-    [
-      ['--duration', 'soon'],
-      ['--duration', 'invalid duration'],
-    ],
-    [['--speed', '-2'], ['--speed']],
-  ])('rejects %j with exit code 2 and names the valid choices', (args, expected) => {
-    const { code, stderr } = runCli(args);
+  it('exits with code 2 and names the valid workloads for an unknown one', () => {
+    const { code, stderr } = runCli(['--workload', 'nope']);
     expect(code).toBe(2);
-    for (const text of expected) expect(stderr).toContain(text);
-  });
-
-  it('prints usage with --help', () => {
-    const { code, stdout } = runCli(['--help']);
-    expect(code).toBe(0);
-    expect(stdout).toContain('Usage: governor sim');
+    expect(stderr).toContain('unknown workload "nope"');
+    expect(stderr).toContain('azure-conv');
   });
 });

@@ -36,8 +36,8 @@ async function runFault(
   const summary = await runSimulation({
     workload,
     scenario,
-    durationMs: 20 * 60_000,
-    faultStartMs: 6 * 60_000,
+    durationMs: 16 * 60_000,
+    faultStartMs: 4 * 60_000,
     faultDurationMs: 6 * 60_000,
     target: receiver.url,
     seed: 2,

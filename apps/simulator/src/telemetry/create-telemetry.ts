@@ -84,7 +84,8 @@ function createCountingExporter(inner: SpanExporter, stats: TelemetryStats) {
     exporter,
     waitIdle: async () => void (await Promise.all([...inFlight])),
     /** Resolves when any export in flight settles (at once when none is). */
-    waitAny: async () => void (await Promise.race([...inFlight, ...(inFlight.size === 0 ? [Promise.resolve()] : [])])),
+    waitAny: async () =>
+      void (await Promise.race([...inFlight, ...(inFlight.size === 0 ? [Promise.resolve()] : [])])),
     get inFlightCount() {
       return inFlight.size;
     },

@@ -44,7 +44,7 @@ export interface DeliveryQueue {
     notification: Notification,
     options: { kind: DeliveryKind; repeat?: boolean; id?: string },
   ): Promise<DeliveryRecord | null>;
-  /** Resolves with the record after the delivery's next attempt. */
+  /** Resolves with the record after the delivery's next attempt; rejects if the queue stops first. */
   nextAttempt(id: string): Promise<{ record: DeliveryRecord; result: DeliveryResult }>;
   /** Aborts sends in flight (they stay pending and resume after a restart) and cancels timers. */
   stop(): Promise<void>;
@@ -67,10 +67,11 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
   const lanes = new Map<string, Lane>();
   const waitingForSlot: string[] = [];
   const inFlight = new Set<Promise<void>>();
-  const attemptWaiters = new Map<
-    string,
-    ((value: { record: DeliveryRecord; result: DeliveryResult }) => void)[]
-  >();
+  interface AttemptWaiter {
+    resolve: (value: { record: DeliveryRecord; result: DeliveryResult }) => void;
+    reject: (error: Error) => void;
+  }
+  const attemptWaiters = new Map<string, AttemptWaiter[]>();
   const stopController = new AbortController();
   let stopped = false;
   let seq = 0;
@@ -183,7 +184,7 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
     options.onAttempt?.(after, result);
     const waiters = attemptWaiters.get(record.id);
     attemptWaiters.delete(record.id);
-    for (const resolve of waiters ?? []) resolve({ record: after, result });
+    for (const waiter of waiters ?? []) waiter.resolve({ record: after, result });
   };
 
   const add = (record: DeliveryRecord) => {
@@ -237,9 +238,9 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
     },
 
     nextAttempt(id) {
-      return new Promise((resolve) => {
+      return new Promise((resolve, reject) => {
         const list = attemptWaiters.get(id) ?? [];
-        list.push(resolve);
+        list.push({ resolve, reject });
         attemptWaiters.set(id, list);
       });
     },
@@ -249,6 +250,9 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
       stopController.abort();
       for (const lane of lanes.values()) if (lane.timer) clearTimeout(lane.timer);
       await Promise.allSettled([...inFlight]);
+      const stopping = new Error('alerting is stopping; the delivery resumes after restart');
+      for (const waiters of attemptWaiters.values()) for (const waiter of waiters) waiter.reject(stopping);
+      attemptWaiters.clear();
     },
 
     stats() {

@@ -9,7 +9,8 @@ import {
   readMemory,
   readWeights,
 } from './detect-context.ts';
-import { readServiceMs, round, scoreConfidence, summarizeScope } from './pool-signals.ts';
+import { planPeerCapacity } from './plan-peer-capacity.ts';
+import { readSpeed, round, scoreConfidence, summarizeScope } from './pool-signals.ts';
 
 // One pool's errors or latency against its peers serving the same model (DESIGN.md §6): the pool is
 // faulty, not overloaded, so more replicas of it would not help — take traffic away (shift_traffic)
@@ -82,8 +83,8 @@ export function assessPoolAgainstPeers(
 /** Engine time now over the pool's own healthy baseline (1 = as usual); null without a trusted baseline. */
 export function readSlowdown(ctx: DetectContext, pool: PoolView): number | null {
   const learning = ctx.state.learning.get(pool.pool);
-  const baseline = learning?.serviceP50BaselineMs;
-  const now = readServiceMs(pool.fast);
+  const baseline = learning?.speedBaseline;
+  const now = readSpeed(pool);
   if (!learning || learning.healthySamples < ctx.tuning.minBaselineSamples) return null;
   if (!baseline || baseline <= 0 || now === null || (pool.fast?.requests ?? 0) < 5) return null;
   return now / baseline;
@@ -118,11 +119,10 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
 
     const errorRate = worst.errorRate ?? 0;
     const slowdown = worst.slowdown ?? 1;
-    const broken =
-      errorRate >= tuning.circuitBreakErrorRate ||
-      slowdown >= tuning.circuitBreakLatencyRatio ||
-      (worst.errorOutlier && worst.latencyOutlier) ||
-      streak >= 2;
+    // Break only a pool that is mostly useless: many errors, or so slow that little capacity is left.
+    // A partly degraded pool keeps the share of traffic its remaining capacity can carry, so its peers
+    // are not flooded while their new replicas start.
+    const broken = errorRate >= tuning.circuitBreakErrorRate || slowdown >= tuning.circuitBreakLatencyRatio;
     const ev = [
       evidence(`errorRate{pool=${pool}}`, worst.errorRate, tuning.errorOutlierMinRate, fastWindowLabel),
       evidence(`errorRate{peers of ${pool}}`, worst.peerErrorRate, null, fastWindowLabel),
@@ -138,7 +138,12 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
         tuning.peerNormalRatio,
         fastWindowLabel,
       ),
-      evidence(`loadPerReplicaVsBaseline{pool=${pool}}`, worst.loadRatio, tuning.latencyMaxLoadRatio, fastWindowLabel),
+      evidence(
+        `loadPerReplicaVsBaseline{pool=${pool}}`,
+        worst.loadRatio,
+        tuning.latencyMaxLoadRatio,
+        fastWindowLabel,
+      ),
       evidence(`requests{pool=${pool}}`, worst.requests, tuning.minRequests, fastWindowLabel),
       evidence(`outlierStreak{pool=${pool}}`, streak, 2, 'ticks'),
     ];
@@ -179,7 +184,12 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
       });
     }
 
-    const keep = broken ? 0 : 0.5;
+    const keep = broken
+      ? 0
+      : Math.min(
+          worst.latencyOutlier ? Math.max(0.2, Math.min(0.7, 1 / slowdown)) : 0.7,
+          worst.errorOutlier ? Math.max(0, Math.min(0.7, 1 - 5 * errorRate)) : 0.7,
+        );
     const current = weights[pool] ?? 0;
     const target = round(current * keep, 3);
     if (current - target < 0.02) continue;
@@ -190,10 +200,11 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
       const share = peerTotal > 0 ? (weights[p.pool] ?? 0) / peerTotal : 1 / peers.length;
       next[p.pool] = (weights[p.pool] ?? 0) + moved * share;
     }
+    const shifted = normalizeWeights(next);
     out.push({
       kind: 'shift_traffic',
       target: { model, pool },
-      action: { weights: normalizeWeights(next) },
+      action: { weights: shifted },
       direction: 'decrease',
       reason: `Pool ${pool} is an outlier among the pools serving ${model} (${what}); move ${Math.round(moved * 100)}% of ${model}'s traffic to ${peers.map((p) => p.pool).join(', ')}.`,
       evidence: ev,
@@ -206,6 +217,8 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
       scopePools,
       urgent: true,
     });
+    for (const c of planPeerCapacity(ctx, model, pools, weights, shifted, pool))
+      out.push({ ...c, confidence });
   }
   return out;
 }

@@ -1,6 +1,6 @@
 import type { Candidate } from '../engine/control-types.ts';
 import { type DetectContext, evidence } from './detect-context.ts';
-import { readQueueShare, round, scoreConfidence } from './pool-signals.ts';
+import { readLoad, round, scoreConfidence } from './pool-signals.ts';
 
 // Retries that pile onto a struggling fleet (a retry storm) cost GPU time and earn nothing: cap
 // retries per first attempt at the gateway while failures are elevated, lift the cap once the fleet
@@ -25,13 +25,13 @@ export function detectRetryBudget(ctx: DetectContext): Candidate[] {
   const retryRatio = weighted((d) => d.retryRatio);
   const errorRate = weighted((d) => d.errorRate);
   const queueBoundPools = ctx.obs.pools.filter(
-    (p) => (readQueueShare(p.fast) ?? 0) >= tuning.queueBoundShare,
+    (p) => (p.fast?.requests ?? 0) > 0 && readLoad(p, ctx.state.learning.get(p.pool), tuning).loadBound,
   ).length;
   const current = ctx.state.actuated.retryBudget[''] ?? null;
   const ev = [
     evidence('retryRatio', retryRatio, tuning.retryRatioHigh, fastWindowLabel),
     evidence('errorRate', errorRate, 0.05, fastWindowLabel),
-    evidence('queueBoundPools', queueBoundPools, 0, fastWindowLabel),
+    evidence('loadBoundPools', queueBoundPools, 0, fastWindowLabel),
   ];
 
   const storm =
@@ -45,7 +45,7 @@ export function detectRetryBudget(ctx: DetectContext): Candidate[] {
         target: {},
         action: { maxRetryRatio: tuning.retryBudget },
         direction: 'increase',
-        reason: `Retries are ${round((retryRatio ?? 0) * 100, 0)}% of first attempts while ${(errorRate ?? 0) >= 0.05 ? `${round((errorRate ?? 0) * 100, 1)}% of requests fail` : `${queueBoundPools} pool(s) are queue-bound`}; cap retries at ${tuning.retryBudget} per first attempt so they stop amplifying the failure.`,
+        reason: `Retries are ${round((retryRatio ?? 0) * 100, 0)}% of first attempts while ${(errorRate ?? 0) >= 0.05 ? `${round((errorRate ?? 0) * 100, 1)}% of requests fail` : `${queueBoundPools} pool(s) are load-bound`}; cap retries at ${tuning.retryBudget} per first attempt so they stop amplifying the failure.`,
         evidence: ev,
         expectedImpact: {
           summary:

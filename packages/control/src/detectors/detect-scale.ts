@@ -1,7 +1,7 @@
 import type { Candidate } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
 import { type DetectContext, evidence, isCircuitOpen, readMemory } from './detect-context.ts';
-import { estimateUtilization, readQueueShare, round, scoreConfidence } from './pool-signals.ts';
+import { estimateUtilization, readLoad, readQueueShare, round, scoreConfidence } from './pool-signals.ts';
 
 // Queue-bound TTFT → more replicas; spare capacity that N−1 replicas can carry within the SLO →
 // fewer. The objective is cost per successful task under the SLO: a replica that holds no SLO up
@@ -62,16 +62,17 @@ function judgePool(ctx: DetectContext, pool: PoolView): Candidate | null {
   const ceiling = pool.maxReplicas ?? Number.POSITIVE_INFINITY;
   const learning = ctx.state.learning.get(pool.pool);
   const util = estimateUtilization(pool, ratePerS, replicas, learning, tuning);
-  const queueShare = readQueueShare(fast);
+  const load = readLoad(pool, learning, tuning);
+  const queueShare = load.queueShare;
   const ttftP95 = fast?.ttftMs.p95 ?? null;
   const sloMs = slo.ttft_ms ?? null;
   const costPerReplicaHour = pool.gpuHourUsd === null ? null : pool.gpuHourUsd * pool.gpusPerReplica;
   const hourly = (n: number) => (costPerReplicaHour === null ? null : round(n * costPerReplicaHour, 2));
   const enoughSample = (fast?.requests ?? 0) >= Math.max(5, Math.floor(tuning.minRequests / 2));
 
-  // Scale up: TTFT is queue-bound and past (or near) the SLO, or the pool runs hotter than it should.
+  // Scale up: TTFT is load-bound and past (or near) the SLO, or the pool runs hotter than it should.
   const faulty = ctx.suspects.has(pool.pool) || isCircuitOpen(ctx, pool.pool) || ctx.handled.has(pool.pool);
-  const queueBound = queueShare !== null && queueShare >= tuning.queueBoundShare;
+  const queueBound = load.loadBound;
   const sloPressure = sloMs !== null && ttftP95 !== null ? ttftP95 / sloMs : null;
   const breach = sloPressure !== null ? sloPressure > 0.9 : queueBound;
   const hot = util.value !== null && util.value >= tuning.highUtilization;
@@ -81,12 +82,13 @@ function judgePool(ctx: DetectContext, pool: PoolView): Candidate | null {
     const to = Math.min(ceiling, Math.max(replicas + 1, sized));
     const why =
       queueBound && breach
-        ? `TTFT p95 ${Math.round(ttftP95 ?? 0)} ms${sloMs ? ` against a ${sloMs} ms SLO` : ''} is queue-bound (${Math.round((queueShare ?? 0) * 100)}% of it is queueing)`
+        ? `TTFT p95 ${Math.round(ttftP95 ?? 0)} ms${sloMs ? ` against a ${sloMs} ms SLO` : ''} is load-bound (${Math.round((queueShare ?? 0) * 100)}% of it queueing${load.contention !== null && load.contention >= 1.5 ? `, prefill ${round(load.contention, 1)}× slower per token than when uncontended` : ''})`
         : `utilization ${round(util.value ?? 0, 2)} (${util.basis}) is above ${tuning.highUtilization}`;
     const margin = Math.max(
       sloPressure !== null ? sloPressure - 0.9 : 0,
       util.value !== null ? (util.value - tuning.highUtilization) / (1 - tuning.highUtilization) : 0,
       queueShare !== null ? queueShare - tuning.queueBoundShare : 0,
+      load.contention !== null ? (load.contention - tuning.contentionRatio) / tuning.contentionRatio : 0,
     );
     return {
       kind: 'scale',
@@ -97,6 +99,12 @@ function judgePool(ctx: DetectContext, pool: PoolView): Candidate | null {
       evidence: [
         evidence(`ttftMs.p95{pool=${pool.pool}}`, ttftP95, sloMs, fastWindowLabel),
         evidence(`queueShareOfTtft{pool=${pool.pool}}`, queueShare, tuning.queueBoundShare, fastWindowLabel),
+        evidence(
+          `prefillMsPerTokenVsFloor{pool=${pool.pool}}`,
+          load.contention,
+          tuning.contentionRatio,
+          fastWindowLabel,
+        ),
         evidence(
           `utilization{pool=${pool.pool},basis=${util.basis}}`,
           util.value,
@@ -156,6 +164,7 @@ function judgePool(ctx: DetectContext, pool: PoolView): Candidate | null {
       : mainTtftP95 !== null && mainTtftP95 <= tuning.scaleInMaxSloShare * sloMs;
   const calm =
     (queueShare ?? 0) < tuning.queueBoundShare / 2 &&
+    (load.contention ?? 1) < 1.5 &&
     (main.errorRate ?? 0) <= 0.05 &&
     !ctx.suspects.has(pool.pool);
   if (!holdsSlo || !calm) return null;

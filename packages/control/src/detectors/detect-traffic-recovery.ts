@@ -74,11 +74,8 @@ export function detectTrafficRecovery(ctx: DetectContext): Candidate[] {
         summary: `${pool} takes ${round(target * 100, 0)}% of ${model}'s traffic again without raising its error rate or latency.`,
         weight: { pool, from: round(current), to: round(target) },
       },
-      confidence: scoreConfidence(
-        hasTraffic ? 0.5 : 0.2,
-        Math.max(assessment.requests, minSample),
-        tuning.minRequests,
-      ),
+      // Low risk either way: a probe is a small share, and verification takes it back if it hurts.
+      confidence: scoreConfidence(0.5, tuning.minRequests * 2, tuning.minRequests),
       scopePools: pools.map((p) => p.pool),
     });
   }

@@ -5,23 +5,62 @@ import type { PoolView } from '../observe-fleet.ts';
 
 // Readings every policy shares: how much of TTFT is queueing, how busy a pool is, how a scope is doing.
 
-/** Share of TTFT spent queueing (0–1): the queue hop's mean share, else p95 queue time over p95 TTFT. */
+/**
+ * Share of TTFT spent queueing (0–1): the larger of the queue hop's mean share of TTFT and p95 queue
+ * time over p95 TTFT — a queue that only the slow tail meets still makes the tail queue-bound.
+ */
 export function readQueueShare(g: SignalGroup | null): number | null {
   if (!g) return null;
   const hops = g.hops as Record<string, { shareOfTtft?: number | null } | undefined>;
-  const share = hops.queue?.shareOfTtft ?? hops.scheduler?.shareOfTtft;
-  if (share !== null && share !== undefined && Number.isFinite(share)) return share;
+  const hopShare = hops.queue?.shareOfTtft ?? hops.scheduler?.shareOfTtft ?? null;
   const q = g.queueMs.p95;
   const t = g.ttftMs.p95;
-  if (q === null || t === null || t <= 0) return null;
-  return Math.min(1, q / t);
+  const tailShare = q !== null && t !== null && t > 0 ? Math.min(1, q / t) : null;
+  const shares = [hopShare, tailShare].filter((v): v is number => v !== null && Number.isFinite(v));
+  return shares.length > 0 ? Math.max(...shares) : null;
 }
 
-/** Share of TTFT spent in prefill (0–1). */
+export interface LoadReading {
+  queueShare: number | null;
+  /** Prefill ms per prompt token over the pool's uncontended floor (1 = idle speed); null before it is learned. */
+  contention: number | null;
+  /**
+   * TTFT is stretched by load: requests queue for admission, or — with chunked prefill, where a
+   * loaded vLLM admits at once and prefills share the batch's token budget — each prompt token takes
+   * well longer to prefill than on the idle pool.
+   */
+  loadBound: boolean;
+}
+
+export function readLoad(
+  pool: PoolView,
+  learning: PoolLearning | undefined,
+  tuning: ControlTuning,
+): LoadReading {
+  const queueShare = readQueueShare(pool.fast);
+  const floor =
+    learning && learning.healthySamples >= tuning.minBaselineSamples ? learning.prefillFloorMsPerToken : null;
+  const now = pool.prefillMsPerToken;
+  const contention = now !== null && floor !== null && floor > 0 ? now / floor : null;
+  const loadBound =
+    (queueShare ?? 0) >= tuning.queueBoundShare || (contention ?? 0) >= tuning.contentionRatio;
+  return { queueShare, contention, loadBound };
+}
+
+/** How fast the engine works: prefill ms per prompt token, else e2e p50 − queue p50 (lower is faster). */
+export function readSpeed(pool: PoolView): number | null {
+  return pool.prefillMsPerToken ?? readServiceMs(pool.fast);
+}
+
+/** Share of TTFT spent in prefill (0–1): the prefill hop's mean share, or its p95 over TTFT p95. */
 export function readPrefillShare(g: SignalGroup | null): number | null {
   if (!g) return null;
-  const share = g.hops.prefill?.shareOfTtft;
-  return share === null || share === undefined || !Number.isFinite(share) ? null : share;
+  const hopShare = g.hops.prefill?.shareOfTtft ?? null;
+  const p = g.hops.prefill?.p95 ?? null;
+  const t = g.ttftMs.p95;
+  const tailShare = p !== null && t !== null && t > 0 ? Math.min(1, p / t) : null;
+  const shares = [hopShare, tailShare].filter((v): v is number => v !== null && Number.isFinite(v));
+  return shares.length > 0 ? Math.max(...shares) : null;
 }
 
 /** Time a request spends in the engine (e2e p50 − queue p50): what a slow GPU stretches. */

@@ -1,7 +1,7 @@
 import type { PoolView } from '../observe-fleet.ts';
 import { type DetectContext, isCircuitOpen, readMemory } from './detect-context.ts';
 import { readScaleReadiness } from './detect-scale.ts';
-import { estimateUtilization, readQueueShare } from './pool-signals.ts';
+import { estimateUtilization, readLoad } from './pool-signals.ts';
 
 /** How hard a model's serving pools are pushed, and whether more capacity is on its way. */
 export interface ModelPressure {
@@ -9,7 +9,7 @@ export interface ModelPressure {
   pools: PoolView[];
   ttftP95Ms: number | null;
   queueShare: number | null;
-  /** Load over what the serving pools sustain (request-weighted over pools with an estimate). */
+  /** Load over what the serving pools sustain (request-weighted over pools whose capacity is known). */
   utilization: number | null;
   /** TTFT past the SLO and mostly queueing. */
   overloaded: boolean;
@@ -32,6 +32,7 @@ export function readModelPressure(
   let ttft: number | null = null;
   let shareSum = 0;
   let shareWeight = 0;
+  let boundRequests = 0;
   let utilSum = 0;
   let utilWeight = 0;
   let requests = 0;
@@ -40,9 +41,10 @@ export function readModelPressure(
     if (!g || g.requests === 0) continue;
     requests += g.requests;
     if (g.ttftMs.p95 !== null) ttft = ttft === null ? g.ttftMs.p95 : Math.max(ttft, g.ttftMs.p95);
-    const share = readQueueShare(g);
-    if (share !== null) {
-      shareSum += share * g.requests;
+    const load = readLoad(p, ctx.state.learning.get(p.pool), tuning);
+    if (load.loadBound) boundRequests += g.requests;
+    if (load.queueShare !== null) {
+      shareSum += load.queueShare * g.requests;
       shareWeight += g.requests;
     }
     const replicas = p.replicas ?? ctx.state.actuated.replicas[p.pool];
@@ -54,7 +56,8 @@ export function readModelPressure(
         ctx.state.learning.get(p.pool),
         tuning,
       );
-      if (u.value !== null) {
+      // KV usage alone bounds memory, not throughput: only a known capacity says how loaded a model is.
+      if (u.value !== null && u.capacityKnown) {
         utilSum += u.value * g.requests;
         utilWeight += g.requests;
       }
@@ -62,9 +65,11 @@ export function readModelPressure(
   }
   const queueShare = shareWeight > 0 ? shareSum / shareWeight : null;
   const sloMs = slo.ttft_ms ?? null;
-  const queueBound = queueShare !== null && queueShare >= tuning.queueBoundShare;
-  const overloaded = queueBound && (sloMs === null ? true : ttft !== null && ttft > sloMs);
+  // Most of the model's traffic lands on load-bound pools.
+  const loadBound = requests > 0 && boundRequests / requests >= 0.5;
+  const overloaded = loadBound && (sloMs === null ? true : ttft !== null && ttft > sloMs);
   const relaxed =
+    boundRequests === 0 &&
     (queueShare ?? 0) < tuning.queueBoundShare / 2 &&
     (sloMs === null || ttft === null || ttft <= 0.6 * sloMs);
   const capacityPending = pools.some((p) => {

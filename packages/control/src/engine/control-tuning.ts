@@ -26,6 +26,8 @@ export interface ControlTuning {
   circuitBreakLatencyRatio: number;
   /** TTFT is queue-bound when queueing is at least this share of it. */
   queueBoundShare: number;
+  /** Prefill is contention-bound when its ms per prompt token is at least this multiple of the pool's uncontended floor. */
+  contentionRatio: number;
   /** Scale up before the SLO breaks once utilization reaches this. */
   highUtilization: number;
   /** Scale in only while TTFT p95 is at most this share of the SLO. */
@@ -66,6 +68,7 @@ export const DEFAULT_TUNING: ControlTuning = {
   minBaselineSamples: 3,
   circuitBreakLatencyRatio: 3,
   queueBoundShare: 0.4,
+  contentionRatio: 2,
   highUtilization: 0.85,
   scaleInMaxSloShare: 0.7,
   kvSaturation: 0.9,

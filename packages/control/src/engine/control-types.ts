@@ -96,8 +96,10 @@ export interface PoolLearning {
   /** Completed requests/s one replica sustains when the pool is queue-bound (EWMA), or a lower bound. */
   capacityPerReplicaPerS: number | null;
   capacityFromSaturation: boolean;
-  /** Engine time per request (e2e p50 − queue p50) while healthy (EWMA). */
-  serviceP50BaselineMs: number | null;
+  /** Engine speed while healthy (EWMA): prefill ms per prompt token, else e2e p50 − queue p50. */
+  speedBaseline: number | null;
+  /** Prefill ms per prompt token when not contended: follows lower values at once, higher ones slowly. */
+  prefillFloorMsPerToken: number | null;
   /** Requests/s per serving replica while that baseline was learned (EWMA). */
   loadBaselinePerReplicaPerS: number | null;
   healthySamples: number;
@@ -147,7 +149,7 @@ export interface ControlState {
   learning: Map<string, PoolLearning>;
   /** Event times (ns) of auto-applied actions per policy, for max_actions_per_hour. */
   autoApplied: Map<string, bigint[]>;
-  /** `kind|targetKey|action` of recently rejected recommendations → rejection time (ns). */
+  /** `kind|targetKey|direction` of recently rejected recommendations → rejection time (ns). */
   rejected: Map<string, bigint>;
   /** Actions decided outside a tick (human apply) that the next evaluate response hands out. */
   outbox: ControlAction[];

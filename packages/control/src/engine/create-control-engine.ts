@@ -53,6 +53,8 @@ export interface ControlEngineOptions {
   repository: ControlRepository;
   /** Ready replicas per pool (see createReadyReplicasReader); without it, cold starts are waited out by time. */
   readReadyReplicas?: (atNs: bigint) => Promise<Map<string, number>>;
+  /** Prefill ms per prompt token per pool (see createPrefillSpeedReader): tells contention from prompt mix. */
+  readPrefillSpeed?: (atNs: bigint, windowMs: number) => Promise<Map<string, number>>;
   actuators?: readonly QueuedActuator[];
   onEvent?: (event: ControlEvent) => void;
   onError?: (error: unknown) => void;
@@ -357,6 +359,7 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
       windowMs,
       fastWindowMs,
       readReadyReplicas: options.readReadyReplicas,
+      readPrefillSpeed: options.readPrefillSpeed,
     });
     const previousObservation = lastObservation;
     lastObservation = obs;
@@ -515,7 +518,8 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
       atNs - memory.appliedNs < BigInt(fastWindowMs) * 1_000_000n
     )
       return;
-    const actionKey = `${c.kind}|${targetKey}|${stableJson(c.action)}`;
+    // A human said no to this kind of change on this target: do not ask again until the TTL passes.
+    const actionKey = `${c.kind}|${targetKey}|${c.direction}`;
     const rejectedAt = s.rejected.get(actionKey);
     if (rejectedAt !== undefined && atNs - rejectedAt < ttlNs) return;
 
@@ -525,15 +529,23 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
     if (existing?.state === 'approved') return;
     let rec: RecommendationRecord;
     let created = false;
-    if (existing && stableJson(existing.action) === stableJson(c.action)) {
+    if (existing && existing.direction === c.direction) {
+      // One open recommendation per target and direction, kept current as the evidence moves.
       rec = existing;
+      const actionChanged = stableJson(rec.action) !== stableJson(c.action);
+      rec.action = c.action;
       rec.reason = c.reason;
       rec.evidence = c.evidence;
       rec.expectedImpact = c.expectedImpact;
       rec.confidence = c.confidence;
       rec.scopePools = c.scopePools;
       rec.updatedNs = atNs;
-      out.touched.set(rec.id, rec);
+      if (actionChanged) {
+        touch(out, rec);
+        audit(out, atNs, 'refreshed', 'engine', rec, rec.reason, 'proposed', { action: rec.action });
+      } else {
+        out.touched.set(rec.id, rec);
+      }
     } else {
       rec = newRecord(c, atNs);
       created = true;
@@ -549,7 +561,7 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
           'superseded',
           'engine',
           existing,
-          `superseded by a new recommendation ${rec.id}`,
+          `the opposite action is now recommended (${rec.id})`,
           'expired',
         );
       }
@@ -756,7 +768,7 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
         found.state = 'rejected';
         found.updatedNs = atNs;
         state.open.delete(found.id);
-        state.rejected.set(`${found.kind}|${found.targetKey}|${stableJson(found.action)}`, atNs);
+        state.rejected.set(`${found.kind}|${found.targetKey}|${found.direction}`, atNs);
         touch(out, found);
         audit(
           out,
@@ -764,7 +776,8 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
           'rejected',
           `user:${actor}`,
           found,
-          note ?? 'rejected; the same action is not proposed again until its TTL passes',
+          note ??
+            'rejected; this change on this target is not proposed again until the recommendation TTL passes',
           'rejected',
         );
         await persist(out);

@@ -1,4 +1,4 @@
-import { readQueueShare, readServiceMs } from '../detectors/pool-signals.ts';
+import { readLoad, readSpeed } from '../detectors/pool-signals.ts';
 import type { FleetObservation } from '../observe-fleet.ts';
 import type { ControlState, PoolLearning } from './control-types.ts';
 import type { ControlTuning } from './control-tuning.ts';
@@ -18,8 +18,9 @@ export function updateLearning(
     const learning: PoolLearning = state.learning.get(pool.pool) ?? {
       capacityPerReplicaPerS: null,
       capacityFromSaturation: false,
-      serviceP50BaselineMs: null,
+      speedBaseline: null,
       loadBaselinePerReplicaPerS: null,
+      prefillFloorMsPerToken: null,
       healthySamples: 0,
       outlierStreak: 0,
     };
@@ -30,24 +31,31 @@ export function updateLearning(
       continue;
     }
     const healthy = (g.errorRate ?? 0) <= 0.05;
-    const service = readServiceMs(g);
+    const speed = readSpeed(pool);
     const serving = pool.readyReplicas ?? pool.replicas;
     const perReplica = serving && serving > 0 ? pool.fastRatePerS / serving : null;
     // Not an outlier this tick: whatever moved its engine time (load, prompt mix) moved its peers'
     // too, so the baseline follows. An outlier's slowdown is never learned as normal.
-    if (healthy && service !== null) {
-      const base = learning.serviceP50BaselineMs;
-      learning.serviceP50BaselineMs = base === null ? service : base + tuning.learningRate * (service - base);
+    const load = readLoad(pool, learning, tuning);
+    const prefill = pool.prefillMsPerToken;
+    if (healthy && prefill !== null && (load.contention === null || load.contention < 1.5)) {
+      const floor = learning.prefillFloorMsPerToken;
+      learning.prefillFloorMsPerToken =
+        floor === null || prefill < floor ? prefill : floor + 0.05 * (prefill - floor);
+    }
+    if (healthy && speed !== null) {
+      const base = learning.speedBaseline;
+      learning.speedBaseline = base === null ? speed : base + tuning.learningRate * (speed - base);
       if (perReplica !== null) {
-        const load = learning.loadBaselinePerReplicaPerS;
-        learning.loadBaselinePerReplicaPerS = load === null ? perReplica : load + tuning.learningRate * (perReplica - load);
+        const base = learning.loadBaselinePerReplicaPerS;
+        learning.loadBaselinePerReplicaPerS =
+          base === null ? perReplica : base + tuning.learningRate * (perReplica - base);
       }
       learning.healthySamples += 1;
     }
     if (perReplica !== null) {
-      const queueBound = (readQueueShare(g) ?? 0) >= tuning.queueBoundShare;
       const cap = learning.capacityPerReplicaPerS;
-      if (queueBound && healthy) {
+      if (load.loadBound && healthy) {
         learning.capacityPerReplicaPerS =
           learning.capacityFromSaturation && cap !== null
             ? cap + tuning.learningRate * (perReplica - cap)

@@ -51,13 +51,11 @@ export async function runRetention(
   const startedAt = new Date();
   const runId = `r${startedAt.toISOString().replace(/[-:.]/g, '').slice(0, 15)}z${randomBytes(3).toString('hex')}`;
   const targets: RetentionTargetReport[] = [];
-  let published = false;
   for (const target of RETENTION_TARGETS) {
-    const report = await runTarget(connection, exportDir, runId, target, policy.ttlHours[target.name] ?? 0);
-    targets.push(report);
-    if (report.files.length > 0) published = true;
+    targets.push(await runTarget(connection, exportDir, runId, target, policy.ttlHours[target.name] ?? 0));
   }
-  if (published) await refreshHistoryViews(connection, exportDir);
+  // Every run, not only those that wrote files: it also notices history an operator deleted.
+  await refreshHistoryViews(connection, exportDir);
   try {
     rmSync(join(exportDir, STAGING, runId), { recursive: true, force: true });
   } catch {

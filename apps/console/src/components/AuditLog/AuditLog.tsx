@@ -5,7 +5,7 @@ import { formatDateTime } from '../../lib/format.ts';
 export function AuditLog({ entries }: { entries: AuditEntry[] }) {
   return (
     <div className="table-wrap">
-      <table className="table table--compact" data-testid="audit-log">
+      <table className="table table--compact table--wide" data-testid="audit-log">
         <thead>
           <tr>
             <th scope="col">Time</th>

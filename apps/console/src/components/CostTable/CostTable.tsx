@@ -1,5 +1,6 @@
 import type { SignalGroup } from '@governor/conventions';
 import { formatNumber, formatPercent, formatUsd } from '../../lib/format.ts';
+import { hrefFor } from '../../lib/url-state.ts';
 
 /** Success per dollar and cost per successful task, one row per tenant or workflow type. */
 export function CostTable({
@@ -44,7 +45,20 @@ export function CostTable({
             const perTask = g.costPerSuccessfulTaskUsd;
             return (
               <tr key={String(name)}>
-                <th scope="row">{name === null || name === undefined ? '(none)' : String(name)}</th>
+                <th scope="row">
+                  {dimension === 'tenant' && name !== null && name !== undefined ? (
+                    <a
+                      href={hrefFor({ view: 'traces', tenant: String(name) })}
+                      title={`Traces of ${String(name)}`}
+                    >
+                      {String(name)}
+                    </a>
+                  ) : name === null || name === undefined ? (
+                    '(none)'
+                  ) : (
+                    String(name)
+                  )}
+                </th>
                 <td className="num">{formatNumber(g.tasks)}</td>
                 <td className="num">
                   {formatPercent(g.tasks > 0 ? g.successfulTasks / g.tasks : null, 0)}

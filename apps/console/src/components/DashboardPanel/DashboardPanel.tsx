@@ -88,6 +88,7 @@ export function DashboardPanel({
                 kind={panel.chart}
                 threshold={threshold}
                 title={panel.title}
+                range={range}
                 {...(options.unit !== undefined ? { unit: options.unit } : {})}
                 {...(options.decimals !== undefined ? { decimals: options.decimals } : {})}
               />

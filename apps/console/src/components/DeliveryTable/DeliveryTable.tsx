@@ -35,9 +35,11 @@ export function DeliveryTable({ deliveries, testId }: { deliveries: DeliveryView
                 {d.receiver}
                 <div className="cell-sub">{d.receiverType}</div>
               </td>
-              <td>
-                {d.kind === 'test' ? 'test' : d.notificationStatus}
-                <div className="cell-sub">{d.groupKey}</div>
+              <td title={d.groupKey}>
+                {d.kind === 'test' ? 'test notification' : d.notificationStatus}
+                {d.fingerprints.length > 1 ? (
+                  <div className="cell-sub">{d.fingerprints.length} alerts</div>
+                ) : null}
               </td>
               <td>
                 <span className={`badge badge--delivery-${STATUS_TONE[d.status] ?? 'pending'}`}>

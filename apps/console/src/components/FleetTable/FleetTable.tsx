@@ -76,7 +76,7 @@ export function FleetTable({ groups, slo, selectedPool, onSelectPool }: FleetTab
                   className="num"
                   title={`memory ${formatPercent(group.memoryUtil)} ÷ compute ${formatPercent(group.computeUtil)}`}
                 >
-                  {formatRatio(group.utilizationRatio)}
+                  <span>{formatRatio(group.utilizationRatio)}</span>
                   {bound && bound !== 'balanced' ? (
                     <span className={`badge badge--${bound}`} data-testid="bound-label">
                       {bound}

@@ -25,6 +25,7 @@ export function HopStackChart({
     return out;
   });
   const height = Math.max(140, rows.length * 44 + 70);
+  const labelWidth = Math.min(200, Math.max(60, ...rows.map((r) => r.label.length * 7 + 12)));
   return (
     <div className="chart" role="img" aria-label="Latency by hop per pool" style={{ height }}>
       <ResponsiveContainer width="100%" height="100%">
@@ -48,7 +49,12 @@ export function HopStackChart({
             tickFormatter={(v: number) => formatMs(v)}
             tick={{ fontSize: 11, fill: 'var(--muted)' }}
           />
-          <YAxis type="category" dataKey="label" width={110} tick={{ fontSize: 12, fill: 'var(--text)' }} />
+          <YAxis
+            type="category"
+            dataKey="label"
+            width={labelWidth}
+            tick={{ fontSize: 12, fill: 'var(--text)' }}
+          />
           <Tooltip
             isAnimationActive={false}
             contentStyle={{ fontSize: 12 }}
@@ -60,7 +66,11 @@ export function HopStackChart({
               ];
             }}
           />
-          <Legend wrapperStyle={{ fontSize: 12 }} formatter={(value) => hopLabel(String(value))} />
+          <Legend
+            wrapperStyle={{ fontSize: 12 }}
+            formatter={(value) => hopLabel(String(value))}
+            itemSorter={null}
+          />
           {hops.map((hop) => (
             <Bar key={hop} dataKey={hop} stackId="hops" fill={HOP_COLORS[hop]} isAnimationActive={false} />
           ))}

@@ -84,9 +84,13 @@ export function RecommendationCard({
           </dd>
         </div>
         {Object.keys(rec.expectedImpact ?? {}).length ? (
-          <div>
+          <div className="rec-card__fact--wide">
             <dt>Expected impact</dt>
-            <dd>{describeImpact(rec.expectedImpact)}</dd>
+            <dd className="rec-card__impact">
+              {describeImpact(rec.expectedImpact).map((line) => (
+                <span key={line}>{line}</span>
+              ))}
+            </dd>
           </div>
         ) : null}
         <div>
@@ -110,6 +114,9 @@ export function RecommendationCard({
           </div>
         ) : null}
       </dl>
+      {gateOf(rec) && (rec.state === 'proposed' || rec.state === 'approved') ? (
+        <p className="rec-card__gate">{gateOf(rec)}</p>
+      ) : null}
       {rec.evidence.length ? <EvidenceList evidence={rec.evidence} /> : null}
       {chartable ? (
         chartOpen ? (
@@ -148,46 +155,77 @@ export function RecommendationCard({
   );
 }
 
+/** Why the policy gate did not auto-apply it (the server's `gate`, when it sends one). */
+function gateOf(rec: Recommendation): string | null {
+  const gate = (rec as Recommendation & { gate?: unknown }).gate;
+  return typeof gate === 'string' && gate !== '' ? gate : null;
+}
+
 function labelFor(decision: RecommendationDecision): string {
   return decision === 'approve' ? 'Approve' : decision === 'apply' ? 'Apply now' : 'Reject';
 }
 
-function describeImpact(impact: Record<string, unknown>): string {
-  return Object.entries(impact)
-    .map(([k, v]) => `${k}: ${typeof v === 'number' ? Number(v.toFixed(3)) : JSON.stringify(v)}`)
-    .join(', ');
+/** `{summary, errorRate: {from, to}, weight: {pool, from, to}}` → readable lines. */
+export function describeImpact(impact: Record<string, unknown>): string[] {
+  const lines: string[] = [];
+  if (typeof impact.summary === 'string') lines.push(impact.summary);
+  for (const [key, value] of Object.entries(impact)) {
+    if (key === 'summary') continue;
+    if (value && typeof value === 'object' && 'from' in value && 'to' in value) {
+      const v = value as { from: unknown; to: unknown; pool?: unknown };
+      lines.push(
+        `${key}${v.pool ? ` (${v.pool})` : ''}: ${formatImpactValue(v.from)} → ${formatImpactValue(v.to)}`,
+      );
+    } else {
+      lines.push(`${key}: ${formatImpactValue(value)}`);
+    }
+  }
+  return lines;
+}
+
+function formatImpactValue(value: unknown): string {
+  if (typeof value === 'number') return String(Number(value.toPrecision(3)));
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value);
 }
 
 function EvidenceList({ evidence }: { evidence: Evidence[] }) {
   return (
-    <table className="table table--compact evidence">
-      <caption className="visually-hidden">Evidence</caption>
-      <thead>
-        <tr>
-          <th scope="col">Evidence</th>
-          <th scope="col" className="num">
-            Value
-          </th>
-          <th scope="col" className="num">
-            Threshold
-          </th>
-          <th scope="col">Window</th>
-        </tr>
-      </thead>
-      <tbody>
-        {evidence.map((e) => {
-          const unit = unitForSignal(parseEvidenceSignal(e.signal).signal);
-          return (
-            <tr key={`${e.signal}-${e.window}`}>
-              <td className="mono">{e.signal}</td>
-              <td className="num">{formatWithUnit(e.value, unit)}</td>
-              <td className="num">{formatWithUnit(e.threshold, unit)}</td>
-              <td>{e.window}</td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+    <div className="table-wrap">
+      <table className="table table--compact evidence">
+        <caption className="visually-hidden">Evidence</caption>
+        <thead>
+          <tr>
+            <th scope="col">Evidence</th>
+            <th scope="col" className="num">
+              Value
+            </th>
+            <th scope="col" className="num">
+              Threshold
+            </th>
+            <th scope="col">Window</th>
+          </tr>
+        </thead>
+        <tbody>
+          {evidence.map((e) => {
+            const parsed = parseEvidenceSignal(e.signal);
+            const unit = unitForSignal(parsed.signal);
+            const selector = /\{(.*)\}$/.exec(e.signal)?.[1];
+            return (
+              <tr key={`${e.signal}-${e.window}`}>
+                <td>
+                  <span className="mono">{parsed.signal}</span>
+                  {selector ? <div className="cell-sub">{selector}</div> : null}
+                </td>
+                <td className="num">{formatWithUnit(e.value, unit)}</td>
+                <td className="num">{formatWithUnit(e.threshold, unit)}</td>
+                <td>{e.window}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
   );
 }
 

@@ -14,6 +14,8 @@ export interface ResultChartProps {
   threshold?: { value: number; label: string } | null;
   height?: number;
   title: string;
+  /** Time axis span (the selected range); default: the data's own span. */
+  range?: { fromMs: number; toMs: number };
 }
 
 /** A SQL result as a time-series chart (time on x) or a bar chart (categories on x). */
@@ -26,6 +28,7 @@ export function ResultChart({
   threshold,
   height = 240,
   title,
+  range,
 }: ResultChartProps) {
   const data = resultToChart(result, spec);
   if (data.kind === 'none') return <EmptyState title="Nothing to chart">{data.reason}</EmptyState>;
@@ -34,8 +37,8 @@ export function ResultChart({
     return (
       <TimeSeriesChart
         series={data.series}
-        fromMs={data.fromMs}
-        toMs={data.toMs}
+        fromMs={range ? Math.min(range.fromMs, data.fromMs) : data.fromMs}
+        toMs={range ? Math.max(range.toMs, data.toMs) : data.toMs}
         kind={kind === 'stacked-bar' ? 'bar' : kind}
         stacked={kind === 'stacked-bar' || kind === 'area'}
         height={height}
@@ -58,7 +61,7 @@ export function ResultChart({
             tickFormatter={(v: number) => format(v)}
           />
           <Tooltip formatter={(v) => format(v)} contentStyle={{ fontSize: 12 }} isAnimationActive={false} />
-          {data.labels.length > 1 ? <Legend wrapperStyle={{ fontSize: 12 }} /> : null}
+          {data.labels.length > 1 ? <Legend wrapperStyle={{ fontSize: 12 }} itemSorter={null} /> : null}
           {data.labels.map((label, i) => (
             <Bar
               key={label}

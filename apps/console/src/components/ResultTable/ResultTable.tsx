@@ -1,4 +1,5 @@
 import type { SqlResult } from '../../api/sql.ts';
+import { hrefFor } from '../../lib/url-state.ts';
 
 function formatCell(value: unknown): string {
   if (value === null || value === undefined) return 'NULL';
@@ -33,7 +34,11 @@ export function ResultTable({ result, maxRows = 1000 }: { result: SqlResult; max
                   key={result.columns[j]?.name ?? j}
                   className={`${NUMERIC.test(result.columns[j]?.type ?? '') ? 'num' : ''} ${cell === null ? 'is-null' : ''}`}
                 >
-                  {formatCell(cell)}
+                  {result.columns[j]?.name === 'trace_id' && typeof cell === 'string' ? (
+                    <a href={hrefFor({ view: 'traces', traceId: cell }, { reset: true })}>{cell}</a>
+                  ) : (
+                    formatCell(cell)
+                  )}
                 </td>
               ))}
             </tr>

@@ -19,7 +19,7 @@ export interface SignalSeriesPanelProps {
   decimals?: number;
   kind?: 'line' | 'area' | 'bar';
   stacked?: boolean;
-  threshold?: { value: number; label: string } | null;
+  threshold?: { value: number; label: string } | { value: number; label: string }[] | null;
   stepMs?: number;
   testId?: string;
 }

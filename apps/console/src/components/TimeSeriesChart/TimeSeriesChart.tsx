@@ -26,8 +26,8 @@ export interface TimeSeriesChartProps {
   decimals?: number;
   kind?: 'line' | 'area' | 'bar';
   stacked?: boolean;
-  /** A horizontal reference line, e.g. the SLO. */
-  threshold?: { value: number; label: string } | null;
+  /** Horizontal reference lines, e.g. the SLO. */
+  threshold?: { value: number; label: string } | { value: number; label: string }[] | null;
   /** A vertical marker, e.g. when a recommendation was proposed. */
   marker?: { t: number; label: string } | null;
   /** Fixed colours by series label (e.g. hop colours); others get the palette. */
@@ -84,7 +84,8 @@ export function TimeSeriesChart({
     0,
     ...rows.flatMap((row) => labels.map((l) => (typeof row[l] === 'number' ? (row[l] as number) : 0))),
   );
-  const yMax = threshold ? Math.max(maxValue, threshold.value * 1.15) : undefined;
+  const thresholds = threshold ? (Array.isArray(threshold) ? threshold : [threshold]) : [];
+  const yMax = thresholds.length ? Math.max(maxValue, ...thresholds.map((t) => t.value * 1.15)) : undefined;
   const colorOf = (label: string, i: number) => colors?.[label] ?? pickColor(i);
   const axes = [
     <CartesianGrid key="grid" strokeDasharray="3 3" stroke="var(--grid)" vertical={false} />,
@@ -114,17 +115,19 @@ export function TimeSeriesChart({
       contentStyle={{ fontSize: 12 }}
       isAnimationActive={false}
     />,
-    labels.length > 1 ? <Legend key="legend" wrapperStyle={{ fontSize: 12 }} iconType="plainline" /> : null,
-    threshold ? (
+    labels.length > 1 ? (
+      <Legend key="legend" wrapperStyle={{ fontSize: 12 }} iconType="plainline" itemSorter={null} />
+    ) : null,
+    ...thresholds.map((t) => (
       <ReferenceLine
-        key="threshold"
-        y={threshold.value}
+        key={`threshold-${t.value}`}
+        y={t.value}
         stroke="var(--danger)"
         strokeDasharray="6 4"
         ifOverflow="extendDomain"
-        label={{ value: threshold.label, position: 'insideTopRight', fill: 'var(--danger)', fontSize: 11 }}
+        label={{ value: t.label, position: 'insideTopRight', fill: 'var(--danger)', fontSize: 11 }}
       />
-    ) : null,
+    )),
     marker ? (
       <ReferenceLine
         key="marker"
@@ -143,7 +146,7 @@ export function TimeSeriesChart({
         {labels.map((label, i) => (
           <Area
             key={label}
-            type="monotone"
+            type="linear"
             dataKey={label}
             stackId={stacked ? 'stack' : undefined}
             stroke={colorOf(label, i)}
@@ -177,7 +180,7 @@ export function TimeSeriesChart({
         {labels.map((label, i) => (
           <Line
             key={label}
-            type="monotone"
+            type="linear"
             dataKey={label}
             stroke={colorOf(label, i)}
             strokeWidth={2}

@@ -110,7 +110,7 @@ export function FleetView() {
           signal="ttftMs.p95"
           pool={pool}
           unit="ms"
-          threshold={slo.ttftMs !== null ? { value: slo.ttftMs, label: `SLO ${slo.ttftMs} ms` } : null}
+          threshold={slo.ttftMs !== null ? { value: slo.ttftMs, label: `SLO ${formatMs(slo.ttftMs)}` } : null}
           testId="chart-ttft"
         />
         <SignalSeriesPanel
@@ -119,7 +119,7 @@ export function FleetView() {
           signal="e2eMs.p95"
           pool={pool}
           unit="ms"
-          threshold={slo.e2eMs !== null ? { value: slo.e2eMs, label: `SLO ${slo.e2eMs} ms` } : null}
+          threshold={slo.e2eMs !== null ? { value: slo.e2eMs, label: `SLO ${formatMs(slo.e2eMs)}` } : null}
           testId="chart-e2e"
         />
         <SignalSeriesPanel
@@ -128,7 +128,10 @@ export function FleetView() {
           signal="utilizationRatio"
           pool={pool}
           decimals={2}
-          threshold={{ value: 1.2, label: 'memory-bound above 1.2' }}
+          threshold={[
+            { value: 1.2, label: 'memory-bound above 1.2' },
+            { value: 0.8, label: 'compute-bound below 0.8' },
+          ]}
           testId="chart-utilization"
         />
         <SignalSeriesPanel

@@ -16,12 +16,13 @@ import {
   findBottleneck,
   hopLabel,
   readHop,
+  TTFT_HOPS,
 } from '../../lib/hops.ts';
 import { poolName } from '../../lib/pool-state.ts';
 import { useTimeRange } from '../../lib/time-context.tsx';
 import { chooseStepMs, toIso } from '../../lib/time-range.ts';
 import { useApi } from '../../lib/use-api.ts';
-import { navigateTo, useUrlParams } from '../../lib/url-state.ts';
+import { hrefFor, navigateTo, useUrlParams } from '../../lib/url-state.ts';
 
 const HOP_SERIES_COLORS = Object.fromEntries(HOP_ORDER.map((hop) => [hopLabel(hop), HOP_COLORS[hop]!]));
 
@@ -52,6 +53,11 @@ export function HopsView() {
         title={basis === 'e2e' ? 'End-to-end latency by hop' : 'TTFT by hop'}
         subtitle="median request, split by where the time went · the longest segment is the bottleneck"
         testId="hops-by-pool"
+        actions={
+          <a className="small-link" href={hrefFor({ view: 'traces', minMs: null })}>
+            Traces
+          </a>
+        }
       >
         <AsyncContent
           state={snapshot}
@@ -80,6 +86,7 @@ export function HopsView() {
       </Panel>
       <HopsOverTime
         pool={pool}
+        basis={basis}
         rangeKey={rangeKey}
         range={range}
         refreshOptions={refreshOptions}
@@ -168,12 +175,14 @@ function HopTable({ groups }: { groups: SignalGroup[] }) {
 /** Each hop's p50 over time (stacked) for one pool or the whole fleet. */
 function HopsOverTime({
   pool,
+  basis,
   rangeKey,
   range,
   refreshOptions,
   pending,
 }: {
   pool: string | null;
+  basis: HopBasis;
   rangeKey: string;
   range: { fromMs: number; toMs: number };
   refreshOptions: { live: boolean; refreshOn: unknown[] };
@@ -181,10 +190,10 @@ function HopsOverTime({
 }) {
   const step = chooseStepMs(range.toMs - range.fromMs, 40);
   const state = useApi(
-    pending ? null : `hops-over-time ${rangeKey} ${pool ?? ''}`,
+    pending ? null : `hops-over-time ${rangeKey} ${pool ?? ''} ${basis}`,
     async (abort) => {
       const results = await Promise.all(
-        HOP_ORDER.map(async (hop): Promise<Series | null> => {
+        (basis === 'ttft' ? TTFT_HOPS : HOP_ORDER).map(async (hop): Promise<Series | null> => {
           try {
             const r = await fetchSeries(
               {
@@ -213,7 +222,7 @@ function HopsOverTime({
   return (
     <Panel
       title={`Hop latency over time${pool ? ` · ${pool}` : ' · fleet'}`}
-      subtitle="p50 per hop, stacked · click a point for the traces behind it"
+      subtitle={`p50 per hop, stacked${basis === 'ttft' ? ', hops before the first token' : ''} · click a point for the traces behind it`}
       testId="hops-over-time"
     >
       <AsyncContent

@@ -37,7 +37,8 @@ export function RecommendationsView() {
         method: 'POST',
         body: {},
       });
-      setEvaluating(`Control tick done: ${result.recommendations?.length ?? 0} recommendations.`);
+      const count = result.recommendations?.length ?? 0;
+      setEvaluating(`Control tick done: ${count} open recommendation${count === 1 ? '' : 's'}.`);
       recs.reload();
       actions.reload();
     } catch (error) {

@@ -56,7 +56,7 @@ export function TasksView() {
           );
         }}
       </AsyncContent>
-      <div className="grid grid--2">
+      <div className="grid">
         <Panel title="By tenant" subtitle="fleet cost allocated by GPU-time share" testId="tasks-by-tenant">
           <AsyncContent
             state={byTenant}

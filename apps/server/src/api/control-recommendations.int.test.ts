@@ -1,0 +1,176 @@
+import type { Recommendation } from '@governor/conventions';
+import { afterEach, describe, expect, test } from 'vitest';
+import { TEST_POOLS, type TestGovernor, runTicks, startTestGovernor } from './fixtures/control-test-governor.ts';
+import type { PoolTraffic } from './fixtures/fleet-telemetry.ts';
+
+// Each recommendation kind from real telemetry showing its condition: spans and gauges go in over
+// OTLP/HTTP, the real signals read them, POST /api/control/evaluate runs the tick at event time.
+
+let g: TestGovernor | null = null;
+afterEach(async () => {
+  await g?.close();
+  g = null;
+});
+
+const h100: PoolTraffic = { pool: 'h100-east', model: 'llama-8b', replicas: 2, ratePerS: 2 };
+const a100: PoolTraffic = { pool: 'a100-west', model: 'llama-8b', gpuType: 'A100', region: 'us-west', replicas: 2, ratePerS: 2 };
+const WARM_UP_MS = 180_000;
+
+const find = (recs: Recommendation[], kind: string, pool?: string) =>
+  recs.filter((r) => r.kind === kind && (pool === undefined || r.target.pool === pool));
+
+async function latest(): Promise<Recommendation[]> {
+  const { body } = await g!.request<{ recommendations: Recommendation[] }>('GET', '/api/recommendations?limit=1000');
+  return body.recommendations;
+}
+
+describe('recommendations from telemetry', () => {
+  test('a queue-bound pool is scaled up; its healthy peer is left alone', async () => {
+    g = await startTestGovernor();
+    await runTicks(g, [h100, a100], 0, WARM_UP_MS);
+    const [tick] = await runTicks(g, [{ ...h100, queueMs: 3000 }, a100], WARM_UP_MS, WARM_UP_MS + 30_000);
+    const scale = find(tick!.recommendations, 'scale', 'h100-east').filter((r) => r.state === 'proposed');
+    expect(scale).toHaveLength(1);
+    expect(scale[0]).toMatchObject({ action: { from: 2, to: 3 }, state: 'proposed', policy: null });
+    expect(scale[0]!.reason).toMatch(/queueing/);
+    const queueShare = scale[0]!.evidence.find((e) => e.signal.startsWith('queueShareOfTtft'));
+    expect(queueShare!.value).toBeGreaterThan(0.4);
+    expect(scale[0]!.expectedImpact).toHaveProperty('costUsdPerHour');
+    expect(scale[0]!.confidence).toBeGreaterThan(0);
+    expect(find(tick!.recommendations, 'scale', 'a100-west').filter((r) => r.action.to! > r.action.from!)).toEqual([]);
+  });
+
+  test('one pool with 30% errors against its peer is circuit-broken and its traffic shifted; the peer is sized for it', async () => {
+    g = await startTestGovernor();
+    await runTicks(g, [h100, a100], 0, WARM_UP_MS);
+    const [tick] = await runTicks(g, [h100, { ...a100, errorRate: 0.3 }], WARM_UP_MS, WARM_UP_MS + 30_000);
+    const recs = tick!.recommendations;
+    expect(find(recs, 'circuit_break', 'a100-west')[0]).toMatchObject({ action: { open: true, durationS: 300 } });
+    const shift = find(recs, 'shift_traffic', 'a100-west')[0]!;
+    expect(shift.target).toEqual({ model: 'llama-8b', pool: 'a100-west' });
+    expect(shift.action).toEqual({ weights: { 'a100-west': 0, 'h100-east': 1 } });
+    expect(shift.reason).toMatch(/error rate 2\d(\.\d)?% vs 0% on its peers/);
+    const grow = find(recs, 'scale', 'h100-east').filter((r) => r.action.to! > r.action.from!);
+    expect(grow[0]).toMatchObject({ action: { from: 2, to: 4 }, state: 'proposed' });
+    expect(grow[0]!.reason).toMatch(/takes over 50% of llama-8b's traffic/);
+    expect(find(recs, 'scale', 'a100-west').filter((r) => r.action.to! > r.action.from!)).toEqual([]);
+  });
+
+  test('with every pool at max_replicas, new low-priority tasks are shed first', async () => {
+    g = await startTestGovernor({ pools: TEST_POOLS.map((p) => ({ ...p, max_replicas: 2 })) });
+    const priorities: [number, number][] = [
+      [0, 0.3],
+      [1, 0.3],
+      [2, 0.4],
+    ];
+    await runTicks(g, [{ ...h100, priorities }, { ...a100, priorities }], 0, WARM_UP_MS);
+    const overloaded = { queueMs: 3000, priorities };
+    const [tick] = await runTicks(g, [{ ...h100, ...overloaded }, { ...a100, ...overloaded }], WARM_UP_MS, WARM_UP_MS + 30_000);
+    const shed = find(tick!.recommendations, 'shed_load')[0]!;
+    expect(shed).toMatchObject({ target: { model: 'llama-8b' }, action: { minPriority: 1 } });
+    expect(shed.reason).toMatch(/in-flight workflow steps keep running/);
+    expect(find(tick!.recommendations, 'scale').filter((r) => r.action.to! > r.action.from!)).toEqual([]);
+  });
+
+  test('retries piling onto failures get a retry budget', async () => {
+    g = await startTestGovernor();
+    await runTicks(g, [h100, a100], 0, WARM_UP_MS);
+    const storm = { errorRate: 0.15, retryShare: 0.4 };
+    const [tick] = await runTicks(g, [{ ...h100, ...storm }, { ...a100, ...storm }], WARM_UP_MS, WARM_UP_MS + 30_000);
+    const budget = find(tick!.recommendations, 'retry_budget')[0]!;
+    expect(budget).toMatchObject({ target: {}, action: { maxRetryRatio: 0.1 } });
+    expect(budget.evidence.find((e) => e.signal === 'retryRatio')!.value).toBeGreaterThan(0.2);
+  });
+
+  test('a big model stuck at max_replicas moves new tasks to a cheaper model with room', async () => {
+    g = await startTestGovernor({
+      pools: [
+        { name: 'h100-70b', gpu_type: 'H100', gpus_per_replica: 4, model: 'llama-70b', max_replicas: 1 },
+        { name: 'h100-8b', gpu_type: 'H100', model: 'llama-8b', peak_tokens_per_s_per_replica: 20_000 },
+      ],
+    });
+    const big: PoolTraffic = { pool: 'h100-70b', model: 'llama-70b', replicas: 1, ratePerS: 1, prefillMsPerToken: 0.8 };
+    const small: PoolTraffic = { pool: 'h100-8b', model: 'llama-8b', replicas: 2, ratePerS: 2 };
+    await runTicks(g, [big, small], 0, WARM_UP_MS);
+    const [tick] = await runTicks(g, [{ ...big, queueMs: 4000 }, small], WARM_UP_MS, WARM_UP_MS + 30_000);
+    const downgrade = find(tick!.recommendations, 'downgrade_model')[0]!;
+    expect(downgrade).toMatchObject({
+      target: { model: 'llama-70b' },
+      action: { fromModel: 'llama-70b', toModel: 'llama-8b', fraction: 0.25 },
+    });
+    expect(find(tick!.recommendations, 'scale', 'h100-70b').filter((r) => r.action.to! > r.action.from!)).toEqual([]);
+  });
+
+  test('a memory-bound pool sends traffic to a peer with KV headroom instead of adding the same replicas', async () => {
+    const peak = { peak_tokens_per_s_per_replica: 20_000 };
+    g = await startTestGovernor({ pools: TEST_POOLS.map((p) => ({ ...p, ...peak })) });
+    await runTicks(g, [h100, a100], 0, WARM_UP_MS);
+    const [tick] = await runTicks(
+      g,
+      [{ ...h100, kvUsage: 0.95, queueMs: 3000 }, { ...a100, kvUsage: 0.3 }],
+      WARM_UP_MS,
+      WARM_UP_MS + 30_000,
+    );
+    const shift = find(tick!.recommendations, 'shift_traffic', 'h100-east')[0]!;
+    expect(shift.reason).toMatch(/memory-bound/);
+    const weights = shift.action.weights as Record<string, number>;
+    expect(weights['h100-east']).toBeLessThan(0.5);
+    expect(find(tick!.recommendations, 'scale', 'h100-east')).toEqual([]);
+  });
+
+  test('a cache-miss-bound pool moves traffic toward the pool that keeps prefixes warm', async () => {
+    const peak = { peak_tokens_per_s_per_replica: 20_000 };
+    g = await startTestGovernor({ pools: TEST_POOLS.map((p) => ({ ...p, ...peak })) });
+    const slowPrefill = { prefillMsPerToken: 1.4 };
+    await runTicks(g, [{ ...h100, ...slowPrefill }, { ...a100, ...slowPrefill }], 0, WARM_UP_MS);
+    const [tick] = await runTicks(
+      g,
+      [
+        { ...h100, ...slowPrefill, cacheHitShare: 0 },
+        { ...a100, ...slowPrefill, cacheHitShare: 0.9 },
+      ],
+      WARM_UP_MS,
+      WARM_UP_MS + 30_000,
+    );
+    const shift = find(tick!.recommendations, 'shift_traffic', 'h100-east')[0]!;
+    expect(shift.reason).toMatch(/cache-miss-bound/);
+    expect((shift.action.weights as Record<string, number>)['a100-west']).toBeGreaterThan(0.5);
+  });
+
+  test('scale-in only where N−1 replicas hold the SLO, never to zero under traffic', async () => {
+    g = await startTestGovernor({
+      pools: [
+        { name: 'light', gpu_type: 'H100', model: 'm-light' },
+        { name: 'slow', gpu_type: 'H100', model: 'm-slow' },
+        { name: 'single', gpu_type: 'H100', model: 'm-single' },
+        { name: 'idle', gpu_type: 'H100', model: 'm-idle' },
+        { name: 'sized-ok', gpu_type: 'H100', model: 'm-ok', peak_tokens_per_s_per_replica: 400 },
+        { name: 'sized-tight', gpu_type: 'H100', model: 'm-tight', peak_tokens_per_s_per_replica: 333 },
+      ],
+    });
+    const traffic: PoolTraffic[] = [
+      { pool: 'light', model: 'm-light', replicas: 4, ratePerS: 2 },
+      { pool: 'slow', model: 'm-slow', replicas: 3, ratePerS: 2, prefillMsPerToken: 1.3 },
+      { pool: 'single', model: 'm-single', replicas: 1, ratePerS: 1 },
+      { pool: 'idle', model: 'm-idle', replicas: 3, ratePerS: 0 },
+      { pool: 'sized-ok', model: 'm-ok', replicas: 4, ratePerS: 8 },
+      { pool: 'sized-tight', model: 'm-tight', replicas: 4, ratePerS: 8 },
+    ];
+    const ticks = await runTicks(g, traffic, 0, 330_000);
+    const recs = ticks.flatMap((t) => t.recommendations);
+    const scaleIn = (pool: string) => find(recs, 'scale', pool).filter((r) => r.action.to! < r.action.from!);
+    // Capacity unknown: one replica at a time, only far inside the SLO.
+    expect(scaleIn('light')[0]).toMatchObject({ action: { from: 4, to: 3 } });
+    expect(scaleIn('light')[0]!.reason).toMatch(/capacity is not known yet/);
+    expect(scaleIn('slow')).toEqual([]);
+    expect(scaleIn('single')).toEqual([]);
+    // No traffic: down to min_replicas (1), not to zero.
+    expect(scaleIn('idle')[0]).toMatchObject({ action: { from: 3, to: 1 } });
+    // Known capacity (configured peak): 4 → 3 keeps utilization under 0.7; 4 → 3 at 0.6 would not.
+    const ok = scaleIn('sized-ok')[0]!;
+    expect(ok.action).toEqual({ from: 4, to: 3 });
+    expect(ok.evidence.find((e) => e.signal.startsWith('utilizationAtNMinus1'))!.value).toBeLessThanOrEqual(0.7);
+    expect(scaleIn('sized-tight')).toEqual([]);
+    expect((await latest()).every((r) => r.kind !== 'scale' || (r.action.to as number) >= 1)).toBe(true);
+  });
+});

@@ -1,0 +1,127 @@
+import { writeFileSync } from 'node:fs';
+import { parseDurationMs } from '@governor/conventions';
+import { type ScenarioName, type WorkloadName, isScenarioName } from '@governor/simulator';
+import { type ParsedArgs, flagNumber, flagString } from '../cli/parse-args.ts';
+import { formatTable } from '../cli/format-table.ts';
+import {
+  BENCH_SCENARIOS,
+  BENCH_WORKLOADS,
+  type ControlBenchReport,
+  QUICK_MATRIX,
+  type ScenarioResult,
+  runControlBench,
+} from './control-bench.ts';
+
+export const BENCH_CONTROL_USAGE =
+  'governor bench control [--json FILE] [--quick] [--duration 20m] [--seed N] [--scenario S[,S…]] [--workload W[,W…]] [--data-dir TRACES]';
+
+export async function runBenchControlCommand(args: ParsedArgs): Promise<number> {
+  const quick = args.flags.quick === true;
+  const durationMs = parseDurationMs(flagString(args, 'duration') ?? (quick ? '15m' : '20m'));
+  const seed = flagNumber(args, 'seed') ?? 1;
+  const scenarios = splitList(flagString(args, 'scenario'))?.map((s) => (s === 'fault-free' ? 'none' : s));
+  for (const s of scenarios ?? []) {
+    if (!isScenarioName(s)) {
+      process.stderr.write(`unknown scenario "${s}"; use ${BENCH_SCENARIOS.map(nameOf).join(', ')}\n`);
+      return 2;
+    }
+  }
+  const workloads = splitList(flagString(args, 'workload')) as WorkloadName[] | undefined;
+  const matrix = (
+    quick
+      ? QUICK_MATRIX
+      : BENCH_SCENARIOS.flatMap((scenario) => BENCH_WORKLOADS.map((workload) => ({ scenario, workload })))
+  ).filter(
+    (m) => (!scenarios || scenarios.includes(m.scenario)) && (!workloads || workloads.includes(m.workload)),
+  ) as { scenario: ScenarioName; workload: WorkloadName }[];
+  if (matrix.length === 0) {
+    process.stderr.write(`nothing to run: no scenario × workload matches\nusage: ${BENCH_CONTROL_USAGE}\n`);
+    return 2;
+  }
+  const tty = process.stderr.isTTY;
+  process.stderr.write(
+    `bench control: ${matrix.length} scenario run(s) × 6 policies, ${durationMs / 60_000} simulated minutes each, seed ${seed}\n`,
+  );
+  const report = await runControlBench({
+    matrix,
+    durationMs,
+    seed,
+    traceDir: flagString(args, 'data-dir'),
+    onProgress: (line, done) => {
+      if (tty) process.stderr.write(`\r\x1b[2K${line}${done ? '\n' : ''}`);
+      else if (done) process.stderr.write(`${line}\n`);
+    },
+  });
+  process.stdout.write(`${formatControlBenchReport(report)}\n`);
+  const jsonFile = flagString(args, 'json');
+  if (jsonFile) {
+    writeFileSync(jsonFile, `${JSON.stringify(report, null, 2)}\n`);
+    process.stderr.write(`wrote ${jsonFile}\n`);
+  }
+  return 0;
+}
+
+function splitList(value: string | undefined): string[] | undefined {
+  return value
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+function nameOf(s: ScenarioName): string {
+  return s === 'none' ? 'fault-free' : s;
+}
+
+const fixed = (v: number | null, digits: number) => (v === null ? 'n/a' : v.toFixed(digits));
+
+export function formatScenario(s: ScenarioResult): string {
+  const rows = s.policies.map((p) => [
+    p.policy,
+    fixed(p.successPerDollar, 1),
+    fixed(p.goodput, 3),
+    p.costUsd.toFixed(2),
+    p.successfulTasks,
+    p.tasks,
+    p.ttftP95Ms === null ? 'n/a' : Math.round(p.ttftP95Ms),
+    p.actions,
+    p.reversals,
+  ]);
+  const g = s.governor;
+  const verdict = [
+    `governor vs best baseline (${g.bestBaseline}): ${fixed(g.ratioToBestBaseline, 2)}× success/$, goodput ${g.goodputDeltaToBestBaseline !== null && g.goodputDeltaToBestBaseline >= 0 ? '+' : ''}${fixed(g.goodputDeltaToBestBaseline, 3)}`,
+    `vs best baseline with goodput ≥ governor's: ${g.ratioToBestBaselineAtEqualGoodput === null ? 'none has it' : `${fixed(g.ratioToBestBaselineAtEqualGoodput, 2)}×`}`,
+    g.detectionIntervals === null
+      ? null
+      : `first response after ${g.detectionIntervals} interval(s): ${g.detectedBy}`,
+    `recommendations ${g.recommendations}, applied ${g.applied}, rolled back ${g.rolledBack}`,
+  ].filter((x) => x !== null);
+  return [
+    `## ${s.name} × ${s.workload} (${s.durationMin} min, ${s.wallS} s)`,
+    formatTable(
+      [
+        'policy',
+        'success/$',
+        'goodput',
+        'cost $',
+        'successful',
+        'tasks',
+        'TTFT p95 ms',
+        'actions',
+        'reversals',
+      ],
+      rows,
+    ),
+    ...verdict.map((v) => `  ${v}`),
+  ].join('\n');
+}
+
+export function formatControlBenchReport(report: ControlBenchReport): string {
+  const lines = report.scenarios.map(formatScenario);
+  const wins = report.scenarios.filter(
+    (s) => (s.governor.ratioToBestBaseline ?? 0) >= 1 && (s.governor.goodputDeltaToBestBaseline ?? -1) >= 0,
+  ).length;
+  lines.push(
+    `Governor has the best success per dollar at equal or better goodput in ${wins} of ${report.scenarios.length} scenario runs (seed ${report.seed}, control interval ${report.controlIntervalS} s).`,
+  );
+  return lines.join('\n\n');
+}

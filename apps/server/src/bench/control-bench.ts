@@ -1,0 +1,312 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type GovernorConfig, type Recommendation, parseGovernorConfig } from '@governor/conventions';
+import {
+  type FleetSpec,
+  type PolicyName,
+  type RunProgress,
+  type RunSummary,
+  type ScenarioName,
+  type WorkloadName,
+  createDefaultFleet,
+  runSimulation,
+} from '@governor/simulator';
+import { startGovernor } from '../start-governor.ts';
+
+// `governor bench control`: the closed loop against the autoscalers operators run today, on real
+// workload traces, under each fault scenario. Every policy sees the same seed, fleet and trace; the
+// baselines run inside the simulator, Governor runs embedded (port 0, temp data dir) in lockstep.
+
+export const BASELINES = [
+  'static-peak',
+  'static-mean',
+  'hpa',
+  'keda',
+  'wva',
+] as const satisfies readonly PolicyName[];
+export const BENCH_SCENARIOS: readonly ScenarioName[] = [
+  'none',
+  'gpu-degradation',
+  'preemption',
+  'retry-storm',
+  'region-outage',
+  'cold-pool',
+  'agentic-surge',
+];
+export const BENCH_WORKLOADS: readonly WorkloadName[] = ['azure-conv', 'azure-code', 'mooncake-conversation'];
+
+/** `--quick`: one fault-free and two fault runs, one per workload. */
+export const QUICK_MATRIX: readonly { scenario: ScenarioName; workload: WorkloadName }[] = [
+  { scenario: 'none', workload: 'azure-conv' },
+  { scenario: 'gpu-degradation', workload: 'azure-code' },
+  { scenario: 'agentic-surge', workload: 'mooncake-conversation' },
+];
+
+export interface PolicyResult {
+  policy: string;
+  successPerDollar: number | null;
+  goodput: number | null;
+  costUsd: number;
+  tasks: number;
+  successfulTasks: number;
+  ttftP95Ms: number | null;
+  actions: number;
+  reversals: number;
+}
+
+export interface GovernorFindings {
+  /** Governor's success per dollar over the best baseline's. */
+  ratioToBestBaseline: number | null;
+  bestBaseline: string | null;
+  /** Governor's goodput minus the best baseline's (≥ 0: equal or better). */
+  goodputDeltaToBestBaseline: number | null;
+  /** Best success per dollar among baselines with goodput at least Governor's. */
+  ratioToBestBaselineAtEqualGoodput: number | null;
+  /** Control intervals from fault start to the first recommendation about the faulty target. */
+  detectionIntervals: number | null;
+  detectedBy: string | null;
+  recommendations: number;
+  applied: number;
+  rolledBack: number;
+}
+
+export interface ScenarioResult {
+  name: string;
+  workload: string;
+  durationMin: number;
+  policies: PolicyResult[];
+  governor: GovernorFindings;
+  wallS: number;
+}
+
+export interface ControlBenchReport {
+  seed: number;
+  durationMin: number;
+  controlIntervalS: number;
+  scenarios: ScenarioResult[];
+}
+
+export interface ControlBenchOptions {
+  matrix: readonly { scenario: ScenarioName; workload: WorkloadName }[];
+  durationMs: number;
+  seed: number;
+  traceDir?: string;
+  onProgress?: (line: string, done: boolean) => void;
+}
+
+const CONTROL_INTERVAL_S = 30;
+
+/** Governor's configuration for the bench: the simulated fleet, its SLO, and opt-in auto-apply policies. */
+export function buildBenchConfig(
+  fleet: FleetSpec,
+  dataDir: string,
+  slo: { ttftMs: number; e2eMs: number },
+): GovernorConfig {
+  const prices: Record<string, number> = {};
+  for (const p of fleet.pools) prices[p.gpuType] = p.gpuHourUsd;
+  const parsed = parseGovernorConfig({
+    server: { host: '127.0.0.1', http_port: 0, grpc_port: 0, data_dir: dataDir, checkpoint_interval_s: 600 },
+    pricing: { gpu_hour_usd: prices },
+    pools: fleet.pools.map((p) => ({
+      name: p.name,
+      gpu_type: p.gpuType,
+      gpus_per_replica: p.gpusPerReplica,
+      model: p.model,
+      region: p.region,
+      min_replicas: p.minReplicas,
+      max_replicas: p.maxReplicas,
+    })),
+    slo: { ttft_ms: slo.ttftMs, e2e_ms: slo.e2eMs },
+    signals: { lateness_ms: 0 },
+    control: {
+      interval_s: CONTROL_INTERVAL_S,
+      window: '5m',
+      cooldown_s: 300,
+      verify_after_s: 300,
+      tick: 'lockstep',
+    },
+    policies: [
+      { name: 'capacity', match: { kind: ['scale'] }, auto_apply: true, min_confidence: 0.5, max_step: 4 },
+      {
+        name: 'routing',
+        match: { kind: ['shift_traffic', 'circuit_break'] },
+        auto_apply: true,
+        min_confidence: 0.5,
+      },
+      {
+        name: 'admission',
+        match: { kind: ['shed_load', 'retry_budget', 'downgrade_model'] },
+        auto_apply: true,
+        min_confidence: 0.6,
+        max_actions_per_hour: 12,
+      },
+    ],
+  });
+  if (!parsed.ok)
+    throw new Error(`bench config: ${parsed.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
+  return parsed.config;
+}
+
+function toPolicyResult(policy: string, s: RunSummary): PolicyResult {
+  return {
+    policy,
+    successPerDollar: s.successPerDollar,
+    goodput: s.goodput,
+    costUsd: s.costUsd,
+    tasks: s.tasks,
+    successfulTasks: s.successfulTasks,
+    ttftP95Ms: s.ttftMs.p95,
+    actions: s.actions,
+    reversals: s.reversals,
+  };
+}
+
+export async function runControlBench(options: ControlBenchOptions): Promise<ControlBenchReport> {
+  const scenarios: ScenarioResult[] = [];
+  const total = options.matrix.length * (BASELINES.length + 1);
+  let runIndex = 0;
+  for (const { scenario, workload } of options.matrix) {
+    const started = performance.now();
+    const label = `${scenario === 'none' ? 'fault-free' : scenario} × ${workload}`;
+    const common = {
+      workload,
+      scenario,
+      durationMs: options.durationMs,
+      seed: options.seed,
+      dataDir: options.traceDir,
+      log: () => {},
+    };
+    const policies: PolicyResult[] = [];
+    for (const policy of BASELINES) {
+      runIndex += 1;
+      options.onProgress?.(`[${runIndex}/${total}] ${label} · ${policy}`, false);
+      policies.push(toPolicyResult(policy, await runSimulation({ ...common, policy })));
+    }
+    runIndex += 1;
+    const governorRun = await runGovernor(common, (p) =>
+      options.onProgress?.(
+        `[${runIndex}/${total}] ${label} · governor · sim ${p.simTime.slice(11, 19)} (${Math.round((100 * p.simMs) / p.durationMs)}%)`,
+        false,
+      ),
+    );
+    policies.unshift(toPolicyResult('governor', governorRun.summary));
+    const findings = summarizeFindings(policies, governorRun.summary, governorRun.recommendations);
+    const result: ScenarioResult = {
+      name: scenario === 'none' ? 'fault-free' : scenario,
+      workload,
+      durationMin: options.durationMs / 60_000,
+      policies,
+      governor: findings,
+      wallS: Math.round((performance.now() - started) / 100) / 10,
+    };
+    scenarios.push(result);
+    options.onProgress?.(`${label}: done in ${result.wallS} s`, true);
+  }
+  return {
+    seed: options.seed,
+    durationMin: options.durationMs / 60_000,
+    controlIntervalS: CONTROL_INTERVAL_S,
+    scenarios,
+  };
+}
+
+async function runGovernor(
+  common: {
+    workload: WorkloadName;
+    scenario: ScenarioName;
+    durationMs: number;
+    seed: number;
+    dataDir?: string;
+  },
+  onProgress: (p: RunProgress) => void,
+): Promise<{ summary: RunSummary; recommendations: Recommendation[] }> {
+  const dir = mkdtempSync(join(tmpdir(), 'governor-bench-'));
+  const fleet = createDefaultFleet();
+  const sloTtftMs = 2000;
+  const sloE2eMs = 60_000;
+  const config = buildBenchConfig(fleet, dir, { ttftMs: sloTtftMs, e2eMs: sloE2eMs });
+  const governor = await startGovernor({ config });
+  try {
+    const summary = await runSimulation({
+      ...common,
+      fleet,
+      sloTtftMs,
+      sloE2eMs,
+      lockstep: governor.httpUrl,
+      controlIntervalMs: CONTROL_INTERVAL_S * 1000,
+      onProgress,
+      log: () => {},
+    });
+    if (summary.lockstep && summary.lockstep.failures > 0) {
+      throw new Error(
+        `lockstep evaluate failed ${summary.lockstep.failures} times: ${summary.lockstep.lastError}`,
+      );
+    }
+    const recommendations = await governor.control.listRecommendations({ limit: 10_000 });
+    return { summary, recommendations };
+  } finally {
+    await governor.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function summarizeFindings(
+  policies: PolicyResult[],
+  governor: RunSummary,
+  recommendations: Recommendation[],
+): GovernorFindings {
+  const gov = policies.find((p) => p.policy === 'governor')!;
+  const baselines = policies.filter((p) => p.policy !== 'governor');
+  const best = baselines.reduce<PolicyResult | null>(
+    (a, b) => (a === null || (b.successPerDollar ?? 0) > (a.successPerDollar ?? 0) ? b : a),
+    null,
+  );
+  const atEqualGoodput = baselines
+    .filter((b) => (b.goodput ?? 0) >= (gov.goodput ?? 0))
+    .reduce<PolicyResult | null>(
+      (a, b) => (a === null || (b.successPerDollar ?? 0) > (a.successPerDollar ?? 0) ? b : a),
+      null,
+    );
+  const ratio = (a: number | null, b: number | null | undefined) =>
+    a !== null && b ? Math.round((a / b) * 100) / 100 : null;
+
+  let detectionIntervals: number | null = null;
+  let detectedBy: string | null = null;
+  const fault = governor.faults[0];
+  if (fault) {
+    const startMs = Date.parse(fault.start);
+    const regionPools = new Set(
+      governor.pools.filter((p) => p.region === fault.target.region).map((p) => p.pool),
+    );
+    const about = (r: Recommendation) =>
+      (fault.target.pool !== undefined && r.target.pool === fault.target.pool) ||
+      (fault.target.region !== undefined && r.target.pool !== undefined && regionPools.has(r.target.pool)) ||
+      (fault.kind.startsWith('retry-storm') && r.kind === 'retry_budget') ||
+      (fault.kind === 'agentic-surge' && (r.kind === 'shed_load' || r.kind === 'scale'));
+    const first = recommendations
+      .filter((r) => Date.parse(r.createdAt) >= startMs && about(r))
+      .sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt))[0];
+    if (first) {
+      detectionIntervals = Math.max(
+        1,
+        Math.ceil((Date.parse(first.createdAt) - startMs) / (CONTROL_INTERVAL_S * 1000)),
+      );
+      detectedBy = `${first.kind} ${JSON.stringify(first.target)}`;
+    }
+  }
+  return {
+    ratioToBestBaseline: ratio(gov.successPerDollar, best?.successPerDollar),
+    bestBaseline: best?.policy ?? null,
+    goodputDeltaToBestBaseline:
+      gov.goodput !== null && best?.goodput !== null && best?.goodput !== undefined
+        ? Math.round((gov.goodput - best.goodput) * 1000) / 1000
+        : null,
+    ratioToBestBaselineAtEqualGoodput: ratio(gov.successPerDollar, atEqualGoodput?.successPerDollar),
+    detectionIntervals,
+    detectedBy,
+    recommendations: recommendations.length,
+    applied: recommendations.filter((r) => r.appliedAt).length,
+    rolledBack: recommendations.filter((r) => r.state === 'rolled_back').length,
+  };
+}

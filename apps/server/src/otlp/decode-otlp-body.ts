@@ -1,0 +1,65 @@
+import type { HopRuleConfig } from '@governor/conventions';
+import {
+  type HopClassifier,
+  type MetricPointRow,
+  type SpanRow,
+  createHopClassifier,
+  decodeMetricsRequestJson,
+  decodeMetricsRequestProtobuf,
+  decodeTraceRequestJson,
+  decodeTraceRequestProtobuf,
+  normalizeMetricsRequest,
+  normalizeTraceRequest,
+} from '@governor/otlp';
+
+// decode → validate/normalize for one request body: pure, and the same on the main thread and in
+// the decode workers. Throws OtlpDecodeError for a body that is not an export request.
+
+export type OtlpFormat = 'protobuf' | 'json';
+export type OtlpSignal = 'traces' | 'metrics';
+
+export interface DecodedBody {
+  spans: SpanRow[];
+  metrics: MetricPointRow[];
+  rejected: number;
+  problems: string[];
+}
+
+export interface DecodeSettings {
+  classifier: HopClassifier;
+  aliases: Readonly<Record<string, string>>;
+}
+
+export function createDecodeSettings(
+  hopRules: readonly HopRuleConfig[],
+  aliases: Readonly<Record<string, string>>,
+): DecodeSettings {
+  const classifier = createHopClassifier(
+    hopRules.map((r) => ({
+      hop: r.hop,
+      spanName: r.span_name,
+      serviceName: r.service_name,
+      attribute: r.attribute,
+      attributeEquals: r.attribute_equals,
+    })),
+  );
+  return { classifier, aliases };
+}
+
+export function decodeOtlpBody(
+  signal: OtlpSignal,
+  body: Uint8Array,
+  format: OtlpFormat,
+  settings: DecodeSettings,
+): DecodedBody {
+  const text = () => Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  if (signal === 'traces') {
+    const request = format === 'protobuf' ? decodeTraceRequestProtobuf(body) : decodeTraceRequestJson(text());
+    const n = normalizeTraceRequest(request, settings);
+    return { spans: n.rows, metrics: [], rejected: n.rejected, problems: n.problems };
+  }
+  const request =
+    format === 'protobuf' ? decodeMetricsRequestProtobuf(body) : decodeMetricsRequestJson(text());
+  const n = normalizeMetricsRequest(request, settings.aliases);
+  return { spans: [], metrics: n.rows, rejected: n.rejected, problems: n.problems };
+}

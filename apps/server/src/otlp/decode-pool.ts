@@ -1,0 +1,83 @@
+import { Worker } from 'node:worker_threads';
+import type { HopRuleConfig } from '@governor/conventions';
+import { OtlpDecodeError } from '@governor/otlp';
+import type { DecodedBody, OtlpFormat, OtlpSignal } from './decode-otlp-body.ts';
+import type { DecodeReply, DecodeTask, DecodeWorkerData } from './decode-worker.ts';
+
+// Decoding and normalizing move off the main thread, which keeps the DuckDB appends (they must
+// run there) and HTTP. A few workers, each task to the least busy one; the rows come back by
+// structured clone. A crashed worker fails its tasks and is replaced.
+
+export interface DecodePool {
+  readonly size: number;
+  decode(signal: OtlpSignal, body: Uint8Array, format: OtlpFormat): Promise<DecodedBody>;
+  close(): Promise<void>;
+}
+
+interface Slot {
+  worker: Worker;
+  pending: Map<number, { resolve: (r: DecodedBody) => void; reject: (e: Error) => void }>;
+}
+
+const WORKER_URL = new URL('./decode-worker-entry.mjs', import.meta.url);
+
+export function createDecodePool(options: {
+  size: number;
+  hopRules: readonly HopRuleConfig[];
+  aliases: Readonly<Record<string, string>>;
+}): DecodePool {
+  const data: DecodeWorkerData = { hopRules: [...options.hopRules], aliases: { ...options.aliases } };
+  let nextId = 0;
+  let closed = false;
+
+  const spawnSlot = (): Slot => {
+    const slot: Slot = {
+      worker: new Worker(WORKER_URL, { workerData: data, execArgv: [] }),
+      pending: new Map(),
+    };
+    slot.worker.on('message', (reply: DecodeReply) => {
+      const task = slot.pending.get(reply.id);
+      if (!task) return;
+      slot.pending.delete(reply.id);
+      if (reply.ok) task.resolve(reply.result);
+      else task.reject(reply.undecodable ? new OtlpDecodeError(reply.message) : new Error(reply.message));
+    });
+    const fail = (error: Error) => {
+      for (const task of slot.pending.values()) task.reject(error);
+      slot.pending.clear();
+      if (!closed) slots[slots.indexOf(slot)] = spawnSlot();
+    };
+    slot.worker.on('error', (error) =>
+      fail(new Error(`decode worker failed: ${error.message}`, { cause: error })),
+    );
+    slot.worker.on('exit', (code) => {
+      if (!closed && slot.pending.size > 0) fail(new Error(`decode worker exited with code ${code}`));
+    });
+    // An idle pool must not keep the process alive.
+    slot.worker.unref();
+    return slot;
+  };
+  const slots: Slot[] = Array.from({ length: options.size }, spawnSlot);
+
+  return {
+    size: options.size,
+    decode(signal, body, format) {
+      if (closed) return Promise.reject(new Error('the decode pool is closed'));
+      let slot = slots[0]!;
+      for (const s of slots) if (s.pending.size < slot.pending.size) slot = s;
+      const id = nextId++;
+      return new Promise<DecodedBody>((resolve, reject) => {
+        slot.pending.set(id, { resolve, reject });
+        if (slot.pending.size === 1) slot.worker.ref();
+        const task: DecodeTask = { id, signal, format, body };
+        slot.worker.postMessage(task);
+      }).finally(() => {
+        if (slot.pending.size === 0) slot.worker.unref();
+      });
+    },
+    async close() {
+      closed = true;
+      await Promise.all(slots.map((s) => s.worker.terminate()));
+    },
+  };
+}

@@ -1,0 +1,65 @@
+import type { Candidate } from '../engine/control-types.ts';
+import type { PoolView } from '../observe-fleet.ts';
+import { type DetectContext, evidence } from './detect-context.ts';
+import { readScaleReadiness } from './detect-scale.ts';
+import { round } from './pool-signals.ts';
+
+/**
+ * Capacity follows traffic: when a shift moves a share of a model's traffic onto peers, size each
+ * receiving peer for its new load now rather than waiting for it to queue (a cold start takes
+ * minutes). With a learned capacity the peer is sized to the target utilization; without one it
+ * grows in proportion to its traffic, on the grounds that it holds its current load within the SLO.
+ */
+export function planPeerCapacity(
+  ctx: DetectContext,
+  model: string,
+  pools: readonly PoolView[],
+  before: Record<string, number>,
+  after: Record<string, number>,
+  from: string,
+): Candidate[] {
+  const out: Candidate[] = [];
+  const modelRate = pools.reduce((s, p) => s + Math.max(p.fastRatePerS, p.mainRatePerS), 0);
+  if (modelRate <= 0) return out;
+  for (const peer of pools) {
+    const added = (after[peer.pool] ?? 0) - (before[peer.pool] ?? 0);
+    if (added <= 0.02 || peer.pool === from) continue;
+    const replicas = peer.replicas ?? ctx.state.actuated.replicas[peer.pool] ?? null;
+    if (replicas === null || replicas <= 0) continue;
+    if (!readScaleReadiness(ctx, peer).settled) continue;
+    const rateNow = Math.max(peer.fastRatePerS, peer.mainRatePerS);
+    const rateAfter = rateNow + added * modelRate;
+    const learning = ctx.state.learning.get(peer.pool);
+    const capacity = learning?.capacityFromSaturation ? learning.capacityPerReplicaPerS : null;
+    const sized =
+      capacity && capacity > 0
+        ? Math.ceil(rateAfter / (capacity * ctx.control.target_utilization))
+        : rateNow > 0
+          ? Math.ceil((replicas * rateAfter) / rateNow)
+          : replicas + 1;
+    const to = Math.min(peer.maxReplicas ?? Number.POSITIVE_INFINITY, sized);
+    if (to <= replicas) continue;
+    out.push({
+      kind: 'scale',
+      target: { pool: peer.pool },
+      action: { from: replicas, to },
+      direction: 'increase',
+      reason: `Pool ${peer.pool} takes over ${Math.round(added * 100)}% of ${model}'s traffic from ${from} (about ${round(rateNow, 1)} → ${round(rateAfter, 1)} requests/s); add ${to - replicas} replica${to - replicas === 1 ? '' : 's'} before it queues (${replicas} → ${to}).`,
+      evidence: [
+        evidence(`requestsPerS{pool=${peer.pool}}`, rateNow, null, ctx.fastWindowLabel),
+        evidence(`expectedRequestsPerS{pool=${peer.pool}}`, rateAfter, null, ctx.fastWindowLabel),
+        evidence(`capacityPerReplicaPerS{pool=${peer.pool}}`, capacity, null, 'learned'),
+        evidence(`replicas{pool=${peer.pool}}`, replicas, peer.maxReplicas, 'now'),
+      ],
+      expectedImpact: {
+        summary: `${peer.pool} absorbs the shifted traffic without breaking the SLO once the new replicas are warm.`,
+        requestsPerS: { from: round(rateNow, 2), to: round(rateAfter, 2) },
+        replicas: { from: replicas, to },
+      },
+      confidence: 0,
+      scopePools: [peer.pool],
+      urgent: true,
+    });
+  }
+  return out;
+}

@@ -1,0 +1,105 @@
+import { ControlConfig, PolicyConfig } from '@governor/conventions';
+import { describe, expect, test } from 'vitest';
+import { gateCandidate } from './gate-candidate.ts';
+
+const control = ControlConfig.parse({ cooldown_s: 300 });
+const S = 1_000_000_000n;
+const policy = (p: Record<string, unknown>) => PolicyConfig.parse({ name: 'p', auto_apply: true, ...p });
+const base = {
+  kind: 'scale' as const,
+  target: { pool: 'h100-east' },
+  action: { from: 2, to: 6 },
+  previous: { from: 6, to: 2 },
+  confidence: 0.8,
+  atNs: 10_000n * S,
+  control,
+  memory: undefined,
+  autoApplied: new Map<string, bigint[]>(),
+};
+
+describe('policy gate', () => {
+  test('without a matching policy a recommendation waits for a human', () => {
+    expect(gateCandidate({ ...base, policies: [] }).decision).toBe('propose');
+    const other = gateCandidate({ ...base, policies: [policy({ match: { kind: ['shed_load'] } })] });
+    expect(other).toMatchObject({ decision: 'propose', policy: null });
+    const pattern = gateCandidate({ ...base, policies: [policy({ match: { target: 'pool=a100-*' } })] });
+    expect(pattern.decision).toBe('propose');
+  });
+
+  test('the first matching policy decides; auto-apply is opt-in', () => {
+    const manual = gateCandidate({
+      ...base,
+      policies: [policy({ name: 'manual', auto_apply: false }), policy({})],
+    });
+    expect(manual).toMatchObject({ decision: 'propose', policy: 'manual' });
+    const auto = gateCandidate({
+      ...base,
+      policies: [policy({ match: { kind: ['scale'], target: 'pool=h100-*' } })],
+    });
+    expect(auto).toMatchObject({ decision: 'auto_apply', policy: 'p' });
+  });
+
+  test('below min_confidence it is only proposed', () => {
+    const gate = gateCandidate({ ...base, confidence: 0.5, policies: [policy({ min_confidence: 0.7 })] });
+    expect(gate.decision).toBe('propose');
+    expect(gate.note).toContain('min_confidence 0.7');
+  });
+
+  test('inside the cooldown of the last action on the target it is only proposed', () => {
+    const memory = {
+      direction: 'increase' as const,
+      appliedNs: base.atNs - 120n * S,
+      recommendationId: 'r',
+      expectReplicas: 2,
+    };
+    const inside = gateCandidate({ ...base, memory, policies: [policy({ cooldown_s: 300 })] });
+    expect(inside.decision).toBe('propose');
+    expect(inside.note).toContain('cooldown');
+    const after = gateCandidate({
+      ...base,
+      memory: { ...memory, appliedNs: base.atNs - 301n * S },
+      policies: [policy({ cooldown_s: 300 })],
+    });
+    expect(after.decision).toBe('auto_apply');
+  });
+
+  test('max_actions_per_hour limits auto-applied actions per policy', () => {
+    const autoApplied = new Map([['p', [base.atNs - 600n * S, base.atNs - 3700n * S]]]);
+    expect(
+      gateCandidate({ ...base, autoApplied, policies: [policy({ max_actions_per_hour: 1 })] }).decision,
+    ).toBe('propose');
+    expect(
+      gateCandidate({ ...base, autoApplied, policies: [policy({ max_actions_per_hour: 2 })] }).decision,
+    ).toBe('auto_apply');
+  });
+
+  test('dry-run policies record what they would do without doing it', () => {
+    const gate = gateCandidate({ ...base, policies: [policy({ dry_run: true })] });
+    expect(gate.decision).toBe('dry_run');
+  });
+
+  test('max_step bounds replicas, weight points and downgrade share per action', () => {
+    expect(gateCandidate({ ...base, policies: [policy({ max_step: 2 })] }).action).toEqual({
+      from: 2,
+      to: 4,
+    });
+    const shift = gateCandidate({
+      ...base,
+      kind: 'shift_traffic',
+      target: { model: 'm', pool: 'a' },
+      action: { weights: { a: 0, b: 1 } },
+      previous: { weights: { a: 0.6, b: 0.4 } },
+      policies: [policy({ max_step: 20 })],
+    });
+    expect(shift.action).toEqual({ weights: { a: 0.4, b: 0.6 } });
+    const downgrade = gateCandidate({
+      ...base,
+      kind: 'downgrade_model',
+      target: { model: 'big' },
+      action: { fromModel: 'big', toModel: 'small', fraction: 0.9 },
+      previous: { fromModel: 'big', toModel: 'small', fraction: 0.1 },
+      policies: [policy({ max_step: 25 })],
+    });
+    expect(downgrade.action).toMatchObject({ fraction: 0.35 });
+  });
+});

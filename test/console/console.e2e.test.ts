@@ -1,0 +1,297 @@
+// page.evaluate callbacks run in the browser and use its globals.
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type Browser,
+  type BrowserContext,
+  type Page,
+  launchChromium,
+} from '../../apps/console/test/launch-chromium.ts';
+import { type ConsoleFixture, startConsoleFixture } from './support/start-console-fixture.ts';
+
+// The console in real Chromium against a real Governor fed by the simulator. Every view is
+// opened the way an operator would, checked for real data, and screenshotted to
+// test-artifacts/console/ (look at them when the UI changes).
+
+const ARTIFACTS = resolve(dirname(fileURLToPath(import.meta.url)), '../../test-artifacts/console');
+const DESKTOP = { width: 1280, height: 900 };
+const PHONE = { width: 390, height: 844 };
+
+let fixture: ConsoleFixture;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+const pageErrors: string[] = [];
+/** Routes other issues deliver; a view that needs one that is missing is skipped, not failed. */
+const available = { signals: false, series: false, tasks: false };
+
+async function probe(path: string): Promise<boolean> {
+  const response = await fetch(`${fixture.url}${path}`);
+  const body = (await response.json().catch(() => null)) as { error?: { message?: string } } | null;
+  return !(response.status === 404 && body?.error?.message?.startsWith('no route for'));
+}
+
+async function open(query: string): Promise<void> {
+  await page.goto(`${fixture.url}/?${query}`);
+}
+
+async function screenshot(name: string): Promise<void> {
+  // Charts draw after their data arrives; wait until nothing is loading.
+  await page.waitForFunction(() => document.querySelectorAll('.state--loading').length === 0);
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  fixture = await startConsoleFixture();
+  const to = new Date().toISOString();
+  available.signals = await probe('/api/signals?window=5m');
+  available.series = await probe(`/api/signals/series?signal=ttftMs.p95&from=${to}&to=${to}&step=1m`);
+  available.tasks = await probe(`/api/tasks?from=${to}&to=${to}`);
+  browser = await launchChromium();
+  context = await browser.newContext({ viewport: DESKTOP, acceptDownloads: true });
+  page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await fixture?.close();
+});
+
+describe('console against a real Governor', () => {
+  it('serves the console at / and answers client routes with the app', async () => {
+    const response = await page.goto(`${fixture.url}/some/client/route?view=sql`);
+    expect(response?.status()).toBe(200);
+    await page.waitForSelector('[data-testid="view-sql"]');
+  });
+
+  it('fleet overview: every pool with its four signals', async (ctx) => {
+    await open('view=fleet&range=1h');
+    if (!available.signals) {
+      await page.waitForSelector('[data-testid="fleet-pools"] [data-state="error"]');
+      await screenshot('fleet-overview');
+      ctx.skip(true, 'GET /api/signals has not landed on this server');
+    }
+    await page.waitForSelector('[data-testid="fleet-table"] tbody tr');
+    const pools = await page.$$eval('[data-testid="fleet-table"] tbody th button', (b) =>
+      b.map((e) => e.textContent),
+    );
+    expect(pools).toEqual(
+      expect.arrayContaining(['llama8b-h100-east', 'llama8b-a100-west', 'llama70b-h100-east']),
+    );
+    await page.waitForSelector('[data-testid="fleet-kpis"]');
+    if (available.series) {
+      for (const chart of ['chart-ttft', 'chart-e2e', 'chart-utilization', 'chart-spd']) {
+        await page.waitForSelector(`[data-testid="${chart}"] .recharts-line path.recharts-curve`);
+      }
+    }
+    await screenshot('fleet-overview');
+
+    // Selecting a pool focuses the view and lands in the URL (shareable).
+    await page.click('[data-testid="fleet-table"] button:text("llama70b-h100-east")');
+    await page.waitForURL(/pool=llama70b-h100-east/);
+    if (available.series) {
+      // A chart point links to the traces behind it.
+      await page.click('[data-testid="chart-ttft"] .recharts-wrapper', { position: { x: 300, y: 100 } });
+      await page.waitForURL(/view=traces.*tfrom=/);
+      await page.waitForSelector('[data-testid="bucket-notice"]');
+    }
+  });
+
+  it('hop attribution: stacked latency by hop per pool and the bottleneck', async (ctx) => {
+    await open('view=hops&range=1h');
+    if (!available.signals) ctx.skip(true, 'GET /api/signals has not landed on this server');
+    await page.waitForSelector('[data-testid="hops-by-pool"] .recharts-bar-rectangle');
+    const bottlenecks = await page.textContent('[data-testid="bottlenecks"]');
+    expect(bottlenecks).toMatch(/bottleneck/);
+    if (available.series) await page.waitForSelector('[data-testid="hops-over-time"] .recharts-area');
+    await screenshot('hop-attribution');
+  });
+
+  it('traces: search by pool, open the waterfall, read a span, share the URL', async () => {
+    await open('view=traces&range=1h');
+    await page.fill('form[aria-label="Search traces"] label:has-text("Pool") input', 'llama70b-h100-east');
+    await page.click('button:text("Search")');
+    await page.waitForURL(/pool=llama70b-h100-east/);
+    await page.waitForFunction(() => {
+      const cells = [...document.querySelectorAll('[data-testid="trace-table"] tbody tr td:nth-child(3)')];
+      return cells.length > 0 && cells.every((c) => c.textContent === 'llama70b-h100-east');
+    });
+    await page.click('[data-testid="trace-table"] tbody tr >> nth=0 >> a');
+    await page.waitForSelector('[data-testid="waterfall"] .waterfall__row >> nth=3');
+    const names = await page.$$eval('.waterfall__label', (e) => e.map((n) => n.textContent));
+    expect(names.length).toBeGreaterThan(3);
+    await page.click('.waterfall__button >> nth=0');
+    await page.waitForSelector('[data-testid="span-details"] dt:text("governor.pool")');
+    await screenshot('traces-waterfall');
+
+    // The URL alone reopens the same trace.
+    const shared = page.url();
+    await page.goto('about:blank');
+    await page.goto(shared);
+    await page.waitForSelector('[data-testid="waterfall"] .waterfall__row');
+  });
+
+  it('traces: an outcome filter narrows the list', async () => {
+    await open('view=traces&range=1h&outcome=success');
+    await page.waitForSelector('[data-testid="trace-table"] tbody tr');
+    const outcomes = await page.$$eval('[data-testid="trace-table"] tbody .badge', (e) => [
+      ...new Set(e.map((b) => b.textContent)),
+    ]);
+    expect(outcomes).toEqual(['success']);
+  });
+
+  it('tasks: success per dollar and cost per successful task by tenant and workflow', async (ctx) => {
+    await open('view=tasks&range=1h');
+    if (!available.signals) ctx.skip(true, 'GET /api/signals has not landed on this server');
+    await page.waitForSelector('[data-testid="cost-table-tenant"] tbody tr');
+    await page.waitForSelector('[data-testid="cost-table-workflow_type"] tbody tr');
+    if (available.tasks) {
+      await page.waitForSelector('[data-testid="tasks-failed"] :is(table, [data-state="empty"])');
+    }
+    await screenshot('tasks-cost');
+  });
+
+  it('recommendations: approve from the inbox, see it applied and audited', async () => {
+    await open('view=recommendations');
+    await page.click('button:text("Evaluate now")');
+    await page.waitForSelector('[data-testid="recommendation"][data-state="proposed"]');
+    await screenshot('recommendations-inbox');
+    const card = page.locator('[data-testid="recommendation"][data-state="proposed"]').first();
+    const id = await card.getAttribute('data-id');
+    await card.locator('button:text("Approve")').click();
+    await page.waitForSelector(`[data-id="${id}"][data-state="approved"]`);
+    // Approved recommendations apply at the next control tick.
+    await page.click('button:text("Evaluate now")');
+    await page.waitForSelector(`[data-id="${id}"]`, { state: 'detached' });
+    await page.click('[role="tab"]:text("Applied")');
+    await page.waitForURL(/tab=applied/);
+    await page.waitForSelector(`[data-id="${id}"][data-state="applied"]`);
+    const audit = await page.textContent('[data-testid="audit-log"]');
+    expect(audit).toMatch(/approved/);
+    expect(audit).toMatch(/applied/);
+    await screenshot('recommendations-applied');
+  });
+
+  it('alerts: firing alerts, deliveries to a real webhook, and a test notification', async () => {
+    await open('view=alerts');
+    await page.waitForSelector('[data-testid="alert-table"] tbody tr');
+    expect(await page.textContent('[data-testid="alert-table"]')).toContain('ttft-slo');
+    await page.click('[data-testid="alerts-receivers"] button:text("Send test")');
+    await page.waitForSelector('[data-testid="alerts-receivers"] [role="status"]:text("delivered")');
+    await page.waitForSelector('[data-testid="delivery-table"] tbody tr');
+    expect(fixture.webhookBodies.length).toBeGreaterThan(0);
+    await screenshot('alerts');
+  });
+
+  it('SQL console: highlighted editor, schema, results, chart, CSV and errors', async () => {
+    await open('view=sql&range=1h');
+    await page.waitForSelector('[data-testid="schema-browser"] summary:has-text("spans")');
+    await page.waitForSelector('[data-testid="result-table"] tbody tr');
+    const sql =
+      'SELECT pool, count(*) AS requests, round(avg(duration_ms), 1) AS mean_ms\nFROM spans\nWHERE is_root AND start_ns >= $from_ns\nGROUP BY pool\nORDER BY pool';
+    await page.fill('[data-testid="sql-input"]', sql);
+    await page.click('button:text-is("Run")');
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll('[data-testid="result-table"] thead th')].some((th) =>
+        th.textContent?.startsWith('mean_ms'),
+      ),
+    );
+    const rows = await page.$$eval('[data-testid="result-table"] tbody tr', (r) => r.length);
+    expect(rows).toBe(3);
+    expect(await page.locator('.sql-editor .tok-keyword').count()).toBeGreaterThan(4);
+
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.click('button:text("Download CSV")'),
+    ]);
+    const csv = readFileSync((await download.path())!, 'utf8');
+    const lines = csv.trim().split(/\r\n/);
+    expect(lines[0]).toBe('pool,requests,mean_ms');
+    expect(lines).toHaveLength(4);
+    expect(download.suggestedFilename()).toMatch(/\.csv$/);
+
+    await page.click('button:text("Chart")');
+    await page.waitForSelector('[data-testid="sql-results"] .recharts-bar-rectangle');
+    await screenshot('sql-console');
+
+    await page.fill('[data-testid="sql-input"]', 'SELECT pool FROM spans\nWHERE nonsense_column = 1');
+    await page.click('button:text-is("Run")');
+    await page.waitForSelector('[data-testid="sql-error"]');
+    expect(await page.textContent('[data-testid="sql-error"]')).toContain('nonsense_column');
+    await screenshot('sql-console-error');
+  });
+
+  it('dashboards: the defaults are listed, a new file appears, panels render', async () => {
+    await open('view=dashboards');
+    await page.waitForSelector('[data-testid="dashboard-list"] a:has-text("Fleet overview")');
+    await page.waitForSelector('[data-testid="dashboard-list"] a:has-text("Cost and success per dollar")');
+    writeFileSync(
+      join(fixture.dashboardsDir, 'e2e-latency.json'),
+      JSON.stringify({
+        title: 'E2E latency',
+        description: 'written by the end-to-end test',
+        panels: [
+          {
+            title: 'Slowest pools',
+            query: {
+              type: 'sql',
+              sql: 'SELECT pool, max(duration_ms) AS worst_ms FROM spans WHERE is_root AND start_ns >= $from_ns GROUP BY pool ORDER BY worst_ms DESC',
+            },
+            chart: 'table',
+            width: 'full',
+          },
+        ],
+      }),
+    );
+    await page.reload();
+    await page.click('[data-testid="dashboard-list"] a:has-text("E2E latency")');
+    await page.waitForURL(/dashboard=e2e-latency/);
+    await page.waitForSelector('[data-testid="dashboard-panel"] [data-testid="result-table"] tbody tr');
+    await open('view=dashboards&dashboard=cost&range=1h');
+    await page.waitForSelector('[data-testid="dashboard-panel"] [data-testid="stat-value"]');
+    await page.waitForSelector('[data-testid="dashboard-panel"] .recharts-bar-rectangle');
+    await screenshot('dashboard-cost');
+  });
+
+  it('is usable on a 390 px screen without sideways scrolling', async () => {
+    await page.setViewportSize(PHONE);
+    for (const [query, name] of [
+      ['view=fleet&range=1h', 'narrow-fleet'],
+      ['view=recommendations&tab=applied', 'narrow-recommendations'],
+      ['view=sql&range=1h', 'narrow-sql'],
+    ] as const) {
+      await open(query);
+      await page.waitForSelector('main [data-testid^="view-"]');
+      await screenshot(name);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      expect(overflow, name).toBeLessThanOrEqual(0);
+    }
+    await page.setViewportSize(DESKTOP);
+  });
+
+  it('is reachable from the keyboard', async () => {
+    await open('view=fleet');
+    await page.waitForSelector('[data-testid="view-fleet"]');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    let reached = false;
+    for (let i = 0; i < 12 && !reached; i++) {
+      await page.keyboard.press('Tab');
+      reached = (await page.evaluate(() => document.activeElement?.textContent)) === 'SQL';
+    }
+    expect(reached).toBe(true);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('[data-testid="view-sql"]');
+  });
+
+  it('threw no uncaught errors in the page', () => {
+    expect(pageErrors).toEqual([]);
+  });
+});
