@@ -3,11 +3,17 @@ import type { GovernorConfig } from '@governor/conventions';
 import type { Store } from '@governor/store';
 import type { ControlEngine } from '@governor/control';
 import type { AlertEngine } from '@governor/alerts';
+import { type Signals, createSignals } from '@governor/signals';
 import { alertsPlugin } from './api/alerts-plugin.ts';
 import { consolePlugin } from './api/console-plugin.ts';
 import { controlPlugin } from './api/control-plugin.ts';
 import { dashboardsPlugin } from './api/dashboards-plugin.ts';
 import { healthPlugin } from './api/health-plugin.ts';
+import { createIngestMetricsProvider, createSignalsMetricsProvider, metricsPlugin } from './api/metrics-plugin.ts';
+import { type MetricsRegistry, createMetricsRegistry } from './api/metrics-registry.ts';
+import { signalsPlugin } from './api/signals-plugin.ts';
+import { tasksPlugin } from './api/tasks-plugin.ts';
+import { tracesPlugin } from './api/traces-plugin.ts';
 import { sqlPlugin } from './api/sql-plugin.ts';
 import { storagePlugin } from './api/storage-plugin.ts';
 import { registerAuthHook } from './auth/auth-hook.ts';
@@ -36,6 +42,10 @@ export interface AppOptions {
   control?: ControlEngine;
   /** Alerting behind /api/alerts and /api/receivers. */
   alerts?: AlertEngine;
+  /** Signals behind /api/signals, /api/traces, /api/tasks and /metrics; default: a new one over `store`. */
+  signals?: Signals;
+  /** What GET /metrics serves; register more providers on it (e.g. governor_desired_replicas). */
+  metrics?: MetricsRegistry;
 }
 
 /** Builds the Fastify app; main.ts only reads config and listens. */
@@ -84,6 +94,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     store,
     retention: options.retention ?? createRetentionScheduler(store, config),
   });
+  const signals = options.signals ?? createSignals(store, config);
+  const metrics = options.metrics ?? createMetricsRegistry();
+  metrics.register('signals', createSignalsMetricsProvider(signals, config));
+  metrics.register('ingest', createIngestMetricsProvider(pipeline.counters, store));
+  await app.register(signalsPlugin, { signals, config });
+  await app.register(tracesPlugin, { signals });
+  await app.register(tasksPlugin, { signals, config });
+  await app.register(metricsPlugin, { registry: metrics });
   const events = options.events ?? createEventBus();
   await app.register(eventsPlugin, { bus: events });
   if (options.control) await app.register(controlPlugin, { engine: options.control });

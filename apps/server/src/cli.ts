@@ -61,7 +61,7 @@ async function runBenchCommand(argv: string[]): Promise<number> {
   const [subcommand, ...rest] = argv;
   switch (subcommand) {
     case 'ingest':
-      return runBenchIngestCommand(parseArgs(rest, ['in-process', 'json']));
+      return runBenchIngestCommand(parseArgs(rest, ['in-process', 'json', 'ingest-only']));
     case 'soak':
       return runBenchSoakCommand(parseArgs(rest));
     case 'control':

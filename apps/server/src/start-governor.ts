@@ -8,12 +8,13 @@ import {
   createPrefillSpeedReader,
   createReadyReplicasReader,
 } from '@governor/control';
-import { createSignals } from '@governor/signals';
+import { type Signals, createSignals, startBackgroundRefresh } from '@governor/signals';
 import { type Store, createStore } from '@governor/store';
 import type { FastifyInstance } from 'fastify';
 import { checkBindAddress } from './auth/check-bind-address.ts';
 import { createGrpcAuthorizer } from './auth/grpc-authorizer.ts';
 import { createTokenRegistry } from './auth/token-registry.ts';
+import { type MetricsRegistry, createMetricsRegistry } from './api/metrics-registry.ts';
 import { buildApp } from './build-app.ts';
 import { createRetentionScheduler } from './retention/retention-scheduler.ts';
 import { type EventBus, createEventBus } from './events/event-bus.ts';
@@ -33,6 +34,10 @@ export interface RunningGovernor {
   events: EventBus;
   /** Alert rules, notifications and their deliveries (also behind /api/alerts). */
   alerts: AlertEngine;
+  /** The signals behind the API, the control loop and alerting (one instance, shared rollups). */
+  signals: Signals;
+  /** What GET /metrics serves; `metrics.register(name, () => text)` adds families. */
+  metrics: MetricsRegistry;
   /** Stops intake, flushes the write queue, checkpoints and closes the database. */
   close(): Promise<void>;
 }
@@ -94,6 +99,7 @@ export async function startGovernor({ config, logger, env }: StartOptions): Prom
   }
   let shuttingDown = false;
   const retention = createRetentionScheduler(store, config);
+  const metrics = createMetricsRegistry((name, error) => log.error({ err: error }, `metrics provider ${name} failed`));
   const app = await buildApp({
     config,
     store,
@@ -105,6 +111,8 @@ export async function startGovernor({ config, logger, env }: StartOptions): Prom
     control,
     alerts,
     isShuttingDown: () => shuttingDown,
+    signals,
+    metrics,
   });
   log = app.log;
   if (bind === 'insecure-no-auth') {
@@ -133,6 +141,11 @@ export async function startGovernor({ config, logger, env }: StartOptions): Prom
   }
   control.start();
   alerts.start();
+  // Keeps request_facts close to ingest, so reads (API, alerts, control ticks) catch up little.
+  const rollupRefresh = startBackgroundRefresh(signals, {
+    intervalMs: 1000,
+    onError: (error) => log.error({ err: error }, 'refreshing the signal rollups failed'),
+  });
   retention.start(app.log);
   const address = app.server.address();
   const httpPort = typeof address === 'object' && address ? address.port : config.server.http_port;
@@ -148,10 +161,13 @@ export async function startGovernor({ config, logger, env }: StartOptions): Prom
     control,
     events,
     alerts,
+    signals,
+    metrics,
     close() {
       closing ??= (async () => {
         shuttingDown = true;
         await Promise.all([app.close(), grpc?.close()]);
+        await rollupRefresh.stop();
         await pipeline.close();
         await control.close();
         await alerts.stop();

@@ -10,6 +10,8 @@ import { assembleGroups, emptyGroup } from './snapshot/assemble-groups.ts';
 import { computePoolBuckets } from './snapshot/pool-costs.ts';
 import { buildWindowParams, type WindowSpec } from './snapshot/window-params.ts';
 import { type SqlTransform, WINDOW_SQL, groupKeyId, runWindowQueries } from './snapshot/window-rows.ts';
+import { type TaskSearch, type TaskSummary, searchTasks } from './tasks/tasks.ts';
+import { type TraceSearch, type TraceSummary, type TraceWaterfall, readTraceWaterfall, searchTraces } from './traces/traces.ts';
 
 const NS_PER_MS = 1_000_000n;
 const MINUTE_NS = 60_000n * NS_PER_MS;
@@ -64,6 +66,16 @@ export interface SeriesResult {
   series: { key: Record<string, unknown>; points: SeriesPoint[] }[];
 }
 
+export interface TaskQuery {
+  /** Tasks that ended in (from, to]; default to = the watermark, from = to − windowMs. */
+  fromNs?: bigint;
+  toNs?: bigint;
+  windowMs?: number;
+  filter?: Partial<Record<GroupDimension, string>>;
+  status?: TaskSearch['status'];
+  limit: number;
+}
+
 export interface Signals {
   /** newest event time (ns) minus config.signals.lateness_ms; null when no data */
   watermarkNs(): Promise<bigint | null>;
@@ -71,8 +83,18 @@ export interface Signals {
   newestEventNs(): Promise<bigint | null>;
   snapshot(opts: SnapshotOptions): Promise<SignalsSnapshotDetail>;
   series(opts: SeriesOptions): Promise<SeriesResult>;
-  /** Applies everything committed since the last refresh to the rollups (a no-op for source 'raw'). */
-  refresh(): Promise<RefreshResult | null>;
+  /**
+   * Applies what was committed since the last refresh to the rollups; null when there was nothing
+   * new (or for source 'raw'). `force` runs the refresh even when nothing was written through the
+   * store (e.g. after rows were deleted).
+   */
+  refresh(opts?: { force?: boolean }): Promise<RefreshResult | null>;
+  /** Requests (traces) matching a search, newest first. */
+  traces(search: TraceSearch): Promise<TraceSummary[]>;
+  /** All spans of a trace as a hop waterfall; null when no span has that id. */
+  trace(traceId: string): Promise<TraceWaterfall | null>;
+  /** Tasks that ended in a window, newest first, with their attempts and cost share. */
+  tasks(query: TaskQuery): Promise<TaskSummary[]>;
   readonly source: SignalsSource;
 }
 
@@ -156,7 +178,6 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
           filter: spec.filter,
           seconds: bucketSeconds(b),
           requests: inBucket(rows.requests, b),
-          tasks: inBucket(rows.tasks, b),
           weights: inBucket(rows.weights, b),
           pools: pools.filter((p) => p.bucket === b),
         }),
@@ -172,8 +193,31 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
       const newest = await newestEventNs();
       return newest === null ? null : newest - latenessNs;
     },
-    async refresh() {
-      return refresher ? refresher.refresh() : null;
+    async refresh(opts) {
+      if (!refresher) return null;
+      return opts?.force ? refresher.refresh() : refresher.ensureFresh();
+    },
+    async traces(search) {
+      await refresher?.ensureFresh();
+      return searchTraces(store, config, search);
+    },
+    async trace(traceId) {
+      await refresher?.ensureFresh();
+      return readTraceWaterfall(store, config, traceId);
+    },
+    async tasks(query) {
+      const newest = await newestEventNs();
+      const watermark = newest === null ? null : newest - latenessNs;
+      const toNs = query.toNs ?? watermark ?? BigInt(Date.now()) * NS_PER_MS;
+      const windowNs = BigInt(Math.round(query.windowMs ?? 3_600_000)) * NS_PER_MS;
+      return searchTasks(store, config, {
+        fromNs: query.fromNs ?? toNs - windowNs,
+        toNs,
+        filter: query.filter ?? {},
+        limit: query.limit,
+        pendingAfterNs: watermark ?? toNs,
+        ...(query.status === undefined ? {} : { status: query.status }),
+      });
     },
     async snapshot(opts) {
       const windowNs = BigInt(Math.round(opts.windowMs)) * NS_PER_MS;

@@ -34,7 +34,7 @@ export async function fetchTasks(
     from: toIso(params.fromMs),
     to: toIso(params.toMs),
     tenant: params.tenant,
-    workflowType: params.workflowType,
+    workflow_type: params.workflowType,
     status: params.status,
     limit: params.limit ?? 200,
   });
@@ -64,9 +64,16 @@ function str(v: unknown): string | null {
 
 const time = anyTimeToMs;
 
+function lastAttemptTrace(attempts: unknown): string | null {
+  if (!Array.isArray(attempts) || attempts.length === 0) return null;
+  const last = attempts[attempts.length - 1] as { traceId?: unknown };
+  return typeof last?.traceId === 'string' ? last.traceId : null;
+}
+
+/** GET /api/tasks rows: {taskId, tenant, workflowType, start, e2eMs, status, retries, steps, costUsd, attempts}. */
 export function normalizeTask(raw: Record<string, unknown>): TaskRow {
-  const outcome = str(raw.outcome ?? raw.status);
-  const succeededRaw = raw.succeeded ?? raw.success;
+  const outcome = str(raw.status ?? raw.outcome);
+  const succeededRaw = raw.succeeded ?? raw.success ?? (outcome === 'pending' ? null : undefined);
   const attempts = num(raw.attempts ?? raw.attemptCount);
   const retries =
     num(raw.retries ?? raw.retryCount) ??
@@ -84,6 +91,6 @@ export function normalizeTask(raw: Record<string, unknown>): TaskRow {
     retries,
     durationMs: num(raw.durationMs ?? raw.e2eMs ?? raw.duration_ms),
     costUsd: num(raw.costUsd ?? raw.cost_usd),
-    traceId: str(raw.traceId ?? raw.firstTraceId ?? raw.trace_id),
+    traceId: str(raw.traceId ?? raw.firstTraceId ?? raw.trace_id ?? lastAttemptTrace(raw.attempts)),
   };
 }

@@ -78,8 +78,8 @@ export async function searchTraces(filters: TraceFilters, signal?: AbortSignal):
     model: filters.model,
     tenant: filters.tenant,
     outcome: filters.outcome,
-    minDurationMs: filters.minDurationMs,
-    maxDurationMs: filters.maxDurationMs,
+    minMs: filters.minDurationMs,
+    maxMs: filters.maxDurationMs,
     limit,
   });
   try {
@@ -164,7 +164,7 @@ function parseJsonObject(value: unknown): Record<string, unknown> {
   return {};
 }
 
-function parseEvents(value: unknown): SpanEvent[] {
+function parseEvents(value: unknown, traceStartMs: number | null): SpanEvent[] {
   let list: unknown = value;
   if (typeof value === 'string') {
     try {
@@ -176,7 +176,11 @@ function parseEvents(value: unknown): SpanEvent[] {
   if (!Array.isArray(list)) return [];
   return list.map((e: Record<string, unknown>) => ({
     name: String(e.name ?? 'event'),
-    timeMs: toMs(e.timeMs ?? e.time ?? e.timeNs ?? e.time_ns ?? e.timeUnixNano ?? e.timestamp),
+    // The waterfall API gives offsets from the trace start; raw spans give absolute times.
+    timeMs:
+      typeof e.offsetMs === 'number' && traceStartMs !== null
+        ? traceStartMs + e.offsetMs
+        : toMs(e.timeMs ?? e.time ?? e.timeNs ?? e.time_ns ?? e.timeUnixNano ?? e.timestamp),
     attributes: parseJsonObject(e.attributes),
   }));
 }
@@ -186,6 +190,16 @@ export function normalizeSpan(raw: Record<string, unknown>): TraceSpan {
   const startMs = toMs(startRaw) ?? 0;
   const endMs = toMs(raw.endNs ?? raw.end_ns ?? raw.endTime ?? raw.endMs);
   const durationMs = num(raw.durationMs ?? raw.duration_ms) ?? (endMs !== null ? endMs - startMs : 0);
+  const traceStartMs = typeof raw.offsetMs === 'number' ? startMs - raw.offsetMs : null;
+  const events = parseEvents(raw.events, traceStartMs);
+  // The first token is the moment TTFT ends: mark it even when no event carries it.
+  if (
+    typeof raw.firstTokenOffsetMs === 'number' &&
+    traceStartMs !== null &&
+    !events.some((e) => /first_(token|chunk)/.test(e.name))
+  ) {
+    events.push({ name: 'first token', timeMs: traceStartMs + raw.firstTokenOffsetMs, attributes: {} });
+  }
   return {
     spanId: String(raw.spanId ?? raw.span_id ?? ''),
     parentSpanId: str(raw.parentSpanId ?? raw.parent_span_id),
@@ -203,7 +217,7 @@ export function normalizeSpan(raw: Record<string, unknown>): TraceSpan {
     ),
     outcome: str(raw.outcome),
     attributes: parseJsonObject(raw.attributes),
-    events: parseEvents(raw.events),
+    events,
   };
 }
 

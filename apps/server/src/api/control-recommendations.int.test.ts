@@ -1,6 +1,11 @@
 import type { Recommendation } from '@governor/conventions';
 import { afterEach, describe, expect, test } from 'vitest';
-import { TEST_POOLS, type TestGovernor, runTicks, startTestGovernor } from './fixtures/control-test-governor.ts';
+import {
+  TEST_POOLS,
+  type TestGovernor,
+  runTicks,
+  startTestGovernor,
+} from './fixtures/control-test-governor.ts';
 import type { PoolTraffic } from './fixtures/fleet-telemetry.ts';
 
 // Each recommendation kind from real telemetry showing its condition: spans and gauges go in over
@@ -13,14 +18,26 @@ afterEach(async () => {
 });
 
 const h100: PoolTraffic = { pool: 'h100-east', model: 'llama-8b', replicas: 2, ratePerS: 2 };
-const a100: PoolTraffic = { pool: 'a100-west', model: 'llama-8b', gpuType: 'A100', region: 'us-west', replicas: 2, ratePerS: 2 };
+// Prefill per token slower in proportion to the lower GPU price: both pools cost the same per token.
+const a100: PoolTraffic = {
+  pool: 'a100-west',
+  model: 'llama-8b',
+  gpuType: 'A100',
+  region: 'us-west',
+  replicas: 2,
+  ratePerS: 2,
+  prefillMsPerToken: 0.4,
+};
 const WARM_UP_MS = 180_000;
 
 const find = (recs: Recommendation[], kind: string, pool?: string) =>
   recs.filter((r) => r.kind === kind && (pool === undefined || r.target.pool === pool));
 
 async function latest(): Promise<Recommendation[]> {
-  const { body } = await g!.request<{ recommendations: Recommendation[] }>('GET', '/api/recommendations?limit=1000');
+  const { body } = await g!.request<{ recommendations: Recommendation[] }>(
+    'GET',
+    '/api/recommendations?limit=1000',
+  );
   return body.recommendations;
 }
 
@@ -31,13 +48,16 @@ describe('recommendations from telemetry', () => {
     const [tick] = await runTicks(g, [{ ...h100, queueMs: 3000 }, a100], WARM_UP_MS, WARM_UP_MS + 30_000);
     const scale = find(tick!.recommendations, 'scale', 'h100-east').filter((r) => r.state === 'proposed');
     expect(scale).toHaveLength(1);
-    expect(scale[0]).toMatchObject({ action: { from: 2, to: 3 }, state: 'proposed', policy: null });
+    // TTFT 1.7× past the SLO with the capacity unknown: grow with the pressure, 2 → 4.
+    expect(scale[0]).toMatchObject({ action: { from: 2, to: 4 }, state: 'proposed', policy: null });
     expect(scale[0]!.reason).toMatch(/queueing/);
     const queueShare = scale[0]!.evidence.find((e) => e.signal.startsWith('queueShareOfTtft'));
     expect(queueShare!.value).toBeGreaterThan(0.4);
     expect(scale[0]!.expectedImpact).toHaveProperty('costUsdPerHour');
     expect(scale[0]!.confidence).toBeGreaterThan(0);
-    expect(find(tick!.recommendations, 'scale', 'a100-west').filter((r) => r.action.to! > r.action.from!)).toEqual([]);
+    expect(
+      find(tick!.recommendations, 'scale', 'a100-west').filter((r) => r.action.to! > r.action.from!),
+    ).toEqual([]);
   });
 
   test('one pool with 30% errors against its peer is circuit-broken and its traffic shifted; the peer is sized for it', async () => {
@@ -45,7 +65,9 @@ describe('recommendations from telemetry', () => {
     await runTicks(g, [h100, a100], 0, WARM_UP_MS);
     const [tick] = await runTicks(g, [h100, { ...a100, errorRate: 0.3 }], WARM_UP_MS, WARM_UP_MS + 30_000);
     const recs = tick!.recommendations;
-    expect(find(recs, 'circuit_break', 'a100-west')[0]).toMatchObject({ action: { open: true, durationS: 300 } });
+    expect(find(recs, 'circuit_break', 'a100-west')[0]).toMatchObject({
+      action: { open: true, durationS: 300 },
+    });
     const shift = find(recs, 'shift_traffic', 'a100-west')[0]!;
     expect(shift.target).toEqual({ model: 'llama-8b', pool: 'a100-west' });
     expect(shift.action).toEqual({ weights: { 'a100-west': 0, 'h100-east': 1 } });
@@ -56,16 +78,33 @@ describe('recommendations from telemetry', () => {
     expect(find(recs, 'scale', 'a100-west').filter((r) => r.action.to! > r.action.from!)).toEqual([]);
   });
 
-  test('with every pool at max_replicas, new low-priority tasks are shed first', async () => {
+  test('with every pool at max_replicas and requests timing out, new low-priority tasks are shed first', async () => {
     g = await startTestGovernor({ pools: TEST_POOLS.map((p) => ({ ...p, max_replicas: 2 })) });
     const priorities: [number, number][] = [
       [0, 0.3],
       [1, 0.3],
       [2, 0.4],
     ];
-    await runTicks(g, [{ ...h100, priorities }, { ...a100, priorities }], 0, WARM_UP_MS);
-    const overloaded = { queueMs: 3000, priorities };
-    const [tick] = await runTicks(g, [{ ...h100, ...overloaded }, { ...a100, ...overloaded }], WARM_UP_MS, WARM_UP_MS + 30_000);
+    await runTicks(
+      g,
+      [
+        { ...h100, priorities },
+        { ...a100, priorities },
+      ],
+      0,
+      WARM_UP_MS,
+    );
+    // Overload that has turned into failures: 10% of requests time out.
+    const overloaded = { queueMs: 3000, priorities, errorRate: 0.1, failureOutcome: 'timeout' as const };
+    const [tick] = await runTicks(
+      g,
+      [
+        { ...h100, ...overloaded },
+        { ...a100, ...overloaded },
+      ],
+      WARM_UP_MS,
+      WARM_UP_MS + 30_000,
+    );
     const shed = find(tick!.recommendations, 'shed_load')[0]!;
     expect(shed).toMatchObject({ target: { model: 'llama-8b' }, action: { minPriority: 1 } });
     expect(shed.reason).toMatch(/in-flight workflow steps keep running/);
@@ -76,7 +115,15 @@ describe('recommendations from telemetry', () => {
     g = await startTestGovernor();
     await runTicks(g, [h100, a100], 0, WARM_UP_MS);
     const storm = { errorRate: 0.15, retryShare: 0.4 };
-    const [tick] = await runTicks(g, [{ ...h100, ...storm }, { ...a100, ...storm }], WARM_UP_MS, WARM_UP_MS + 30_000);
+    const [tick] = await runTicks(
+      g,
+      [
+        { ...h100, ...storm },
+        { ...a100, ...storm },
+      ],
+      WARM_UP_MS,
+      WARM_UP_MS + 30_000,
+    );
     const budget = find(tick!.recommendations, 'retry_budget')[0]!;
     expect(budget).toMatchObject({ target: {}, action: { maxRetryRatio: 0.1 } });
     expect(budget.evidence.find((e) => e.signal === 'retryRatio')!.value).toBeGreaterThan(0.2);
@@ -89,7 +136,13 @@ describe('recommendations from telemetry', () => {
         { name: 'h100-8b', gpu_type: 'H100', model: 'llama-8b', peak_tokens_per_s_per_replica: 20_000 },
       ],
     });
-    const big: PoolTraffic = { pool: 'h100-70b', model: 'llama-70b', replicas: 1, ratePerS: 1, prefillMsPerToken: 0.8 };
+    const big: PoolTraffic = {
+      pool: 'h100-70b',
+      model: 'llama-70b',
+      replicas: 1,
+      ratePerS: 1,
+      prefillMsPerToken: 0.8,
+    };
     const small: PoolTraffic = { pool: 'h100-8b', model: 'llama-8b', replicas: 2, ratePerS: 2 };
     await runTicks(g, [big, small], 0, WARM_UP_MS);
     const [tick] = await runTicks(g, [{ ...big, queueMs: 4000 }, small], WARM_UP_MS, WARM_UP_MS + 30_000);
@@ -98,7 +151,9 @@ describe('recommendations from telemetry', () => {
       target: { model: 'llama-70b' },
       action: { fromModel: 'llama-70b', toModel: 'llama-8b', fraction: 0.25 },
     });
-    expect(find(tick!.recommendations, 'scale', 'h100-70b').filter((r) => r.action.to! > r.action.from!)).toEqual([]);
+    expect(
+      find(tick!.recommendations, 'scale', 'h100-70b').filter((r) => r.action.to! > r.action.from!),
+    ).toEqual([]);
   });
 
   test('a memory-bound pool sends traffic to a peer with KV headroom instead of adding the same replicas', async () => {
@@ -107,7 +162,10 @@ describe('recommendations from telemetry', () => {
     await runTicks(g, [h100, a100], 0, WARM_UP_MS);
     const [tick] = await runTicks(
       g,
-      [{ ...h100, kvUsage: 0.95, queueMs: 3000 }, { ...a100, kvUsage: 0.3 }],
+      [
+        { ...h100, kvUsage: 0.95, queueMs: 3000 },
+        { ...a100, kvUsage: 0.3 },
+      ],
       WARM_UP_MS,
       WARM_UP_MS + 30_000,
     );
@@ -122,7 +180,15 @@ describe('recommendations from telemetry', () => {
     const peak = { peak_tokens_per_s_per_replica: 20_000 };
     g = await startTestGovernor({ pools: TEST_POOLS.map((p) => ({ ...p, ...peak })) });
     const slowPrefill = { prefillMsPerToken: 1.4 };
-    await runTicks(g, [{ ...h100, ...slowPrefill }, { ...a100, ...slowPrefill }], 0, WARM_UP_MS);
+    await runTicks(
+      g,
+      [
+        { ...h100, ...slowPrefill },
+        { ...a100, ...slowPrefill },
+      ],
+      0,
+      WARM_UP_MS,
+    );
     const [tick] = await runTicks(
       g,
       [
@@ -135,6 +201,24 @@ describe('recommendations from telemetry', () => {
     const shift = find(tick!.recommendations, 'shift_traffic', 'h100-east')[0]!;
     expect(shift.reason).toMatch(/cache-miss-bound/);
     expect((shift.action.weights as Record<string, number>)['a100-west']).toBeGreaterThan(0.5);
+  });
+
+  test('traffic moves toward the pool that serves the model for less per token, and that pool is sized for it', async () => {
+    g = await startTestGovernor();
+    // A100 at 0.6 ms per prompt token × $2.5 costs 1.5× what H100 at 0.25 ms × $4 does, and its
+    // TTFT is no better: cost per successful task falls when H100 carries more of the model.
+    const dearA100 = { ...a100, prefillMsPerToken: 0.6 };
+    const ticks = await runTicks(g, [h100, dearA100], 0, WARM_UP_MS + 30_000);
+    const recs = ticks.flatMap((t) => t.recommendations);
+    const shift = find(recs, 'shift_traffic', 'a100-west')[0]!;
+    expect(shift.reason).toMatch(/1\.\d+× the cost per token of h100-east/);
+    const weights = shift.action.weights as Record<string, number>;
+    // A quarter of A100's observed half of the traffic moves; weights still sum to 1.
+    expect(weights['a100-west']).toBeCloseTo(0.375, 1);
+    expect(weights['a100-west']! + weights['h100-east']!).toBeCloseTo(1, 5);
+    const grow = find(recs, 'scale', 'h100-east').filter((r) => r.action.to! > r.action.from!);
+    expect(grow[0]).toMatchObject({ action: { from: 2, to: 3 } });
+    expect(grow[0]!.reason).toMatch(/takes over 13% of llama-8b's traffic from a100-west/);
   });
 
   test('scale-in only where N−1 replicas hold the SLO, never to zero under traffic', async () => {
@@ -169,7 +253,9 @@ describe('recommendations from telemetry', () => {
     // Known capacity (configured peak): 4 → 3 keeps utilization under 0.7; 4 → 3 at 0.6 would not.
     const ok = scaleIn('sized-ok')[0]!;
     expect(ok.action).toEqual({ from: 4, to: 3 });
-    expect(ok.evidence.find((e) => e.signal.startsWith('utilizationAtNMinus1'))!.value).toBeLessThanOrEqual(0.7);
+    expect(ok.evidence.find((e) => e.signal.startsWith('utilizationAtNMinus1'))!.value).toBeLessThanOrEqual(
+      0.7,
+    );
     expect(scaleIn('sized-tight')).toEqual([]);
     expect((await latest()).every((r) => r.kind !== 'scale' || (r.action.to as number) >= 1)).toBe(true);
   });

@@ -45,18 +45,18 @@ export async function runSignalsBench(options: SignalsBenchOptions): Promise<voi
     }
     await store.writer.checkpoint();
 
-    const [size] = await store.query<Record<string, number>>(
+    const [size] = await store.query<Record<string, number | undefined>>(
       'SELECT (SELECT count(*) FROM span_store) AS spans, (SELECT count(*) FROM request_facts) AS requests, (SELECT count(*) FROM metric_store) AS points',
     );
     const watermark = await rollup.watermarkNs();
-    const [inWindow] = await store.query<Record<string, number>>(
+    const [inWindow] = await store.query<Record<string, number | undefined>>(
       'SELECT count(*) AS requests, sum(span_count) AS spans FROM request_facts WHERE end_ns > $from AND end_ns <= $to',
       { from: watermark! - BigInt(WINDOW_MS) * 1_000_000n, to: watermark! },
     );
     log('');
     log(
-      `store: ${fmt(size!.spans)} spans, ${fmt(size!.requests)} requests, ${fmt(size!.points)} metric points; ` +
-        `5-minute window at the watermark: ${fmt(inWindow!.requests)} requests, ${fmt(inWindow!.spans)} spans`,
+      `store: ${fmt(size?.spans)} spans, ${fmt(size?.requests)} requests, ${fmt(size?.points)} metric points; ` +
+        `5-minute window at the watermark: ${fmt(inWindow?.requests)} requests, ${fmt(inWindow?.spans)} spans`,
     );
 
     const shapes: { label: string; by: GroupDimension[] }[] = [
@@ -71,10 +71,14 @@ export async function runSignalsBench(options: SignalsBenchOptions): Promise<voi
     log('  source  grouping                      groups    p50     p95     max');
     for (const shape of shapes) {
       const t = await timeSnapshots(rollup, shape.by, options.runs);
-      log(`  rollup  ${shape.label.padEnd(28)}  ${String(t.groups).padStart(6)}  ${t.p50.padStart(6)}  ${t.p95.padStart(6)}  ${t.max.padStart(6)}`);
+      log(
+        `  rollup  ${shape.label.padEnd(28)}  ${String(t.groups).padStart(6)}  ${t.p50.padStart(6)}  ${t.p95.padStart(6)}  ${t.max.padStart(6)}`,
+      );
     }
     const r = await timeSnapshots(raw, ['pool'], options.rawRuns);
-    log(`  raw     ${'by pool'.padEnd(28)}  ${String(r.groups).padStart(6)}  ${r.p50.padStart(6)}  ${r.p95.padStart(6)}  ${r.max.padStart(6)}`);
+    log(
+      `  raw     ${'by pool'.padEnd(28)}  ${String(r.groups).padStart(6)}  ${r.p50.padStart(6)}  ${r.p95.padStart(6)}  ${r.max.padStart(6)}`,
+    );
 
     // Steady state upkeep: one refresh after ~1 s of traffic at the generated rate.
     const traffic = createFleetTraffic({
@@ -168,8 +172,8 @@ function percentile(values: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0;
 }
 
-function fmt(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
+function fmt(n: number | undefined): string {
+  return Math.round(n ?? 0).toLocaleString('en-US');
 }
 
 function benchConfig(dataDir: string): GovernorConfig {

@@ -20,10 +20,50 @@ export interface BenchPool {
 }
 
 export const BENCH_POOLS: readonly BenchPool[] = [
-  { name: 'llama8b-h100-east', model: 'llama-3.1-8b-instruct', region: 'us-east', gpuType: 'H100', gpusPerReplica: 1, replicas: 8, weight: 0.4, itlMs: 11, prefillMsPer1k: 35 },
-  { name: 'llama8b-a100-west', model: 'llama-3.1-8b-instruct', region: 'us-west', gpuType: 'A100', gpusPerReplica: 1, replicas: 6, weight: 0.25, itlMs: 16, prefillMsPer1k: 55 },
-  { name: 'llama70b-h100-east', model: 'llama-3.1-70b-instruct', region: 'us-east', gpuType: 'H100', gpusPerReplica: 4, replicas: 4, weight: 0.2, itlMs: 30, prefillMsPer1k: 120 },
-  { name: 'qwen32b-l40s-eu', model: 'qwen2.5-32b-instruct', region: 'eu-west', gpuType: 'L40S', gpusPerReplica: 2, replicas: 4, weight: 0.15, itlMs: 24, prefillMsPer1k: 90 },
+  {
+    name: 'llama8b-h100-east',
+    model: 'llama-3.1-8b-instruct',
+    region: 'us-east',
+    gpuType: 'H100',
+    gpusPerReplica: 1,
+    replicas: 8,
+    weight: 0.4,
+    itlMs: 11,
+    prefillMsPer1k: 35,
+  },
+  {
+    name: 'llama8b-a100-west',
+    model: 'llama-3.1-8b-instruct',
+    region: 'us-west',
+    gpuType: 'A100',
+    gpusPerReplica: 1,
+    replicas: 6,
+    weight: 0.25,
+    itlMs: 16,
+    prefillMsPer1k: 55,
+  },
+  {
+    name: 'llama70b-h100-east',
+    model: 'llama-3.1-70b-instruct',
+    region: 'us-east',
+    gpuType: 'H100',
+    gpusPerReplica: 4,
+    replicas: 4,
+    weight: 0.2,
+    itlMs: 30,
+    prefillMsPer1k: 120,
+  },
+  {
+    name: 'qwen32b-l40s-eu',
+    model: 'qwen2.5-32b-instruct',
+    region: 'eu-west',
+    gpuType: 'L40S',
+    gpusPerReplica: 2,
+    replicas: 4,
+    weight: 0.15,
+    itlMs: 24,
+    prefillMsPer1k: 90,
+  },
 ];
 
 export const BENCH_PRICES: Readonly<Record<string, number>> = { H100: 4.0, A100: 2.5, L40S: 1.8 };
@@ -69,7 +109,11 @@ export function createFleetTraffic(options: FleetTrafficOptions): { next(spans: 
     const key = `${service}|${instance}`;
     let json = resourceJson.get(key);
     if (!json) {
-      json = JSON.stringify({ 'service.name': service, 'service.instance.id': instance, 'telemetry.sdk.language': 'python' });
+      json = JSON.stringify({
+        'service.name': service,
+        'service.instance.id': instance,
+        'telemetry.sdk.language': 'python',
+      });
       resourceJson.set(key, json);
     }
     return json;
@@ -85,16 +129,19 @@ export function createFleetTraffic(options: FleetTrafficOptions): { next(spans: 
 
   const spanId = () => (++spanCounter).toString(16).padStart(16, '0');
 
-  const pushRequest = (out: SpanRow[], req: {
-    startNs: bigint;
-    pool: BenchPool;
-    replica: string;
-    tenant: string;
-    priority: number;
-    workflow: { id: string; type: string; step: number; steps: number } | null;
-    attempt: number;
-    failed: boolean;
-  }) => {
+  const pushRequest = (
+    out: SpanRow[],
+    req: {
+      startNs: bigint;
+      pool: BenchPool;
+      replica: string;
+      tenant: string;
+      priority: number;
+      workflow: { id: string; type: string; step: number; steps: number } | null;
+      attempt: number;
+      failed: boolean;
+    },
+  ) => {
     const traceId = (++requestIndex).toString(16).padStart(32, '0');
     const inputTokens = 200 + Math.floor(exp(1800));
     const outputTokens = 20 + Math.floor(exp(250));
@@ -105,8 +152,11 @@ export function createFleetTraffic(options: FleetTrafficOptions): { next(spans: 
     const routerMs = 0.5 + random();
     const cacheMs = cacheLookup ? 0.3 + random() * 0.7 : 0;
     const queueMs = exp(25);
-    const prefillMs = 8 + ((inputTokens - cachedTokens) / 1000) * req.pool.prefillMsPer1k * (0.8 + random() * 0.4);
-    const decodeMs = req.failed ? outputTokens * req.pool.itlMs * random() : outputTokens * req.pool.itlMs * (0.9 + random() * 0.2);
+    const prefillMs =
+      8 + ((inputTokens - cachedTokens) / 1000) * req.pool.prefillMsPer1k * (0.8 + random() * 0.4);
+    const decodeMs = req.failed
+      ? outputTokens * req.pool.itlMs * random()
+      : outputTokens * req.pool.itlMs * (0.9 + random() * 0.2);
     const gatewayAfterMs = 0.5 + random();
     const ms = (v: number) => BigInt(Math.round(v * 1e6));
     const t0 = req.startNs;
@@ -227,12 +277,23 @@ export function createFleetTraffic(options: FleetTrafficOptions): { next(spans: 
         'gateway',
         'gw-1',
       ),
-      span({ spanId: spanId(), name: 'route', hop: 'router', startNs: routerStart, endNs: cacheStart }, 'router', 'router-1'),
+      span(
+        { spanId: spanId(), name: 'route', hop: 'router', startNs: routerStart, endNs: cacheStart },
+        'router',
+        'router-1',
+      ),
     );
     if (cacheLookup) {
       out.push(
         span(
-          { spanId: spanId(), name: 'prefix_cache.lookup', hop: 'cache', startNs: cacheStart, endNs: runtimeStart, cacheHit },
+          {
+            spanId: spanId(),
+            name: 'prefix_cache.lookup',
+            hop: 'cache',
+            startNs: cacheStart,
+            endNs: runtimeStart,
+            cacheHit,
+          },
           'router',
           'router-1',
         ),
@@ -257,17 +318,38 @@ export function createFleetTraffic(options: FleetTrafficOptions): { next(spans: 
         req.replica,
       ),
       span(
-        { spanId: spanId(), parentSpanId: runtimeId, name: 'scheduler.queue', hop: 'scheduler', startNs: runtimeStart, endNs: prefillStart },
+        {
+          spanId: spanId(),
+          parentSpanId: runtimeId,
+          name: 'scheduler.queue',
+          hop: 'scheduler',
+          startNs: runtimeStart,
+          endNs: prefillStart,
+        },
         'vllm',
         req.replica,
       ),
       span(
-        { spanId: spanId(), parentSpanId: runtimeId, name: 'prefill', hop: 'prefill', startNs: prefillStart, endNs: firstToken },
+        {
+          spanId: spanId(),
+          parentSpanId: runtimeId,
+          name: 'prefill',
+          hop: 'prefill',
+          startNs: prefillStart,
+          endNs: firstToken,
+        },
         'vllm',
         req.replica,
       ),
       span(
-        { spanId: spanId(), parentSpanId: runtimeId, name: 'decode', hop: 'decode', startNs: firstToken, endNs: runtimeEnd },
+        {
+          spanId: spanId(),
+          parentSpanId: runtimeId,
+          name: 'decode',
+          hop: 'decode',
+          startNs: firstToken,
+          endNs: runtimeEnd,
+        },
         'vllm',
         req.replica,
       ),
@@ -297,7 +379,13 @@ export function createFleetTraffic(options: FleetTrafficOptions): { next(spans: 
         model: pool.model,
         resource: '{"service.name":"fleet-exporter"}',
       };
-      out.push({ ...base, name: 'governor.pool.replicas', value: pool.replicas, replica: null, attributes: `{"governor.pool":"${pool.name}"}` });
+      out.push({
+        ...base,
+        name: 'governor.pool.replicas',
+        value: pool.replicas,
+        replica: null,
+        attributes: `{"governor.pool":"${pool.name}"}`,
+      });
       for (let r = 0; r < pool.replicas; r++) {
         out.push({
           ...base,
@@ -350,12 +438,30 @@ export function createFleetTraffic(options: FleetTrafficOptions): { next(spans: 
         const replica = `${pool.name}-${Math.floor(random() * pool.replicas)}`;
         let attempt = 1;
         let failed = random() < 0.03;
-        let end = pushRequest(spans, { startNs: nowNs, pool, replica, tenant, priority, workflow, attempt, failed });
+        let end = pushRequest(spans, {
+          startNs: nowNs,
+          pool,
+          replica,
+          tenant,
+          priority,
+          workflow,
+          attempt,
+          failed,
+        });
         // A failed request is retried once by the client, right after it failed.
         if (failed && random() < 0.7) {
           attempt = 2;
           failed = random() < 0.1;
-          end = pushRequest(spans, { startNs: end, pool, replica, tenant, priority, workflow, attempt, failed });
+          end = pushRequest(spans, {
+            startNs: end,
+            pool,
+            replica,
+            tenant,
+            priority,
+            workflow,
+            attempt,
+            failed,
+          });
         }
         // The next step follows after the agent's think/tool time; a failed step may end the workflow.
         if (open && open.step < open.steps && !(failed && random() < 0.5)) {

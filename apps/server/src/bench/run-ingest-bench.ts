@@ -7,7 +7,12 @@ import { createHopClassifier, decodeTraceRequestProtobuf, normalizeTraceRequest 
 import { measureAppendRate } from '@governor/store';
 import { type RunningGovernor, startGovernor } from '../start-governor.ts';
 import { createBatchSource } from './create-batch-source.ts';
-import { type GovernorProcess, spawnGovernorProcess } from './spawn-governor-process.ts';
+import {
+  type GovernorProcess,
+  type ThreadCpu,
+  readProcessCpu,
+  spawnGovernorProcess,
+} from './spawn-governor-process.ts';
 
 // `governor bench ingest`: OTLP/HTTP protobuf end to end (ack after commit) against the raw DuckDB
 // Appender rate on rows of the same width, measured in the same run (DESIGN.md §8).
@@ -27,6 +32,8 @@ export interface IngestBenchOptions {
   rawSpans: number;
   /** Server decode workers (GOVERNOR_DECODE_WORKERS); undefined keeps the server's default. */
   decodeWorkers?: number;
+  /** Start the server with the control loop off (control.enabled: false), to measure ingest alone. */
+  ingestOnly?: boolean;
   onProgress: (line: string) => void;
 }
 
@@ -48,6 +55,19 @@ export interface IngestBenchResult {
   serverPeakRssBytes: number | null;
   spansPerBatch: number;
   clients: number;
+  /**
+   * Main-thread CPU per row/span (Linux, server in a child process): the Appender's µs per row in
+   * the raw run against the server main thread's µs per acknowledged span. Unlike wall-clock rates
+   * these do not move with other processes' load; `cpuRatio` is the ratio the main thread alone
+   * would allow with a core to itself.
+   */
+  cpu: {
+    rawMainThreadUsPerRow: number;
+    serverMainThreadUsPerSpan: number;
+    serverProcessUsPerSpan: number;
+    serverMainThreadWaitingS: number;
+    cpuRatio: number;
+  } | null;
   /** From the server's /metrics after the run, when it exposes them. */
   server: { checkpoints: number; maxCheckpointS: number; flushes: number; maxFlushS: number } | null;
 }
@@ -83,7 +103,9 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
   log(
     `raw DuckDB Appender: appending ${fmt(options.rawSpans)} rows (${rows.length} distinct) into a fresh database…`,
   );
+  const rawCpuBefore = readProcessCpu('self');
   const raw = await measureAppendRate({ dir: rawDir, rows, count: options.rawSpans, flushEvery: 100_000 });
+  const rawCpuAfter = readProcessCpu('self');
   log(`raw DuckDB Appender: ${fmt(raw.rowsPerS)} rows/s`);
 
   // 3. The server.
@@ -95,7 +117,11 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
     dataDir = mkdtempSync(join(tmpdir(), 'governor-bench-'));
     if (options.mode === 'process') {
       const configFile = join(dataDir, 'bench-config.yaml');
-      writeFileSync(configFile, `server:\n  checkpoint_interval_s: ${options.checkpointIntervalS}\n`);
+      const control = options.ingestOnly ? 'control:\n  enabled: false\n' : '';
+      writeFileSync(
+        configFile,
+        `server:\n  checkpoint_interval_s: ${options.checkpointIntervalS}\n${control}`,
+      );
       child = await spawnGovernorProcess({
         dataDir,
         args: ['--config', configFile],
@@ -116,6 +142,7 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
             data_dir: dataDir,
             checkpoint_interval_s: options.checkpointIntervalS,
           },
+          ...(options.ingestOnly ? { control: { enabled: false } } : {}),
         }),
         env: {},
       });
@@ -174,6 +201,7 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
     let retries = 0;
     const latencies: number[] = [];
     const started = performance.now();
+    const serverCpuBefore = child?.cpu() ?? null;
     const progress = setInterval(() => {
       const elapsed = (performance.now() - started) / 1000;
       const m = sampleMemory();
@@ -209,7 +237,16 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
     }
     const elapsedS = (performance.now() - started) / 1000;
     sampleMemory();
+    const serverCpuAfter = child?.cpu() ?? null;
     const server = await readServerMetrics(url, token);
+    const cpu = cpuFigures(
+      rawCpuBefore,
+      rawCpuAfter,
+      options.rawSpans,
+      serverCpuBefore,
+      serverCpuAfter,
+      acked,
+    );
     latencies.sort((a, b) => a - b);
     const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0;
     const ackedSpansPerS = acked / elapsedS;
@@ -230,6 +267,7 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
       serverPeakRssBytes: options.mode === 'url' ? null : peakRss,
       spansPerBatch: source.spansPerBatch,
       clients: options.clients,
+      cpu,
       server,
     };
   } finally {
@@ -240,6 +278,27 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
     await inProcess?.close();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+function cpuFigures(
+  rawBefore: ThreadCpu | null,
+  rawAfter: ThreadCpu | null,
+  rawRows: number,
+  serverBefore: ThreadCpu | null,
+  serverAfter: ThreadCpu | null,
+  spans: number,
+): IngestBenchResult['cpu'] {
+  if (!rawBefore || !rawAfter || !serverBefore || !serverAfter || spans === 0) return null;
+  const rawMainThreadUsPerRow = ((rawAfter.mainThreadOnCpuMs - rawBefore.mainThreadOnCpuMs) * 1000) / rawRows;
+  const serverMainThreadUsPerSpan =
+    ((serverAfter.mainThreadOnCpuMs - serverBefore.mainThreadOnCpuMs) * 1000) / spans;
+  return {
+    rawMainThreadUsPerRow,
+    serverMainThreadUsPerSpan,
+    serverProcessUsPerSpan: ((serverAfter.processCpuMs - serverBefore.processCpuMs) * 1000) / spans,
+    serverMainThreadWaitingS: (serverAfter.mainThreadWaitingMs - serverBefore.mainThreadWaitingMs) / 1000,
+    cpuRatio: rawMainThreadUsPerRow / serverMainThreadUsPerSpan,
+  };
 }
 
 /** Checkpoint and flush figures from Governor's own /metrics (Prometheus text). */

@@ -5,23 +5,24 @@ import { parseGovernorConfig } from '@governor/conventions';
 import { runSimulation, createDefaultFleet } from '@governor/simulator';
 import { startGovernor } from '../start-governor.ts';
 
-const [workload = 'azure-conv', scenario = 'none', policy = 'governor', minutes = '20'] = process.argv.slice(2);
+const [workload = 'azure-conv', scenario = 'none', policy = 'governor', minutes = '20'] =
+  process.argv.slice(2);
 const fleet = createDefaultFleet();
 const dir = mkdtempSync(join(tmpdir(), 'gov-bench-'));
 const started = Date.now();
 if (policy === 'governor') {
-  const parsed = parseGovernorConfig({
-    server: { host: '127.0.0.1', http_port: 0, grpc_port: 0, data_dir: dir },
-    pricing: { gpu_hour_usd: Object.fromEntries(fleet.pools.map((p) => [p.gpuType, p.gpuHourUsd])) },
-    pools: fleet.pools.map((p) => ({ name: p.name, gpu_type: p.gpuType, gpus_per_replica: p.gpusPerReplica, model: p.model, region: p.region, min_replicas: p.minReplicas, max_replicas: p.maxReplicas })),
-    slo: { ttft_ms: 2000, e2e_ms: 60000 },
-    control: { interval_s: 30, window: '5m', cooldown_s: 300, verify_after_s: 300, tick: 'lockstep' },
-    policies: [{ name: 'auto', auto_apply: true, min_confidence: 0.5 }],
-  });
-  if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+  const { buildBenchConfig } = await import('./control-bench.ts');
+  const parsed = { config: buildBenchConfig(fleet, dir, { ttftMs: 2000, e2eMs: 60000 }) };
   const gov = await startGovernor({ config: parsed.config });
   try {
-    const summary = await runSimulation({ workload: workload as never, scenario: scenario as never, durationMs: Number(minutes) * 60000, seed: 1, lockstep: gov.httpUrl, log: (l) => console.error(l) });
+    const summary = await runSimulation({
+      workload: workload as never,
+      scenario: scenario as never,
+      durationMs: Number(minutes) * 60000,
+      seed: 1,
+      lockstep: gov.httpUrl,
+      log: (l) => console.error(l),
+    });
     const audit = await gov.control.listAudit({ limit: 5000 });
     if (process.env.DEBUG_SNAP) {
       const { createSignals } = await import('@governor/signals');
@@ -31,7 +32,28 @@ if (policy === 'governor') {
         const atNs = BigInt(start + m * 60000) * 1000000n;
         for (const w of [30000, 300000]) {
           const snap = await signals.snapshot({ windowMs: w, by: ['pool'], atNs });
-          for (const g of snap.groups) console.log(m, w / 1000, g.key.pool, JSON.stringify({ n: g.requests, rep: g.replicas, ttft: g.ttftMs, q: g.queueMs, e2e: g.e2eMs.p50, hq: g.hops.queue, hp: g.hops.prefill, mem: g.memoryUtil, cu: g.computeUtil, err: g.errorRate, good: g.goodput, qd: g.queueDepth, cache: g.cacheHitRate, retry: g.retryRatio }));
+          for (const g of snap.groups)
+            console.log(
+              m,
+              w / 1000,
+              g.key.pool,
+              JSON.stringify({
+                n: g.requests,
+                rep: g.replicas,
+                ttft: g.ttftMs,
+                q: g.queueMs,
+                e2e: g.e2eMs.p50,
+                hq: g.hops.queue,
+                hp: g.hops.prefill,
+                mem: g.memoryUtil,
+                cu: g.computeUtil,
+                err: g.errorRate,
+                good: g.goodput,
+                qd: g.queueDepth,
+                cache: g.cacheHitRate,
+                retry: g.retryRatio,
+              }),
+            );
         }
       }
     }
@@ -40,15 +62,54 @@ if (policy === 'governor') {
     for (const a of audit.reverse()) {
       if (a.decision === 'proposed') continue;
       const r = a.recommendationId ? byId.get(a.recommendationId) : undefined;
-      console.log(a.at.slice(11, 19), a.decision, a.kind, JSON.stringify(a.target), JSON.stringify(r?.action), a.decision === 'auto_applied' ? `${r?.reason} ${JSON.stringify(r?.evidence.map((e) => [e.signal.split('{')[0], e.value]))}` : a.reason.slice(0, 300));
+      console.log(
+        a.at.slice(11, 19),
+        a.decision,
+        a.kind,
+        JSON.stringify(a.target),
+        JSON.stringify(r?.action),
+        a.decision === 'auto_applied'
+          ? `${r?.reason} ${JSON.stringify(r?.evidence.map((e) => [e.signal.split('{')[0], e.value]))}`
+          : a.reason.slice(0, 300),
+      );
     }
-    console.log(JSON.stringify({ tasks: summary.tasks, ok: summary.successfulTasks, goodput: summary.goodput, cost: summary.costUsd, spd: summary.successPerDollar, ttftP95: summary.ttftMs.p95, actions: summary.actions, reversals: summary.reversals, pools: summary.pools.map((p) => [p.pool, p.replicasAvg, p.costUsd]) }));
+    console.log(
+      JSON.stringify({
+        tasks: summary.tasks,
+        ok: summary.successfulTasks,
+        goodput: summary.goodput,
+        cost: summary.costUsd,
+        spd: summary.successPerDollar,
+        ttftP95: summary.ttftMs.p95,
+        actions: summary.actions,
+        reversals: summary.reversals,
+        pools: summary.pools.map((p) => [p.pool, p.replicasAvg, p.costUsd]),
+      }),
+    );
   } finally {
     await gov.close();
     rmSync(dir, { recursive: true, force: true });
   }
 } else {
-  const summary = await runSimulation({ workload: workload as never, scenario: scenario as never, durationMs: Number(minutes) * 60000, seed: 1, policy: policy as never });
-  console.log(JSON.stringify({ tasks: summary.tasks, ok: summary.successfulTasks, goodput: summary.goodput, cost: summary.costUsd, spd: summary.successPerDollar, ttftP95: summary.ttftMs.p95, actions: summary.actions, reversals: summary.reversals, pools: summary.pools.map((p) => [p.pool, p.replicasAvg, p.costUsd]) }));
+  const summary = await runSimulation({
+    workload: workload as never,
+    scenario: scenario as never,
+    durationMs: Number(minutes) * 60000,
+    seed: 1,
+    policy: policy as never,
+  });
+  console.log(
+    JSON.stringify({
+      tasks: summary.tasks,
+      ok: summary.successfulTasks,
+      goodput: summary.goodput,
+      cost: summary.costUsd,
+      spd: summary.successPerDollar,
+      ttftP95: summary.ttftMs.p95,
+      actions: summary.actions,
+      reversals: summary.reversals,
+      pools: summary.pools.map((p) => [p.pool, p.replicasAvg, p.costUsd]),
+    }),
+  );
 }
 console.error(`wall ${(Date.now() - started) / 1000}s`);

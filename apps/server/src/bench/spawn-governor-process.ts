@@ -22,6 +22,39 @@ export interface GovernorProcess {
   readonly exited: Promise<number | string>;
   /** Current and peak resident set size in bytes (Linux /proc), null elsewhere. */
   memory(): { rssBytes: number; peakRssBytes: number } | null;
+  /** CPU time so far (Linux /proc): the main thread's, and the whole process's. */
+  cpu(): ThreadCpu | null;
+}
+
+export interface ThreadCpu {
+  /** Time the main thread ran on a CPU. */
+  mainThreadOnCpuMs: number;
+  /** Time the main thread was runnable but waiting for a CPU (other processes' load). */
+  mainThreadWaitingMs: number;
+  /** User + system time of all threads. */
+  processCpuMs: number;
+}
+
+/** CPU time of a process's main thread and of the whole process (Linux), null elsewhere. */
+export function readProcessCpu(pid: number | 'self'): ThreadCpu | null {
+  try {
+    const main = pid === 'self' ? `/proc/self/task/${process.pid}` : `/proc/${pid}/task/${pid}`;
+    const [onCpuNs, waitingNs] = readFileSync(`${main}/schedstat`, 'utf8').split(' ').map(Number) as [
+      number,
+      number,
+    ];
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15 of /proc/<pid>/stat, in clock ticks (100 per second on Linux).
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return {
+      mainThreadOnCpuMs: onCpuNs / 1e6,
+      mainThreadWaitingMs: waitingNs / 1e6,
+      processCpuMs: ticks * 10,
+    };
+  } catch {
+    return null;
+  }
 }
 
 export interface SpawnOptions {
@@ -115,6 +148,7 @@ export async function spawnGovernorProcess(options: SpawnOptions): Promise<Gover
     grpcPort,
     output: () => output,
     exited,
+    cpu: () => readProcessCpu(pid),
     memory() {
       try {
         const status = readFileSync(`/proc/${pid}/status`, 'utf8');

@@ -2,7 +2,7 @@ import { type ServerMode, runIngestBench } from '../bench/run-ingest-bench.ts';
 import { type ParsedArgs, flagNumber, flagString } from './parse-args.ts';
 
 export const BENCH_INGEST_USAGE =
-  'governor bench ingest [--url URL | --in-process] [--spans N] [--clients C] [--batch B] [--checkpoint-interval-s S] [--decode-workers N] [--raw-spans N] [--json]';
+  'governor bench ingest [--url URL | --in-process] [--spans N] [--clients C] [--batch B] [--checkpoint-interval-s S] [--decode-workers N] [--ingest-only] [--raw-spans N] [--json]';
 
 /**
  * `governor bench ingest`: OTLP/HTTP protobuf ingest against a running Governor (--url), or one it
@@ -21,6 +21,7 @@ export async function runBenchIngestCommand(args: ParsedArgs): Promise<number> {
     checkpointIntervalS: flagNumber(args, 'checkpoint-interval-s') ?? 30,
     rawSpans: flagNumber(args, 'raw-spans') ?? Math.min(spans, 300_000),
     decodeWorkers: flagNumber(args, 'decode-workers'),
+    ingestOnly: args.flags['ingest-only'] === true,
     onProgress: (line) => process.stderr.write(`${line}\n`),
   });
   if (args.flags.json === true) {
@@ -31,7 +32,7 @@ export async function runBenchIngestCommand(args: ParsedArgs): Promise<number> {
   const n = (v: number) => Math.round(v).toLocaleString('en-US');
   const ok = (pass: boolean) => (pass ? 'ok' : 'MISSED');
   const lines = [
-    `ingest benchmark (${result.mode === 'process' ? 'server in a child process' : result.mode === 'in-process' ? 'server in this process' : `server at ${url}`}; ${result.clients} clients × ${result.spansPerBatch}-span protobuf batches)`,
+    `ingest benchmark${args.flags['ingest-only'] === true ? ', control loop off' : ''} (${result.mode === 'process' ? 'server in a child process' : result.mode === 'in-process' ? 'server in this process' : `server at ${url}`}; ${result.clients} clients × ${result.spansPerBatch}-span protobuf batches)`,
     `  acknowledged        ${n(result.spansAcked)} spans in ${result.elapsedS.toFixed(1)} s (${n(result.requests)} requests, ${result.retries} retried after 429/503)`,
     `  throughput          ${n(result.ackedSpansPerS)} spans/s acknowledged (after commit)`,
     `  raw Appender        ${n(result.rawAppendRowsPerS)} rows/s (same rows, fresh DB, one thread)`,
@@ -41,6 +42,12 @@ export async function runBenchIngestCommand(args: ParsedArgs): Promise<number> {
     `  ack latency max     ${result.ackMaxMs.toFixed(1)} ms   (stalls; target: no multi-second stall  ${ok(result.ackMaxMs < 1000)})`,
     `  server peak RSS     ${mib(result.serverPeakRssBytes)}   target ≤ 1.5 GiB  ${result.serverPeakRssBytes === null ? '' : ok(result.serverPeakRssBytes <= 1.5 * 2 ** 30)}`,
     `  decode+normalize    ${n(result.decodeNormalizeSpansPerS)} spans/s on one thread (for reference)`,
+    ...(result.cpu
+      ? [
+          `  main-thread CPU     raw Appender ${result.cpu.rawMainThreadUsPerRow.toFixed(1)} µs/row, server ${result.cpu.serverMainThreadUsPerSpan.toFixed(1)} µs/span → ratio ${result.cpu.cpuRatio.toFixed(2)} with a core to itself`,
+          `  server CPU          ${result.cpu.serverProcessUsPerSpan.toFixed(1)} µs/span over all threads; main thread waited ${result.cpu.serverMainThreadWaitingS.toFixed(1)} s for a CPU (other load)`,
+        ]
+      : []),
     ...(result.server
       ? [
           `  server              ${result.server.checkpoints} checkpoints (longest ${result.server.maxCheckpointS.toFixed(2)} s, commits went to the ingest stage meanwhile), ${n(result.server.flushes)} group commits (longest flush ${(result.server.maxFlushS * 1000).toFixed(0)} ms)`,

@@ -1,3 +1,4 @@
+import type { PrometheusText } from '@governor/signals';
 import type { StorageStats, Store } from '@governor/store';
 import type { EventBus } from '../events/event-bus.ts';
 import type { IngestPipeline } from '../otlp/ingest-pipeline.ts';
@@ -278,4 +279,27 @@ function counter(name: string, help: string, samples: MetricSample[]): MetricFam
 
 function gauge(name: string, help: string, samples: MetricSample[]): MetricFamily {
   return { name, help, type: 'gauge', samples };
+}
+
+/**
+ * Writes the families into a Prometheus text builder. The builder has no histogram type, so a
+ * histogram is written as its classic series (`_bucket{le}`, `_sum`, `_count`) typed as counters;
+ * `histogram_quantile()` reads them the same way.
+ */
+export function writeMetricFamilies(text: PrometheusText, families: readonly MetricFamily[]): void {
+  for (const family of families) {
+    if (family.type !== 'histogram') {
+      const f = text.family(family.name, family.type, family.help);
+      for (const s of family.samples) f.sample(s.labels ?? {}, s.value);
+      continue;
+    }
+    for (const suffix of ['_bucket', '_sum', '_count']) {
+      const f = text.family(
+        `${family.name}${suffix}`,
+        'counter',
+        `${family.help} (histogram ${suffix.slice(1)})`,
+      );
+      for (const s of family.samples) if (s.suffix === suffix) f.sample(s.labels ?? {}, s.value);
+    }
+  }
 }

@@ -107,6 +107,7 @@ export function detectCacheAffinity(ctx: DetectContext, skipModels: ReadonlySet<
           tuning.minRequests,
         ),
         scopePools: pools.map((p) => p.pool),
+        cause: 'resource',
       });
       break;
     }

@@ -27,7 +27,11 @@ export function detectDowngradeModel(ctx: DetectContext): Candidate[] {
       demandRequests > 0
         ? demand.reduce((s, d) => s + (d.errorRate ?? 0) * d.requests, 0) / demandRequests
         : 0;
-    const unavailable = demandRequests >= tuning.minRequests && failing >= 0.5;
+    // No working pool: most requests that reach the pools fail, or none reach them at all — unless
+    // Governor itself is turning them away at the gateway.
+    const shedding = ctx.state.actuated.shed[`model=${model}`] !== undefined;
+    const poolFailing = pressure.requests > 0 ? (pressure.poolErrorRate ?? 0) : failing;
+    const unavailable = !shedding && demandRequests >= tuning.minRequests && poolFailing >= 0.5;
     const current = ctx.state.actuated.downgrade[model] ?? null;
     const currentFraction = current?.fraction ?? 0;
 
@@ -60,11 +64,11 @@ export function detectDowngradeModel(ctx: DetectContext): Candidate[] {
         action: { fromModel: model, toModel: to.model, fraction },
         direction: 'increase',
         reason: unavailable
-          ? `${model} has no working pool (${Math.round(failing * 100)}% of its requests fail); serve ${Math.round(fraction * 100)}% of its new tasks with ${to.model}, which has room.`
+          ? `${model} has no working pool (${Math.round(poolFailing * 100)}% of its requests fail); serve ${Math.round(fraction * 100)}% of its new tasks with ${to.model}, which has room.`
           : `${model} is queue-bound past its SLO (TTFT p95 ${Math.round(pressure.ttftP95Ms ?? 0)} ms) and ${pressure.atCeiling ? 'at max_replicas' : 'its new replicas are still starting'}; serve ${Math.round(fraction * 100)}% of its new tasks with ${to.model}, which runs at ${round(to.utilization, 2)} utilization.`,
         evidence: [
           evidence(`ttftMs.p95{model=${model}}`, pressure.ttftP95Ms, slo.ttft_ms ?? null, fastWindowLabel),
-          evidence(`errorRate{model=${model}}`, failing, 0.5, fastWindowLabel),
+          evidence(`errorRate{model=${model}}`, poolFailing, 0.5, fastWindowLabel),
           evidence(
             `utilization{model=${model}}`,
             pressure.utilization,

@@ -91,6 +91,7 @@ export function detectMemoryBound(ctx: DetectContext, skipModels: ReadonlySet<st
           tuning.minRequests,
         ),
         scopePools: pools.map((p) => p.pool),
+        cause: 'resource',
       });
       break;
     }

@@ -216,6 +216,7 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
       confidence,
       scopePools,
       urgent: true,
+      cause: 'incident',
     });
     for (const c of planPeerCapacity(ctx, model, pools, weights, shifted, pool))
       out.push({ ...c, confidence });

@@ -1,6 +1,6 @@
 import type { Candidate } from '../engine/control-types.ts';
 import { type DetectContext, evidence } from './detect-context.ts';
-import { readLoad, round, scoreConfidence } from './pool-signals.ts';
+import { readLoad, round, scoreConfidence, summarizeScope } from './pool-signals.ts';
 
 // Retries that pile onto a struggling fleet (a retry storm) cost GPU time and earn nothing: cap
 // retries per first attempt at the gateway while failures are elevated, lift the cap once the fleet
@@ -23,7 +23,9 @@ export function detectRetryBudget(ctx: DetectContext): Candidate[] {
     return weight > 0 ? sum / weight : null;
   };
   const retryRatio = weighted((d) => d.retryRatio);
-  const errorRate = weighted((d) => d.errorRate);
+  // Failures where work was done: the pools' error rate. Requests the gateway itself turned away
+  // (shedding, budgets) are not failures of the fleet.
+  const errorRate = summarizeScope(ctx.obs.pools, 'fast').errorRate;
   const queueBoundPools = ctx.obs.pools.filter(
     (p) => (p.fast?.requests ?? 0) > 0 && readLoad(p, ctx.state.learning.get(p.pool), tuning).loadBound,
   ).length;

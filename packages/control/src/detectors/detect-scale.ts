@@ -77,8 +77,14 @@ function judgePool(ctx: DetectContext, pool: PoolView): Candidate | null {
   const breach = sloPressure !== null ? sloPressure > 0.9 : queueBound;
   const hot = util.value !== null && util.value >= tuning.highUtilization;
   if (!faulty && enoughSample && ((queueBound && breach) || hot) && replicas < ceiling) {
+    // With a known capacity, size for the target utilization. Without one, grow with the pressure:
+    // how far TTFT is past the SLO or prefill is slowed by contention, between 1.25× and 2× per step
+    // (a cold start takes minutes; a pool that overshoots is scaled back in after the cooldown).
+    const pressure = Math.max(sloPressure ?? 1, load.contention ?? 1);
     const sized =
-      util.value !== null ? Math.ceil((replicas * util.value) / control.target_utilization) : replicas + 1;
+      util.value !== null && util.capacityKnown
+        ? Math.ceil((replicas * util.value) / control.target_utilization)
+        : Math.ceil(replicas * Math.min(2, Math.max(1.25, pressure)));
     const to = Math.min(ceiling, Math.max(replicas + 1, sized));
     const why =
       queueBound && breach

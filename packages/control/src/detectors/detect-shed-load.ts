@@ -40,7 +40,15 @@ export function detectShedLoad(ctx: DetectContext, skipModels: ReadonlySet<strin
       evidence(`requestsPerS{model=${model}}`, totalRate, null, fastWindowLabel),
     ];
 
-    if (pressure.overloaded && !skipModels.has(model) && (pressure.capacityPending || pressure.atCeiling)) {
+    // Shedding turns tasks away, so it waits until overload turns into failures (timeouts, errors) on
+    // the pools: a task that only misses the SLO still succeeds, a shed one never does.
+    const failing = (pressure.poolErrorRate ?? 0) >= tuning.shedErrorRate;
+    if (
+      pressure.overloaded &&
+      failing &&
+      !skipModels.has(model) &&
+      (pressure.capacityPending || pressure.atCeiling)
+    ) {
       const admitted = levels.filter((l) => current === null || l >= current);
       // Never shed the most important class, and only classes that actually send traffic.
       if (admitted.length < 2) continue;
@@ -53,7 +61,7 @@ export function detectShedLoad(ctx: DetectContext, skipModels: ReadonlySet<strin
         target: { model },
         action: { minPriority: next },
         direction: 'increase',
-        reason: `${model} is queue-bound past its SLO (TTFT p95 ${Math.round(pressure.ttftP95Ms ?? 0)} ms) and ${pressure.atCeiling ? 'every pool is at max_replicas' : 'new replicas are still starting'}; turn away new tasks below priority ${next} (${Math.round(shedShare * 100)}% of arrivals) while in-flight workflow steps keep running.`,
+        reason: `${model} is queue-bound past its SLO (TTFT p95 ${Math.round(pressure.ttftP95Ms ?? 0)} ms, ${Math.round((pressure.poolErrorRate ?? 0) * 100)}% of requests failing) and ${pressure.atCeiling ? 'every pool is at max_replicas' : 'new replicas are still starting'}; turn away new tasks below priority ${next} (${Math.round(shedShare * 100)}% of arrivals) while in-flight workflow steps keep running.`,
         evidence: [
           ...ev,
           evidence(`shedShare{model=${model},priority<${next}}`, shedShare, null, fastWindowLabel),

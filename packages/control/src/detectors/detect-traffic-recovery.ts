@@ -19,10 +19,12 @@ export function detectTrafficRecovery(ctx: DetectContext): Candidate[] {
   const out: Candidate[] = [];
   const { tuning, fastWindowLabel } = ctx;
   for (const [model, pools] of groupByModel(ctx.obs.pools)) {
-    const baseline = ctx.state.actuated.baselineWeights[model];
-    if (!baseline || !ctx.state.actuated.weights[model]) continue;
+    const recovery = ctx.state.actuated.recovery[model];
+    if (!recovery) continue;
+    const baseline = recovery.baseline;
     const weights = readWeights(ctx, model, pools);
     const recovering = pools
+      .filter((p) => recovery.pools.includes(p.pool))
       .filter((p) => (baseline[p.pool] ?? 0) - (weights[p.pool] ?? 0) > 0.02)
       .filter((p) => !ctx.suspects.has(p.pool) && !isCircuitOpen(ctx, p.pool))
       .filter((p) => (ctx.state.learning.get(p.pool)?.outlierStreak ?? 0) === 0);
@@ -77,6 +79,7 @@ export function detectTrafficRecovery(ctx: DetectContext): Candidate[] {
       // Low risk either way: a probe is a small share, and verification takes it back if it hurts.
       confidence: scoreConfidence(0.5, tuning.minRequests * 2, tuning.minRequests),
       scopePools: pools.map((p) => p.pool),
+      cause: 'recovery',
     });
   }
   return out;

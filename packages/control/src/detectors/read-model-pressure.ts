@@ -19,6 +19,8 @@ export interface ModelPressure {
   capacityPending: boolean;
   /** Every serving pool is at its max_replicas. */
   atCeiling: boolean;
+  /** Error rate of the requests that reached the model's pools (gateway rejections excluded). */
+  poolErrorRate: number | null;
   requests: number;
 }
 
@@ -36,10 +38,16 @@ export function readModelPressure(
   let utilSum = 0;
   let utilWeight = 0;
   let requests = 0;
+  let errors = 0;
+  let errorWeight = 0;
   for (const p of pools) {
     const g = p.fast;
     if (!g || g.requests === 0) continue;
     requests += g.requests;
+    if (g.errorRate !== null) {
+      errors += g.errorRate * g.requests;
+      errorWeight += g.requests;
+    }
     if (g.ttftMs.p95 !== null) ttft = ttft === null ? g.ttftMs.p95 : Math.max(ttft, g.ttftMs.p95);
     const load = readLoad(p, ctx.state.learning.get(p.pool), tuning);
     if (load.loadBound) boundRequests += g.requests;
@@ -88,6 +96,7 @@ export function readModelPressure(
     relaxed,
     capacityPending,
     atCeiling,
+    poolErrorRate: errorWeight > 0 ? errors / errorWeight : null,
     requests,
   };
 }

@@ -1,7 +1,7 @@
 import type { RecommendationKind, RecommendationTarget } from '@governor/conventions';
 import { formatTargetKey } from '../target-key.ts';
 import { secondsToNs } from '../time.ts';
-import type { ActuatedState } from './control-types.ts';
+import type { ActuatedState, ShiftCause } from './control-types.ts';
 
 // Governor's belief of what is in effect on the fleet, kept current by every applied action, and the
 // action that restores the state before one (what a rollback carries).
@@ -42,6 +42,7 @@ export function applyToActuated(
   action: Record<string, unknown>,
   atNs: bigint,
   observedWeights: Record<string, number> | undefined,
+  cause: ShiftCause | null = null,
 ): void {
   switch (kind) {
     case 'scale':
@@ -50,19 +51,17 @@ export function applyToActuated(
     case 'shift_traffic': {
       const model = target.model ?? '';
       const weights = (action.weights ?? {}) as Record<string, number>;
-      const baseline = actuated.baselineWeights[model] ?? actuated.weights[model] ?? observedWeights;
-      if (!actuated.baselineWeights[model] && baseline) actuated.baselineWeights[model] = { ...baseline };
+      const before = actuated.weights[model] ?? observedWeights;
       actuated.weights[model] = { ...weights };
-      // Back where it started: forget the incident so recovery stops and observed shares count again.
-      const base = actuated.baselineWeights[model];
-      if (
-        base &&
-        Object.keys({ ...base, ...weights }).every(
-          (p) => Math.abs((base[p] ?? 0) - (weights[p] ?? 0)) <= 0.02,
-        )
-      ) {
-        delete actuated.weights[model];
-        delete actuated.baselineWeights[model];
+      if (cause === 'incident' && target.pool) {
+        const recovery = (actuated.recovery[model] ??= { baseline: { ...(before ?? weights) }, pools: [] });
+        if (!recovery.pools.includes(target.pool)) recovery.pools.push(target.pool);
+      }
+      // A pool back at (or above) its weight from before the incident has recovered.
+      const recovery = actuated.recovery[model];
+      if (recovery) {
+        recovery.pools = recovery.pools.filter((p) => (weights[p] ?? 0) < (recovery.baseline[p] ?? 0) - 0.02);
+        if (recovery.pools.length === 0) delete actuated.recovery[model];
       }
       return;
     }

@@ -36,6 +36,8 @@ export interface ControlTuning {
   kvSaturation: number;
   /** memory_util / compute_util above which a pool is memory-bound (DESIGN.md §1). */
   memoryBoundRatio: number;
+  /** Error rate on a model's pools at which overload has turned into failures and shedding starts. */
+  shedErrorRate: number;
   /** Retries per first attempt above which a retry budget is proposed, and the budget it sets. */
   retryRatioHigh: number;
   retryBudget: number;
@@ -49,6 +51,11 @@ export interface ControlTuning {
    */
   probeMaxSloShare: number;
   probeMaxQueueShare: number;
+  /**
+   * A pool's traffic moves to a peer serving the same model when the peer prefills a token for at
+   * most this share of its cost (uncontended speed × GPU price) and meets the SLO as well.
+   */
+  efficiencyRatio: number;
   /** Largest fraction of replicas removed in one scale-in. */
   maxScaleInFraction: number;
   /** EWMA weight of a new sample in learned baselines. */
@@ -73,11 +80,13 @@ export const DEFAULT_TUNING: ControlTuning = {
   scaleInMaxSloShare: 0.7,
   kvSaturation: 0.9,
   memoryBoundRatio: 1.2,
+  shedErrorRate: 0.05,
   retryRatioHigh: 0.2,
   retryBudget: 0.1,
   prefillBoundShare: 0.5,
   probeMaxSloShare: 0.5,
   probeMaxQueueShare: 0.1,
+  efficiencyRatio: 0.8,
   maxScaleInFraction: 0.5,
   learningRate: 0.3,
 };

@@ -14,6 +14,8 @@ import type {
  */
 export type Direction = 'increase' | 'decrease';
 
+export type ShiftCause = 'incident' | 'recovery' | 'efficiency' | 'resource';
+
 /** Observed health of a recommendation's scope (a pool, or the pools serving a model). */
 export interface ScopeMetrics {
   requests: number;
@@ -38,6 +40,11 @@ export interface Candidate {
   /** The pools whose signals judge this action at verification. */
   scopePools: string[];
   /**
+   * Why traffic moves (shift_traffic): `incident` (a faulty pool; recovery gives it back later),
+   * `recovery`, `efficiency` (cheaper or better peer), `resource` (memory- or cache-bound).
+   */
+  cause?: ShiftCause;
+  /**
    * Safety actions (circuit breaks of a failing pool, rollbacks) may follow a same-direction action
    * without waiting for it to settle.
    */
@@ -60,6 +67,7 @@ export interface RecommendationRecord {
   policy: string | null;
   gate: string | null;
   scopePools: string[];
+  cause: ShiftCause | null;
   createdNs: bigint;
   updatedNs: bigint;
   appliedNs: bigint | null;
@@ -83,8 +91,11 @@ export interface TargetMemory {
 export interface ActuatedState {
   replicas: Record<string, number>;
   weights: Record<string, Record<string, number>>;
-  /** Per model: the weights before Governor first changed them, which recovery restores. */
-  baselineWeights: Record<string, Record<string, number>>;
+  /**
+   * Per model, after traffic was taken from faulty pools: the weights before the incident and the
+   * pools still to be given their share back (traffic recovery works through them, then forgets).
+   */
+  recovery: Record<string, { baseline: Record<string, number>; pools: string[] }>;
   circuits: Record<string, { open: boolean; untilNs: bigint | null }>;
   shed: Record<string, number | null>;
   retryBudget: Record<string, number | null>;
@@ -163,7 +174,7 @@ export function createEmptyState(): ControlState {
     actuated: {
       replicas: {},
       weights: {},
-      baselineWeights: {},
+      recovery: {},
       circuits: {},
       shed: {},
       retryBudget: {},

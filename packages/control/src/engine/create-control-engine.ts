@@ -180,10 +180,10 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
   }
   for (const rec of await repository.loadActive()) {
     if (rec.appliedNs !== null) {
-      applyToActuated(state.actuated, rec.kind, rec.target, rec.action, rec.appliedNs, undefined);
+      applyToActuated(state.actuated, rec.kind, rec.target, rec.action, rec.appliedNs, undefined, rec.cause);
       remember(state, rec, rec.direction, rec.appliedNs);
       if (rec.state === 'rolled_back' && rec.previousAction && rec.verifiedNs !== null) {
-        applyToActuated(state.actuated, rec.kind, rec.target, rec.previousAction, rec.verifiedNs, undefined);
+        applyToActuated(state.actuated, rec.kind, rec.target, rec.previousAction, rec.verifiedNs, undefined, rec.cause);
         remember(state, rec, rec.direction === 'increase' ? 'decrease' : 'increase', rec.verifiedNs);
       }
       if (rec.policy && (rec.gate ?? '').startsWith('auto-applied')) {
@@ -281,7 +281,7 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
     const weights = observedShares(rec.target.model);
     rec.previousAction = describePrevious(s.actuated, rec.kind, rec.target, rec.action, weights);
     rec.baseline = scopeMetrics(rec, 'fast');
-    applyToActuated(s.actuated, rec.kind, rec.target, rec.action, atNs, weights);
+    applyToActuated(s.actuated, rec.kind, rec.target, rec.action, atNs, weights, rec.cause);
     rec.state = 'applied';
     rec.appliedNs = atNs;
     rec.updatedNs = atNs;
@@ -323,6 +323,7 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
       policy: null,
       gate: null,
       scopePools: c.scopePools,
+      cause: c.cause ?? null,
       createdNs: atNs,
       updatedNs: atNs,
       appliedNs: null,
@@ -402,10 +403,18 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
         );
     }
 
+    // One decision per (kind, target) and tick: the first policy in attribution order wins, urgent
+    // (safety) decisions first — a peer sized for shifted traffic is not also scaled in.
     const candidates = runDetectors(ctx).sort(
       (a, b) => Number(b.urgent ?? false) - Number(a.urgent ?? false),
     );
-    for (const c of candidates) considerCandidate(s, out, c, atNs);
+    const decided = new Set<string>();
+    for (const c of candidates) {
+      const key = `${c.kind}|${formatTargetKey(c.target)}`;
+      if (decided.has(key)) continue;
+      decided.add(key);
+      considerCandidate(s, out, c, atNs);
+    }
     updateLearning(s, obs, ctx.suspects, tuning);
     if (s.lastTickNs === null || atNs > s.lastTickNs) s.lastTickNs = atNs;
 
@@ -479,7 +488,7 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
     }
     rec.state = 'rolled_back';
     const previous = rec.previousAction ?? {};
-    applyToActuated(s.actuated, rec.kind, rec.target, previous, atNs, observedShares(rec.target.model));
+    applyToActuated(s.actuated, rec.kind, rec.target, previous, atNs, observedShares(rec.target.model), rec.cause);
     remember(s, rec, rec.direction === 'increase' ? 'decrease' : 'increase', atNs);
     const action: ControlAction = {
       id: randomUUID(),
@@ -880,7 +889,7 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
       ticker = null;
       await polling;
       await chain;
-      await deliveries.drain(2000);
+      await deliveries.drain(1000);
       await deliveries.close();
     },
   };

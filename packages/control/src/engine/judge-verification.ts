@@ -4,7 +4,7 @@ import type { RecommendationRecord, ScopeMetrics } from './control-types.ts';
 // After control.verify_after_s, an applied action is judged on its scope (the pools it was meant to
 // help): kept ("verified") unless things got worse in the way that action could cause, in which
 // case it is rolled back. "Worse" is specific per kind — a scale-in that breaks the SLO, a breaker
-// that leaves the model with less goodput and no fewer errors, a scale-up that only added cost.
+// that leaves the model with less goodput and no fewer errors, a scale-up whose replicas fail requests.
 
 export interface VerificationJudgement {
   verdict: 'verified' | 'rolled_back';
@@ -42,15 +42,10 @@ export function judgeVerification(
     case 'scale':
       if (rec.direction === 'decrease') {
         if (goodputFell || sloBroken) worse = 'fewer replicas could not hold the SLO';
-      } else {
-        const noBetter =
-          (dGood === null || dGood <= 0.01) &&
-          (after.ttftP95Ms ?? 0) >= 0.95 * (before.ttftP95Ms ?? Infinity);
-        const pricier =
-          before.successPerDollar !== null &&
-          after.successPerDollar !== null &&
-          after.successPerDollar < 0.8 * before.successPerDollar;
-        if (noBetter && pricier) worse = 'the added replicas cost more without improving goodput or TTFT';
+      } else if (goodputFell && dErr !== null && dErr > 0.02) {
+        // More capacity does not hurt by itself; new replicas that fail requests do. Capacity that
+        // turns out unneeded is the scale-in policy's to take back, with its hysteresis.
+        worse = 'goodput fell and errors rose after the new replicas joined';
       }
       break;
     case 'circuit_break':

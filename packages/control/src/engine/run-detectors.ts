@@ -1,4 +1,5 @@
 import { detectCacheAffinity } from '../detectors/detect-cache-affinity.ts';
+import { detectCostEfficiency } from '../detectors/detect-cost-efficiency.ts';
 import type { DetectContext } from '../detectors/detect-context.ts';
 import { detectDowngradeModel } from '../detectors/detect-downgrade-model.ts';
 import { detectMemoryBound } from '../detectors/detect-memory-bound.ts';
@@ -12,7 +13,7 @@ import type { Candidate } from './control-types.ts';
 /**
  * Attribution order (DESIGN.md §6): first what is broken (a pool against its peers), then retries
  * amplifying failures, then where capacity is wrong (memory- or cache-bound before "more of the
- * same"), then plain capacity, then admission (downgrade before shedding, since a downgraded task can
+ * same"), then where traffic costs more than it needs to, then plain capacity, then admission (downgrade before shedding, since a downgraded task can
  * still succeed). Later policies see the pools earlier ones claimed (`suspects`, `handled`).
  */
 export function runDetectors(ctx: DetectContext): Candidate[] {
@@ -23,6 +24,7 @@ export function runDetectors(ctx: DetectContext): Candidate[] {
   candidates.push(...detectRetryBudget(ctx));
   candidates.push(...detectMemoryBound(ctx, shifted()));
   candidates.push(...detectCacheAffinity(ctx, shifted()));
+  candidates.push(...detectCostEfficiency(ctx, shifted()));
   candidates.push(...detectScale(ctx));
   const downgrades = detectDowngradeModel(ctx);
   candidates.push(...downgrades);

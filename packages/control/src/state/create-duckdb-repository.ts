@@ -8,7 +8,7 @@ import type {
   StoredPolicies,
 } from './control-repository.ts';
 
-// Tables from migrations 0020–0022. Event times are BIGINT ns; JSON columns hold the API shapes.
+// Tables from migrations 0020–0023. Event times are BIGINT ns; JSON columns hold the API shapes.
 
 const COLUMNS = [
   'id',
@@ -33,6 +33,7 @@ const COLUMNS = [
   'baseline',
   'action_id',
   'verification',
+  'cause',
 ] as const;
 
 const UPSERT = `INSERT OR REPLACE INTO control_recommendations (${COLUMNS.join(', ')})
@@ -87,6 +88,7 @@ export function createDuckDbRepository(store: Pick<Store, 'query' | 'execute'>):
     baseline: r.baseline === null ? null : JSON.stringify(r.baseline),
     action_id: r.actionId,
     verification: r.verification === null ? null : JSON.stringify(r.verification),
+    cause: r.cause,
   });
 
   return {
@@ -226,6 +228,7 @@ function fromRow(row: Row): RecommendationRecord {
     baseline: parseJson(row.baseline) as RecommendationRecord['baseline'],
     actionId: row.action_id === null ? null : String(row.action_id),
     verification: parseJson(row.verification) as RecommendationRecord['verification'],
+    cause: (row.cause ?? null) as RecommendationRecord['cause'],
   };
 }
 

@@ -115,7 +115,8 @@ export const RetentionConfig = z
   })
   .strict()
   .refine((r) => r.rollups_ttl_hours === 0 || r.rollups_ttl_hours >= r.spans_ttl_hours, {
-    message: 'rollups_ttl_hours must be 0 (keep) or at least spans_ttl_hours: rollups outlive the raw spans they summarize',
+    message:
+      'rollups_ttl_hours must be 0 (keep) or at least spans_ttl_hours: rollups outlive the raw spans they summarize',
     path: ['rollups_ttl_hours'],
   });
 export type RetentionConfig = z.infer<typeof RetentionConfig>;

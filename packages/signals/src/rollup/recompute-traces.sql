@@ -28,7 +28,10 @@ CREATE OR REPLACE TEMP TABLE sig_out AS
 WITH task_rows AS (
   SELECT * FROM sig_trace_facts
   UNION ALL BY NAME
-  SELECT f.* EXCLUDE (task_start_ns, task_end_ns, task_requests, task_steps, task_declared_steps, is_final_attempt)
+  SELECT f.* EXCLUDE (
+    is_final_attempt, is_task_last, task_start_ns, task_end_ns, task_requests, task_steps, task_declared_steps,
+    task_complete, task_finals_ok, task_final_max_ttft_ms, task_final_max_e2e_ms
+  )
   FROM request_facts f
   WHERE f.task_id IN (SELECT task_id FROM sig_tasks)
     AND f.trace_id NOT IN (SELECT trace_id FROM sig_trace_facts)

@@ -25,8 +25,8 @@ export interface RefreshResult {
 export interface FactsRefresher {
   /** Brings request_facts up to date with everything committed so far; concurrent calls share a run. */
   refresh(): Promise<RefreshResult>;
-  /** refresh(), skipped when nothing was written through the store since the last run. */
-  ensureFresh(): Promise<void>;
+  /** refresh(), skipped (null) when nothing was written through the store since the last run. */
+  ensureFresh(): Promise<RefreshResult | null>;
   /** Newest span end seen by the refreshes (event time), null before any span. */
   newestSpanEndNs(): Promise<bigint | null>;
 }
@@ -113,8 +113,8 @@ function createFactsRefresher(store: Store): FactsRefresher {
   return {
     refresh,
     async ensureFresh() {
-      if (running === null && queued === null && writtenAtLastRun === writtenSoFar()) return;
-      await refresh();
+      if (running === null && queued === null && writtenAtLastRun === writtenSoFar()) return null;
+      return refresh();
     },
     async newestSpanEndNs() {
       const [state] = await store.query<Record<string, unknown>>(STATE_SQL);

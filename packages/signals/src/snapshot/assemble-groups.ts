@@ -16,7 +16,6 @@ export interface BucketInput {
   /** Length of the bucket (the window for a snapshot). */
   seconds: number;
   requests: readonly Row[];
-  tasks: readonly Row[];
   weights: readonly Row[];
   pools: readonly PoolBucket[];
 }
@@ -24,7 +23,6 @@ export interface BucketInput {
 interface Accumulator {
   key: GroupKey;
   request: Row | null;
-  task: Row | null;
   costUsd: number | null;
   pools: PoolBucket[];
 }
@@ -46,7 +44,7 @@ export function assembleGroups(input: BucketInput): SignalGroupDetail[] {
     const id = groupKeyId(key);
     let acc = groups.get(id);
     if (!acc) {
-      acc = { key, request: null, task: null, costUsd: null, pools: [] };
+      acc = { key, request: null, costUsd: null, pools: [] };
       groups.set(id, acc);
     }
     return acc;
@@ -57,7 +55,6 @@ export function assembleGroups(input: BucketInput): SignalGroupDetail[] {
 
   if (by.length === 0) groupFor({});
   for (const row of input.requests) groupFor(readGroupKey(row, by)).request = row;
-  for (const row of input.tasks) groupFor(readGroupKey(row, by)).task = row;
 
   const poolsByName = new Map<string | null, PoolBucket>(input.pools.map((p) => [p.pool, p]));
   // Requests' share of each pool's replica cost (GPU time, else tokens, else requests); pools
@@ -108,17 +105,16 @@ export function assembleGroups(input: BucketInput): SignalGroupDetail[] {
 
 /** A group with no data in a bucket: counts 0, every value null. */
 export function emptyGroup(key: GroupKey): SignalGroupDetail {
-  return toSignalGroup({ key, request: null, task: null, costUsd: null, pools: [] }, false, 0);
+  return toSignalGroup({ key, request: null, costUsd: null, pools: [] }, false, 0);
 }
 
 function toSignalGroup(acc: Accumulator, poolLevel: boolean, seconds: number): SignalGroupDetail {
   const r = acc.request ?? {};
-  const t = acc.task ?? {};
   const requests = toNumberOrNull(r.requests) ?? 0;
   const perRequest = (v: unknown) => (requests > 0 ? (toNumberOrNull(v) ?? 0) / requests : null);
-  const tasks = toNumberOrNull(t.tasks) ?? 0;
-  const successfulTasks = toNumberOrNull(t.successful_tasks) ?? 0;
-  const goodTasks = toNumberOrNull(t.good_tasks) ?? 0;
+  const tasks = toNumberOrNull(r.tasks) ?? 0;
+  const successfulTasks = toNumberOrNull(r.successful_tasks) ?? 0;
+  const goodTasks = toNumberOrNull(r.good_tasks) ?? 0;
   const cacheKnown = toNumberOrNull(r.cache_known) ?? 0;
   const costUsd = acc.costUsd;
   const capacity = poolLevel ? capacityOf(acc.pools) : null;
@@ -128,7 +124,7 @@ function toSignalGroup(acc: Accumulator, poolLevel: boolean, seconds: number): S
       : null;
   const hops: SignalGroupDetail['hops'] = {};
   for (const hop of HOP_KEYS) {
-    const q = readList(r[`hop_${hop}_q`]);
+    const q = readList(r[hop === 'queue' ? 'queue_q' : `hop_${hop}_q`]);
     if (q[0] === null || q[0] === undefined) continue;
     const latency: HopLatency = {
       p50: q[0],
@@ -159,9 +155,9 @@ function toSignalGroup(acc: Accumulator, poolLevel: boolean, seconds: number): S
     tasks,
     successfulTasks,
     goodTasks,
-    abandonedTasks: toNumberOrNull(t.abandoned_tasks) ?? 0,
-    pendingTasks: toNumberOrNull(t.pending_tasks) ?? 0,
-    taskE2eMs: percentiles(t.task_e2e_q),
+    abandonedTasks: toNumberOrNull(r.abandoned_tasks) ?? 0,
+    pendingTasks: toNumberOrNull(r.pending_tasks) ?? 0,
+    taskE2eMs: percentiles(r.task_e2e_q),
     retries: toNumberOrNull(r.retries) ?? 0,
     retryRatio: perRequest(r.retries),
     queueMs: percentiles(r.queue_q),

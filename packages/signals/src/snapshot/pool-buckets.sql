@@ -16,9 +16,9 @@ pool_usage AS (
     sum(output_tokens) AS output_tokens,
     sum(cost_usd) AS explicit_cost_usd,
     count(DISTINCT replica) AS span_replicas,
-    mode(model) AS model,
-    mode(region) AS region,
-    mode(gpu_type) AS gpu_type,
+    any_value(model) AS model,
+    any_value(region) AS region,
+    any_value(gpu_type) AS gpu_type,
     avg(kv_usage) AS span_kv_usage,
     avg(queue_depth) AS span_queue_depth
   FROM win_requests

@@ -1,20 +1,26 @@
--- Request-level signals per (bucket, group): counts, latency percentiles (exact, linear
--- interpolation), error/preemption/retry/cache rates, tokens and hop attribution.
--- Hop percentiles are over the requests that passed through the hop; hop shares are the mean over
--- requests of hop time ÷ the request's attributed time (absent hop = 0), so shares add up to 1.
+-- Request- and task-level signals per (bucket, group): counts, exact latency percentiles (linear
+-- interpolation, DuckDB quantile_cont), error/preemption/retry/cache rates, tokens, hop attribution
+-- and tasks.
+--
+-- Hops: percentiles over the requests that passed through the hop; shares are the mean over requests
+-- of the hop's share of the request's attributed time (absent hop = 0), so they add up to 1. The
+-- queue hop's percentiles are queue_q.
+--
+-- Tasks: a task is counted in the window and group of its last request (is_task_last), i.e. the
+-- window in which it ENDED. It succeeded when it is complete (every declared workflow step seen) and
+-- the final attempt of each step succeeded; it is good (goodput) when it also met the SLO on every
+-- final attempt (TTFT ≤ $slo_ttft_ms where a first token is known, e2e ≤ $slo_e2e_ms). An incomplete
+-- task that ended after $pending_after_ns (newest event − lateness) may still get its next step: it
+-- is pending and not counted yet; an older incomplete task was abandoned and counts as failed.
 WITH
 -- @include windowed-requests.sql
 ,
-with_totals AS (
+flagged AS (
   SELECT
     *,
-    coalesce(hop_gateway_ms, 0) + coalesce(hop_router_ms, 0) + coalesce(hop_cache_ms, 0) + coalesce(hop_queue_ms, 0)
-      + coalesce(hop_prefill_ms, 0) + coalesce(hop_decode_ms, 0) + coalesce(hop_stream_ms, 0)
-      + coalesce(hop_runtime_ms, 0) + coalesce(hop_tool_ms, 0) + coalesce(hop_other_ms, 0) AS hop_total_ms,
-    coalesce(ttft_hop_gateway_ms, 0) + coalesce(ttft_hop_router_ms, 0) + coalesce(ttft_hop_cache_ms, 0)
-      + coalesce(ttft_hop_queue_ms, 0) + coalesce(ttft_hop_prefill_ms, 0) + coalesce(ttft_hop_decode_ms, 0)
-      + coalesce(ttft_hop_stream_ms, 0) + coalesce(ttft_hop_runtime_ms, 0) + coalesce(ttft_hop_tool_ms, 0)
-      + coalesce(ttft_hop_other_ms, 0) AS ttft_hop_total_ms,
+    NOT task_complete AND task_end_ns > $pending_after_ns::BIGINT AS task_pending,
+    ($slo_ttft_ms::DOUBLE IS NULL OR task_final_max_ttft_ms IS NULL OR task_final_max_ttft_ms <= $slo_ttft_ms::DOUBLE)
+      AND ($slo_e2e_ms::DOUBLE IS NULL OR task_final_max_e2e_ms IS NULL OR task_final_max_e2e_ms <= $slo_e2e_ms::DOUBLE) AS task_in_slo,
     coalesce(cache_hit, cached_tokens > 0) AS cache_hit_known
   FROM keyed_requests
 )
@@ -25,10 +31,11 @@ SELECT
   quantile_cont(server_ttft_ms, [0.5, 0.95, 0.99]) AS server_ttft_q,
   quantile_cont(e2e_ms, [0.5, 0.95, 0.99]) AS e2e_q,
   quantile_cont(hop_queue_ms, [0.5, 0.95, 0.99]) AS queue_q,
-  count(*) FILTER (WHERE outcome NOT IN ('success', 'cancelled')) AS errors,
-  count(*) FILTER (WHERE preempted) AS preempted,
-  count(*) FILTER (WHERE attempt > 1) AS retries,
-  count(*) FILTER (WHERE cache_hit_known) AS cache_hits,
+  -- sum of casts: several times cheaper in DuckDB than count(*) FILTER (…)
+  sum((outcome NOT IN ('success', 'cancelled'))::INTEGER) AS errors,
+  sum(preempted::INTEGER) AS preempted,
+  sum((attempt > 1)::INTEGER) AS retries,
+  sum(cache_hit_known::INTEGER) AS cache_hits,
   count(cache_hit_known) AS cache_known,
   sum(output_tokens) AS output_tokens,
   sum(input_tokens) AS input_tokens,
@@ -37,32 +44,37 @@ SELECT
   quantile_cont(hop_gateway_ms, [0.5, 0.95]) AS hop_gateway_q,
   quantile_cont(hop_router_ms, [0.5, 0.95]) AS hop_router_q,
   quantile_cont(hop_cache_ms, [0.5, 0.95]) AS hop_cache_q,
-  quantile_cont(hop_queue_ms, [0.5, 0.95]) AS hop_queue_q,
   quantile_cont(hop_prefill_ms, [0.5, 0.95]) AS hop_prefill_q,
   quantile_cont(hop_decode_ms, [0.5, 0.95]) AS hop_decode_q,
   quantile_cont(hop_stream_ms, [0.5, 0.95]) AS hop_stream_q,
   quantile_cont(hop_runtime_ms, [0.5, 0.95]) AS hop_runtime_q,
   quantile_cont(hop_tool_ms, [0.5, 0.95]) AS hop_tool_q,
   quantile_cont(hop_other_ms, [0.5, 0.95]) AS hop_other_q,
-  avg(coalesce(hop_gateway_ms, 0) / hop_total_ms) FILTER (WHERE hop_total_ms > 0) AS hop_gateway_share,
-  avg(coalesce(hop_router_ms, 0) / hop_total_ms) FILTER (WHERE hop_total_ms > 0) AS hop_router_share,
-  avg(coalesce(hop_cache_ms, 0) / hop_total_ms) FILTER (WHERE hop_total_ms > 0) AS hop_cache_share,
-  avg(coalesce(hop_queue_ms, 0) / hop_total_ms) FILTER (WHERE hop_total_ms > 0) AS hop_queue_share,
-  avg(coalesce(hop_prefill_ms, 0) / hop_total_ms) FILTER (WHERE hop_total_ms > 0) AS hop_prefill_share,
-  avg(coalesce(hop_decode_ms, 0) / hop_total_ms) FILTER (WHERE hop_total_ms > 0) AS hop_decode_share,
-  avg(coalesce(hop_stream_ms, 0) / hop_total_ms) FILTER (WHERE hop_total_ms > 0) AS hop_stream_share,
-  avg(coalesce(hop_runtime_ms, 0) / hop_total_ms) FILTER (WHERE hop_total_ms > 0) AS hop_runtime_share,
-  avg(coalesce(hop_tool_ms, 0) / hop_total_ms) FILTER (WHERE hop_total_ms > 0) AS hop_tool_share,
-  avg(coalesce(hop_other_ms, 0) / hop_total_ms) FILTER (WHERE hop_total_ms > 0) AS hop_other_share,
-  avg(coalesce(ttft_hop_gateway_ms, 0) / ttft_hop_total_ms) FILTER (WHERE ttft_hop_total_ms > 0) AS hop_gateway_ttft_share,
-  avg(coalesce(ttft_hop_router_ms, 0) / ttft_hop_total_ms) FILTER (WHERE ttft_hop_total_ms > 0) AS hop_router_ttft_share,
-  avg(coalesce(ttft_hop_cache_ms, 0) / ttft_hop_total_ms) FILTER (WHERE ttft_hop_total_ms > 0) AS hop_cache_ttft_share,
-  avg(coalesce(ttft_hop_queue_ms, 0) / ttft_hop_total_ms) FILTER (WHERE ttft_hop_total_ms > 0) AS hop_queue_ttft_share,
-  avg(coalesce(ttft_hop_prefill_ms, 0) / ttft_hop_total_ms) FILTER (WHERE ttft_hop_total_ms > 0) AS hop_prefill_ttft_share,
-  avg(coalesce(ttft_hop_decode_ms, 0) / ttft_hop_total_ms) FILTER (WHERE ttft_hop_total_ms > 0) AS hop_decode_ttft_share,
-  avg(coalesce(ttft_hop_stream_ms, 0) / ttft_hop_total_ms) FILTER (WHERE ttft_hop_total_ms > 0) AS hop_stream_ttft_share,
-  avg(coalesce(ttft_hop_runtime_ms, 0) / ttft_hop_total_ms) FILTER (WHERE ttft_hop_total_ms > 0) AS hop_runtime_ttft_share,
-  avg(coalesce(ttft_hop_tool_ms, 0) / ttft_hop_total_ms) FILTER (WHERE ttft_hop_total_ms > 0) AS hop_tool_ttft_share,
-  avg(coalesce(ttft_hop_other_ms, 0) / ttft_hop_total_ms) FILTER (WHERE ttft_hop_total_ms > 0) AS hop_other_ttft_share
-FROM with_totals
+  avg(share_gateway) AS hop_gateway_share,
+  avg(share_router) AS hop_router_share,
+  avg(share_cache) AS hop_cache_share,
+  avg(share_queue) AS hop_queue_share,
+  avg(share_prefill) AS hop_prefill_share,
+  avg(share_decode) AS hop_decode_share,
+  avg(share_stream) AS hop_stream_share,
+  avg(share_runtime) AS hop_runtime_share,
+  avg(share_tool) AS hop_tool_share,
+  avg(share_other) AS hop_other_share,
+  avg(ttft_share_gateway) AS hop_gateway_ttft_share,
+  avg(ttft_share_router) AS hop_router_ttft_share,
+  avg(ttft_share_cache) AS hop_cache_ttft_share,
+  avg(ttft_share_queue) AS hop_queue_ttft_share,
+  avg(ttft_share_prefill) AS hop_prefill_ttft_share,
+  avg(ttft_share_decode) AS hop_decode_ttft_share,
+  avg(ttft_share_stream) AS hop_stream_ttft_share,
+  avg(ttft_share_runtime) AS hop_runtime_ttft_share,
+  avg(ttft_share_tool) AS hop_tool_ttft_share,
+  avg(ttft_share_other) AS hop_other_ttft_share,
+  sum((is_task_last AND NOT task_pending)::INTEGER) AS tasks,
+  sum((is_task_last AND task_complete AND task_finals_ok)::INTEGER) AS successful_tasks,
+  sum((is_task_last AND task_complete AND task_finals_ok AND task_in_slo)::INTEGER) AS good_tasks,
+  sum((is_task_last AND NOT task_complete AND NOT task_pending)::INTEGER) AS abandoned_tasks,
+  sum((is_task_last AND task_pending)::INTEGER) AS pending_tasks,
+  quantile_cont(CASE WHEN is_task_last AND NOT task_pending THEN (task_end_ns - task_start_ns) / 1e6 END, [0.5, 0.95, 0.99]) AS task_e2e_q
+FROM flagged
 GROUP BY bucket, k_pool, k_model, k_region, k_gpu_type, k_tenant, k_priority, k_workflow_type

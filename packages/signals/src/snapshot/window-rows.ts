@@ -9,7 +9,6 @@ import type { GroupKey } from '../signal-group.ts';
 
 export const WINDOW_SQL = {
   requests: loadSql(import.meta.url, 'request-aggregates.sql'),
-  tasks: loadSql(import.meta.url, 'task-aggregates.sql'),
   pools: loadSql(import.meta.url, 'pool-buckets.sql'),
   weights: loadSql(import.meta.url, 'group-weights.sql'),
   learnedPeak: loadSql(import.meta.url, 'learned-peak.sql'),
@@ -19,7 +18,6 @@ export type Row = Record<string, unknown>;
 
 export interface WindowRows {
   requests: Row[];
-  tasks: Row[];
   pools: Row[];
   weights: Row[];
 }
@@ -36,13 +34,12 @@ export async function runWindowQueries(
     const final = transform(sql);
     return store.query<Row>(final, pickSqlParams(final, params));
   };
-  const [requests, tasks, pools, weights] = await Promise.all([
+  const [requests, pools, weights] = await Promise.all([
     run(WINDOW_SQL.requests),
-    run(WINDOW_SQL.tasks),
     run(WINDOW_SQL.pools),
     run(WINDOW_SQL.weights),
   ]);
-  return { requests, tasks, pools, weights };
+  return { requests, pools, weights };
 }
 
 /** The group key of a row (k_* columns) restricted to the dimensions grouped by. */

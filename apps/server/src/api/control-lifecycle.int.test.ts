@@ -1,0 +1,350 @@
+import type { ControlAction, Recommendation } from '@governor/conventions';
+import type { AuditView } from '@governor/control';
+import { afterEach, describe, expect, test } from 'vitest';
+import { type TestGovernor, runTicks, startTestGovernor } from './fixtures/control-test-governor.ts';
+import { T0_MS, type PoolTraffic, iso } from './fixtures/fleet-telemetry.ts';
+
+// The recommendation lifecycle through the HTTP API, the auto-apply policy gate, hysteresis and
+// cooldowns, verification with automatic rollback, and GET /api/events.
+
+let g: TestGovernor | null = null;
+afterEach(async () => {
+  await g?.close();
+  g = null;
+});
+
+const h100: PoolTraffic = { pool: 'h100-east', model: 'llama-8b', replicas: 2, ratePerS: 2 };
+// Prefill per token slower in proportion to the lower GPU price: both pools cost the same per token.
+const a100: PoolTraffic = {
+  pool: 'a100-west',
+  model: 'llama-8b',
+  gpuType: 'A100',
+  region: 'us-west',
+  replicas: 2,
+  ratePerS: 2,
+  prefillMsPerToken: 0.4,
+};
+const WARM_UP_MS = 180_000;
+const queued = { queueMs: 3000 };
+
+const scaleUps = (recs: Recommendation[], pool: string) =>
+  recs.filter(
+    (r) =>
+      r.kind === 'scale' && r.target.pool === pool && (r.action.to as number) > (r.action.from as number),
+  );
+
+async function audit(): Promise<AuditView[]> {
+  const { body } = await g!.request<{ actions: AuditView[] }>('GET', '/api/actions?limit=1000');
+  return body.actions;
+}
+
+describe('recommendation lifecycle over HTTP', () => {
+  test('approve applies at the next tick, reject stops re-proposals, apply acts once, all audited', async () => {
+    g = await startTestGovernor();
+    await runTicks(g, [h100, a100], 0, WARM_UP_MS);
+    const [first] = await runTicks(
+      g,
+      [
+        { ...h100, ...queued },
+        { ...a100, ...queued },
+      ],
+      WARM_UP_MS,
+      WARM_UP_MS + 30_000,
+    );
+    const onH100 = scaleUps(first!.recommendations, 'h100-east')[0]!;
+    const onA100 = scaleUps(first!.recommendations, 'a100-west')[0]!;
+    expect(first!.actions).toEqual([]);
+
+    const proposed = await g.request<{ recommendations: Recommendation[] }>(
+      'GET',
+      '/api/recommendations?state=proposed',
+    );
+    expect(proposed.body.recommendations.map((r) => r.id)).toEqual(
+      expect.arrayContaining([onH100.id, onA100.id]),
+    );
+    expect(proposed.body.recommendations.every((r) => r.state === 'proposed')).toBe(true);
+
+    const rejected = await g.request<{ recommendation: Recommendation }>(
+      'POST',
+      `/api/recommendations/${onH100.id}/reject`,
+      {
+        by: 'alice',
+        note: 'maintenance window',
+      },
+    );
+    expect(rejected.status).toBe(200);
+    expect(rejected.body.recommendation.state).toBe('rejected');
+    const approved = await g.request<{ recommendation: Recommendation }>(
+      'POST',
+      `/api/recommendations/${onA100.id}/approve`,
+      { by: 'bob' },
+    );
+    expect(approved.body.recommendation.state).toBe('approved');
+
+    const [second] = await runTicks(
+      g,
+      [
+        { ...h100, ...queued },
+        { ...a100, ...queued },
+      ],
+      WARM_UP_MS + 30_000,
+      WARM_UP_MS + 60_000,
+    );
+    const applied = second!.actions.find((a) => a.recommendationId === onA100.id)!;
+    expect(applied).toMatchObject({
+      type: 'apply',
+      kind: 'scale',
+      target: { pool: 'a100-west' },
+      action: { from: 2, to: 4 },
+    });
+    expect(scaleUps(second!.recommendations, 'h100-east')).toEqual([]);
+
+    const { body } = await g.request<{ recommendation: Recommendation }>(
+      'GET',
+      `/api/recommendations/${onA100.id}`,
+    );
+    expect(body.recommendation).toMatchObject({
+      state: 'applied',
+      appliedAt: iso(T0_MS + WARM_UP_MS + 60_000),
+    });
+    expect(body.recommendation.previousAction).toEqual({ from: 4, to: 2 });
+
+    // A fresh proposal applied by hand: exactly once.
+    const [third] = await runTicks(
+      g,
+      [h100, { ...a100, errorRate: 0.3 }],
+      WARM_UP_MS + 60_000,
+      WARM_UP_MS + 90_000,
+    );
+    const breaker = third!.recommendations.find((r) => r.kind === 'circuit_break')!;
+    const apply = await g.request<{ recommendation: Recommendation; action: ControlAction }>(
+      'POST',
+      `/api/recommendations/${breaker.id}/apply`,
+      { by: 'carol' },
+    );
+    expect(apply.status).toBe(200);
+    expect(apply.body.action).toMatchObject({
+      type: 'apply',
+      kind: 'circuit_break',
+      recommendationId: breaker.id,
+    });
+    const again = await g.request<{ error: { code: string } }>(
+      'POST',
+      `/api/recommendations/${breaker.id}/apply`,
+      {},
+    );
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe('GOV_ERR_CONTROL_INVALID_TRANSITION');
+    expect((await g.request('POST', '/api/recommendations/no-such-id/approve', {})).status).toBe(404);
+    // Lockstep callers get actions decided between ticks with the next tick.
+    const [fourth] = await runTicks(g, [h100, a100], WARM_UP_MS + 90_000, WARM_UP_MS + 120_000);
+    expect(fourth!.actions.map((a) => a.id)).toContain(apply.body.action.id);
+
+    const log = await audit();
+    const entry = (decision: string, id: string) =>
+      log.find((a) => a.decision === decision && a.recommendationId === id);
+    expect(entry('rejected', onH100.id)).toMatchObject({ actor: 'user:alice', reason: 'maintenance window' });
+    expect(entry('approved', onA100.id)).toMatchObject({ actor: 'user:bob' });
+    expect(entry('applied', onA100.id)).toMatchObject({
+      result: 'applied',
+      details: { action: { from: 2, to: 4 } },
+    });
+    expect(entry('applied', breaker.id)).toMatchObject({ actor: 'user:carol' });
+    expect(entry('proposed', onH100.id)!.reason).toBe(onH100.reason);
+  });
+});
+
+describe('auto-apply policies', () => {
+  test('only matching policies auto-apply; min confidence, dry-run and the hourly rate limit hold', async () => {
+    g = await startTestGovernor();
+    await runTicks(g, [h100, a100], 0, WARM_UP_MS);
+    const put = await g.request<{ source: string; policies: unknown[] }>('PUT', '/api/policies', {
+      policies: [
+        {
+          name: 'h100-scale',
+          match: { kind: ['scale'], target: 'pool=h100-*' },
+          autoApply: true,
+          minConfidence: 0.5,
+          maxActionsPerHour: 1,
+        },
+        {
+          name: 'a100-careful',
+          match: { kind: ['scale'], target: 'pool=a100-*' },
+          autoApply: true,
+          minConfidence: 0.99,
+        },
+        {
+          name: 'routing-dry',
+          match: { kind: ['shift_traffic', 'circuit_break'] },
+          autoApply: true,
+          dryRun: true,
+        },
+      ],
+    });
+    expect(put.status).toBe(200);
+    expect(put.body.source).toBe('api');
+    expect(
+      (await g.request<{ policies: { name: string }[] }>('GET', '/api/policies')).body.policies.map(
+        (p) => p.name,
+      ),
+    ).toEqual(['h100-scale', 'a100-careful', 'routing-dry']);
+    const bad = await g.request<{ error: { code: string; message: string } }>('PUT', '/api/policies', {
+      policies: [{ name: 'x', match: { kind: ['teleport'] } }],
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('GOV_ERR_POLICY_INVALID');
+
+    const [tick] = await runTicks(
+      g,
+      [
+        { ...h100, ...queued },
+        { ...a100, ...queued },
+      ],
+      WARM_UP_MS,
+      WARM_UP_MS + 30_000,
+    );
+    const h = scaleUps(tick!.recommendations, 'h100-east')[0]!;
+    const a = scaleUps(tick!.recommendations, 'a100-west')[0]!;
+    expect(h).toMatchObject({ state: 'applied', policy: 'h100-scale' });
+    expect(tick!.actions.map((x) => x.recommendationId)).toEqual([h.id]);
+    expect(a).toMatchObject({ state: 'proposed', policy: 'a100-careful' });
+    expect(a.gate).toMatch(/below min_confidence 0.99/);
+
+    // The pool still queues after its replicas settle: another scale-up, but the hour's budget is spent.
+    const bigger = { ...h100, replicas: 4, ...queued };
+    const later = await runTicks(g, [bigger, a100], WARM_UP_MS + 30_000, WARM_UP_MS + 420_000);
+    const limitedId = later
+      .flatMap((t) => scaleUps(t.recommendations, 'h100-east'))
+      .find((r) => r.id !== h.id)!.id;
+    // First held by the policy's cooldown, then — once that passed — by the rate limit.
+    const limited = (
+      await g.request<{ recommendation: Recommendation }>('GET', `/api/recommendations/${limitedId}`)
+    ).body.recommendation;
+    expect(limited.state).toBe('proposed');
+    expect(limited.gate).toMatch(/max_actions_per_hour 1/);
+    expect(later.flatMap((t) => t.actions)).toEqual([]);
+
+    // Dry-run: the breaker and shift are only recorded as what the policy would do.
+    const [faulty] = await runTicks(
+      g,
+      [bigger, { ...a100, errorRate: 0.3 }],
+      WARM_UP_MS + 420_000,
+      WARM_UP_MS + 450_000,
+    );
+    const breaker = faulty!.recommendations.find((r) => r.kind === 'circuit_break')!;
+    expect(breaker).toMatchObject({ state: 'proposed', policy: 'routing-dry' });
+    expect(faulty!.actions).toEqual([]);
+    expect(
+      (await audit()).find((x) => x.decision === 'dry_run' && x.recommendationId === breaker.id),
+    ).toMatchObject({
+      actor: 'policy:routing-dry',
+      result: 'not applied (dry run)',
+    });
+  });
+});
+
+describe('hysteresis, cooldown and verification', () => {
+  test('no reversal inside the cooldown; a scale-in that breaks the SLO is rolled back after it', async () => {
+    g = await startTestGovernor({ policies: [{ name: 'auto', auto_apply: true, min_confidence: 0.3 }] });
+    const light = { ...h100, replicas: 4 };
+    // Light load: one replica is taken away (capacity unknown → one at a time).
+    const warm = await runTicks(g, [light, a100], 0, WARM_UP_MS);
+    const scaleIn = warm
+      .flatMap((t) => t.actions)
+      .find((a) => a.kind === 'scale' && a.target.pool === 'h100-east')!;
+    expect(scaleIn.action).toEqual({ from: 4, to: 3 });
+    const appliedAtMs = Date.parse(scaleIn.at) - T0_MS;
+
+    // Then the pool queues past the SLO. Scaling back up would reverse the scale-in: not inside the cooldown.
+    const struggling = { ...h100, replicas: 3, ...queued };
+    const until = appliedAtMs + 300_000;
+    const inside = await runTicks(g, [struggling, a100], WARM_UP_MS, until);
+    const reversals = inside
+      .flatMap((t) => t.actions)
+      .filter((a) => a.kind === 'scale' && a.target.pool === 'h100-east');
+    expect(reversals).toEqual([]);
+    expect(inside.flatMap((t) => scaleUps(t.recommendations, 'h100-east'))).toEqual([]);
+
+    // After the cooldown, verification finds the SLO broken and rolls back: the previous state returns.
+    const [after] = await runTicks(g, [struggling, a100], until, until + 30_000);
+    const rollback = after!.actions.find((a) => a.type === 'rollback')!;
+    expect(rollback).toMatchObject({
+      kind: 'scale',
+      target: { pool: 'h100-east' },
+      action: { from: 3, to: 4 },
+    });
+    const { body } = await g.request<{ recommendation: Recommendation }>(
+      'GET',
+      `/api/recommendations/${scaleIn.recommendationId}`,
+    );
+    expect(body.recommendation.state).toBe('rolled_back');
+    expect(body.recommendation.verification).toMatchObject({ verdict: 'rolled_back' });
+    expect(body.recommendation.verification!.summary).toMatch(/could not hold the SLO/);
+    const log = await audit();
+    expect(log.find((x) => x.decision === 'rolled_back')).toMatchObject({
+      recommendationId: scaleIn.recommendationId,
+      actor: 'engine',
+      actionId: rollback.id,
+    });
+  });
+
+  test('evaluate refuses to move time backwards unless it is a dry run', async () => {
+    g = await startTestGovernor();
+    await runTicks(g, [h100, a100], 0, 60_000);
+    const back = await g.request<{ error: { code: string } }>('POST', '/api/control/evaluate', {
+      at: iso(T0_MS + 30_000),
+    });
+    expect(back.status).toBe(409);
+    expect(back.body.error.code).toBe('GOV_ERR_CONTROL_TIME_REVERSED');
+    expect(
+      (await g.request('POST', '/api/control/evaluate', { at: iso(T0_MS + 30_000), dryRun: true })).status,
+    ).toBe(200);
+    expect((await g.request('POST', '/api/control/evaluate', { at: 'yesterday' })).status).toBe(400);
+  });
+});
+
+describe('GET /api/events', () => {
+  test('streams recommendation and tick events as they happen', async () => {
+    g = await startTestGovernor();
+    await runTicks(g, [h100, a100], 0, WARM_UP_MS);
+    const controller = new AbortController();
+    const response = await fetch(`${g.url}/api/events?types=recommendation.,control.tick`, {
+      signal: controller.signal,
+    });
+    expect(response.headers.get('content-type')).toMatch(/text\/event-stream/);
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    const events: { event: string; data: { type: string; data: Record<string, unknown> } }[] = [];
+    let buffer = '';
+    let connected = false;
+    const readUntil = async (done: () => boolean) => {
+      while (!done()) {
+        const chunk = await reader.read();
+        if (chunk.done) break;
+        buffer += decoder.decode(chunk.value, { stream: true });
+        let end = buffer.indexOf('\n\n');
+        while (end !== -1) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          if (block.startsWith(': connected')) connected = true;
+          const event = /^event: (.+)$/m.exec(block)?.[1];
+          const data = /^data: (.+)$/m.exec(block)?.[1];
+          if (event && data) events.push({ event, data: JSON.parse(data) });
+          end = buffer.indexOf('\n\n');
+        }
+      }
+    };
+    await readUntil(() => connected);
+    await runTicks(g, [{ ...h100, ...queued }, a100], WARM_UP_MS, WARM_UP_MS + 30_000);
+    await readUntil(() => events.some((e) => e.event === 'control.tick'));
+    controller.abort();
+    const created = events.find((e) => e.event === 'recommendation.created' && e.data.data.kind === 'scale');
+    expect(created?.data.data).toMatchObject({ target: { pool: 'h100-east' }, state: 'proposed' });
+    expect(events.find((e) => e.event === 'control.tick')?.data.data).toMatchObject({
+      at: iso(T0_MS + WARM_UP_MS + 30_000),
+    });
+    expect(events.every((e) => e.event.startsWith('recommendation.') || e.event === 'control.tick')).toBe(
+      true,
+    );
+  });
+});
