@@ -30,7 +30,9 @@ export interface SqlBody {
   error?: { code: string; message: string };
 }
 
-export async function startGovernorUnderTest(overrides: Record<string, unknown> = {}): Promise<GovernorUnderTest> {
+export async function startGovernorUnderTest(
+  overrides: Record<string, unknown> = {},
+): Promise<GovernorUnderTest> {
   const dataDir = mkdtempSync(join(tmpdir(), 'governor-security-'));
   const raw = {
     ...overrides,

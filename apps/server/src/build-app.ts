@@ -6,6 +6,7 @@ import type { AlertEngine } from '@governor/alerts';
 import { type Signals, createSignals } from '@governor/signals';
 import { alertsPlugin } from './api/alerts-plugin.ts';
 import { consolePlugin } from './api/console-plugin.ts';
+import { createControlMetricsProvider } from './api/control-metrics.ts';
 import { controlPlugin } from './api/control-plugin.ts';
 import { dashboardsPlugin } from './api/dashboards-plugin.ts';
 import { healthPlugin } from './api/health-plugin.ts';
@@ -21,7 +22,9 @@ import { type TokenRegistry, createTokenRegistry } from './auth/token-registry.t
 import { toGovernorError } from './errors.ts';
 import { type EventBus, createEventBus } from './events/event-bus.ts';
 import { eventsPlugin } from './events/events-plugin.ts';
+import { registerHttpMetrics } from './observability/http-metrics.ts';
 import { registerRequestLogging, requestIdFor } from './observability/request-ids.ts';
+import { createSelfMetrics } from './observability/self-metrics.ts';
 import { type RetentionScheduler, createRetentionScheduler } from './retention/retention-scheduler.ts';
 import type { IngestPipeline } from './otlp/ingest-pipeline.ts';
 import { otlpHttpPlugin } from './otlp/otlp-http-plugin.ts';
@@ -60,6 +63,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     requestIdHeader: false,
   });
   registerRequestLogging(app);
+  const httpMetrics = registerHttpMetrics(app);
   // Before any route plugin, so every encapsulated context inherits the hook.
   registerAuthHook(app, options.auth ?? createTokenRegistry(config.auth, process.env));
 
@@ -90,10 +94,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(sqlPlugin, { store, defaultLimit: 1000, timeoutMs: config.server.sql_timeout_ms });
   await app.register(dashboardsPlugin, { dir: config.dashboards.dir });
-  await app.register(storagePlugin, {
-    store,
-    retention: options.retention ?? createRetentionScheduler(store, config),
-  });
+  const retention = options.retention ?? createRetentionScheduler(store, config);
+  await app.register(storagePlugin, { store, retention });
   const signals = options.signals ?? createSignals(store, config);
   const metrics = options.metrics ?? createMetricsRegistry();
   metrics.register('signals', createSignalsMetricsProvider(signals, config));
@@ -103,6 +105,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(tasksPlugin, { signals, config });
   await app.register(metricsPlugin, { registry: metrics });
   const events = options.events ?? createEventBus();
+  const { control, alerts } = options;
+  if (control) metrics.register('control', createControlMetricsProvider(control));
+  const selfMetrics = createSelfMetrics({
+    store,
+    retention,
+    http: httpMetrics,
+    events,
+    ...(control ? { controlPendingDeliveries: () => control.pendingDeliveries() } : {}),
+    ...(alerts ? { alertDeliveries: () => alerts.deliveryStats() } : {}),
+  });
+  metrics.register('governor', () => selfMetrics.render());
+  app.addHook('onClose', async () => selfMetrics.close());
   await app.register(eventsPlugin, { bus: events });
   if (options.control) await app.register(controlPlugin, { engine: options.control });
   if (options.alerts) await app.register(alertsPlugin, { engine: options.alerts, events });

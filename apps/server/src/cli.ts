@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { ConfigError } from './load-config.ts';
 import { BENCH_CONTROL_USAGE, runBenchControlCommand } from './bench/control-bench-command.ts';
+import { BENCH_SIGNALS_USAGE, runBenchSignalsCommand } from './bench/signals-bench-command.ts';
 import { BENCH_SOAK_USAGE, runBenchSoakCommand } from './bench/soak-command.ts';
 import { BENCH_INGEST_USAGE, runBenchIngestCommand } from './cli/bench-ingest-command.ts';
 import { runConfigCommand } from './cli/config-command.ts';
@@ -62,13 +63,15 @@ async function runBenchCommand(argv: string[]): Promise<number> {
   switch (subcommand) {
     case 'ingest':
       return runBenchIngestCommand(parseArgs(rest, ['in-process', 'json', 'ingest-only']));
+    case 'signals':
+      return runBenchSignalsCommand(parseArgs(rest, ['help']));
     case 'soak':
       return runBenchSoakCommand(parseArgs(rest));
     case 'control':
-      return runBenchControlCommand(parseArgs(rest, ['quick']));
+      return runBenchControlCommand(parseArgs(rest, ['quick', 'explain']));
     default:
       process.stderr.write(
-        `unknown benchmark "${subcommand ?? ''}"\nusage: ${BENCH_INGEST_USAGE}\n       ${BENCH_SOAK_USAGE}\n       ${BENCH_CONTROL_USAGE}\n`,
+        `unknown benchmark "${subcommand ?? ''}"\nusage: ${BENCH_INGEST_USAGE}\n       ${BENCH_SIGNALS_USAGE}\n       ${BENCH_SOAK_USAGE}\n       ${BENCH_CONTROL_USAGE}\n`,
       );
       return 2;
   }

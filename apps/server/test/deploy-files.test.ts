@@ -123,6 +123,7 @@ describe('docker-compose.yml', () => {
     expect(exporters['otlp/governor']!.endpoint).toBe(`governor:${grpcPort}`);
     for (const exporter of Object.values(exporters)) {
       const auth = Object.entries(exporter.headers).find(([k]) => k.toLowerCase() === 'authorization')?.[1];
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the Collector's own ${env:…} syntax, literally.
       expect(auth).toBe('Bearer ${env:GOVERNOR_INGEST_TOKEN}');
     }
     expect(services['otel-collector']!.environment).toHaveProperty('GOVERNOR_INGEST_TOKEN');

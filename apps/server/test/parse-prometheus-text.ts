@@ -126,7 +126,14 @@ function parseSampleLine(line: string, where: string): ParsedSample {
   const m = /^ (\S+)(?: (-?\d+))?$/.exec(rest);
   if (!m) throw new Error(`expected " value [timestamp]" at ${where}`);
   const raw = m[1]!;
-  const value = raw === '+Inf' ? Number.POSITIVE_INFINITY : raw === '-Inf' ? Number.NEGATIVE_INFINITY : raw === 'NaN' ? Number.NaN : Number(raw);
+  const value =
+    raw === '+Inf'
+      ? Number.POSITIVE_INFINITY
+      : raw === '-Inf'
+        ? Number.NEGATIVE_INFINITY
+        : raw === 'NaN'
+          ? Number.NaN
+          : Number(raw);
   if (Number.isNaN(value) && raw !== 'NaN') throw new Error(`invalid value at ${where}`);
   return { name, labels, value };
 }

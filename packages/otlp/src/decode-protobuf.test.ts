@@ -67,10 +67,13 @@ describe('decodeTraceRequestProtobuf', () => {
     // JSON.parse makes "__proto__" an own key, as a decoder must.
     const resource = JSON.parse('{"__proto__": {"polluted": true}, "service.name": "x"}');
     const request: DecodedTraceRequest = { resourceSpans: [{ resource, scopeSpans: [] }] };
-    const decoded = decodeTraceRequestProtobuf(encodeTraceRequestProtobuf(request)).resourceSpans[0]!.resource;
+    const decoded = decodeTraceRequestProtobuf(encodeTraceRequestProtobuf(request)).resourceSpans[0]!
+      .resource;
     expect(Object.getPrototypeOf(decoded)).toBe(Object.prototype);
     expect((decoded as Record<string, unknown>).polluted).toBeUndefined();
-    expect(JSON.parse(JSON.stringify(decoded))).toEqual(JSON.parse('{"__proto__": {"polluted": true}, "service.name": "x"}'));
+    expect(JSON.parse(JSON.stringify(decoded))).toEqual(
+      JSON.parse('{"__proto__": {"polluted": true}, "service.name": "x"}'),
+    );
   });
 
   it('reads an empty body as an empty request', () => {

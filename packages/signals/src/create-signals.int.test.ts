@@ -37,7 +37,10 @@ beforeAll(async () => {
 });
 afterAll(async () => close());
 
-function expectPercentiles(actual: { p50: number | null; p95: number | null; p99: number | null }, expected: (number | null)[]) {
+function expectPercentiles(
+  actual: { p50: number | null; p95: number | null; p99: number | null },
+  expected: (number | null)[],
+) {
   expect(actual.p50).toBeCloseTo(expected[0]!, 6);
   expect(actual.p95).toBeCloseTo(expected[1]!, 6);
   expect(actual.p99).toBeCloseTo(expected[2]!, 6);
@@ -78,7 +81,9 @@ describe('signals over a fleet with known answers', () => {
     const fleet = snapshot.groups[0]!;
     expect(fleet.key).toEqual({});
     expectGroupMatches(fleet, () => true);
-    const cost = expectedH100CostUsd(scenario, AT_MS - WINDOW_MS, AT_MS) + expectedA100CostUsd(scenario, AT_MS - WINDOW_MS, AT_MS);
+    const cost =
+      expectedH100CostUsd(scenario, AT_MS - WINDOW_MS, AT_MS) +
+      expectedA100CostUsd(scenario, AT_MS - WINDOW_MS, AT_MS);
     expect(fleet.costUsd!.toFixed(2)).toBe(cost.toFixed(2));
     expect(fleet.costUsd).toBeCloseTo(cost, 9);
     expect(fleet.successPerDollar).toBeCloseTo(fleet.successfulTasks / cost, 9);
@@ -127,14 +132,28 @@ describe('signals over a fleet with known answers', () => {
     ]);
     expect(b.groups.map((g) => g.key)).toEqual(a.groups.map((g) => g.key));
     for (const [i, group] of a.groups.entries()) {
-      for (const path of ['requests', 'ttftMs.p95', 'e2eMs.p99', 'errorRate', 'tasks', 'successfulTasks', 'costUsd', 'hops.queue.shareOfE2e']) {
+      for (const path of [
+        'requests',
+        'ttftMs.p95',
+        'e2eMs.p99',
+        'errorRate',
+        'tasks',
+        'successfulTasks',
+        'costUsd',
+        'hops.queue.shareOfE2e',
+      ]) {
         expect(readSignalValue(b.groups[i]!, path)).toBeCloseTo(readSignalValue(group, path)!, 9);
       }
     }
   });
 
   it('filters to one dimension value', async () => {
-    const snapshot = await signals.snapshot({ windowMs: WINDOW_MS, by: ['pool'], atNs: atMs(AT_MS), filter: { tenant: 'globex' } });
+    const snapshot = await signals.snapshot({
+      windowMs: WINDOW_MS,
+      by: ['pool'],
+      atNs: atMs(AT_MS),
+      filter: { tenant: 'globex' },
+    });
     expect(snapshot.groups.map((g) => g.key.pool)).toEqual([H100_POOL, A100_POOL]);
     expectGroupMatches(snapshot.groups[0]!, (r) => r.spec.pool === H100_POOL && r.spec.tenant === 'globex');
   });
@@ -148,7 +167,13 @@ describe('signals over a fleet with known answers', () => {
 
   it('returns series whose points equal snapshots of each step', async () => {
     const fromNs = atMs(100_000);
-    const series = await signals.series({ signal: 'ttftMs.p95', by: ['pool'], fromNs, toNs: atMs(400_000), stepMs: 100_000 });
+    const series = await signals.series({
+      signal: 'ttftMs.p95',
+      by: ['pool'],
+      fromNs,
+      toNs: atMs(400_000),
+      stepMs: 100_000,
+    });
     expect(series.step).toBe('1m40s');
     expect(series.series.map((s) => s.key)).toEqual([{ pool: H100_POOL }, { pool: A100_POOL }]);
     const h100 = series.series[0]!;
@@ -156,7 +181,11 @@ describe('signals over a fleet with known answers', () => {
       [200_000, 300_000, 400_000].map((ms) => new Date(Number(atMs(ms) / 1_000_000n)).toISOString()),
     );
     for (const [i, point] of h100.points.entries()) {
-      const snap = await signals.snapshot({ windowMs: 100_000, by: ['pool'], atNs: atMs(200_000 + i * 100_000) });
+      const snap = await signals.snapshot({
+        windowMs: 100_000,
+        by: ['pool'],
+        atNs: atMs(200_000 + i * 100_000),
+      });
       expect(point.v).toBeCloseTo(snap.groups.find((g) => g.key.pool === H100_POOL)!.ttftMs.p95!, 9);
     }
   });
@@ -168,7 +197,17 @@ describe('signals over a fleet with known answers', () => {
     expect(fleet.tasks).toBe(0);
     expect(fleet.ttftMs).toEqual({ p50: null, p95: null, p99: null });
     expect(fleet.e2eMs.p50).toBeNull();
-    for (const v of [fleet.errorRate, fleet.retryRatio, fleet.goodput, fleet.cacheHitRate, fleet.costUsd, fleet.successPerDollar, fleet.costPerSuccessfulTaskUsd, fleet.replicas, fleet.utilizationRatio]) {
+    for (const v of [
+      fleet.errorRate,
+      fleet.retryRatio,
+      fleet.goodput,
+      fleet.cacheHitRate,
+      fleet.costUsd,
+      fleet.successPerDollar,
+      fleet.costPerSuccessfulTaskUsd,
+      fleet.replicas,
+      fleet.utilizationRatio,
+    ]) {
       expect(v).toBeNull();
     }
     expect(fleet.hops).toEqual({});

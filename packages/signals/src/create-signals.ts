@@ -3,7 +3,11 @@ import type { Store } from '@governor/store';
 import { formatDurationMs, nsToRfc3339 } from './format-duration.ts';
 import { loadSql } from './load-sql.ts';
 import { readSignalValue } from './read-signal-value.ts';
-import { type FactsRefresher, type RefreshResult, getFactsRefresher } from './rollup/refresh-request-facts.ts';
+import {
+  type FactsRefresher,
+  type RefreshResult,
+  getFactsRefresher,
+} from './rollup/refresh-request-facts.ts';
 import type { SignalGroupDetail, SignalsSnapshotDetail } from './signal-group.ts';
 import { pickSqlParams, toBigIntOrNull, toNumberOrNull } from './sql-params.ts';
 import { assembleGroups, emptyGroup } from './snapshot/assemble-groups.ts';
@@ -11,7 +15,13 @@ import { computePoolBuckets } from './snapshot/pool-costs.ts';
 import { buildWindowParams, type WindowSpec } from './snapshot/window-params.ts';
 import { type SqlTransform, WINDOW_SQL, groupKeyId, runWindowQueries } from './snapshot/window-rows.ts';
 import { type TaskSearch, type TaskSummary, searchTasks } from './tasks/tasks.ts';
-import { type TraceSearch, type TraceSummary, type TraceWaterfall, readTraceWaterfall, searchTraces } from './traces/traces.ts';
+import {
+  type TraceSearch,
+  type TraceSummary,
+  type TraceWaterfall,
+  readTraceWaterfall,
+  searchTraces,
+} from './traces/traces.ts';
 
 const NS_PER_MS = 1_000_000n;
 const MINUTE_NS = 60_000n * NS_PER_MS;
@@ -137,7 +147,10 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
       const { transform, extra } = transformFor(spec);
       const sql = transform(WINDOW_SQL.learnedPeak);
       cached = store
-        .query<Record<string, unknown>>(sql, pickSqlParams(sql, { ...buildWindowParams(spec, config), ...extra }))
+        .query<Record<string, unknown>>(
+          sql,
+          pickSqlParams(sql, { ...buildWindowParams(spec, config), ...extra }),
+        )
         .then((rows) => {
           const peaks = new Map<string, number>();
           for (const row of rows) {
@@ -165,7 +178,9 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
       const end = start + spec.stepNs < spec.toNs ? start + spec.stepNs : spec.toNs;
       return Number(end - start) / 1e9;
     };
-    const needsLearnedPeak = rows.pools.some((r) => typeof r.pool === 'string' && r.peak_tokens_per_s == null);
+    const needsLearnedPeak = rows.pools.some(
+      (r) => typeof r.pool === 'string' && r.peak_tokens_per_s == null,
+    );
     const peaks = needsLearnedPeak ? await learnedPeaksAt(spec.toNs) : new Map<string, number>();
     const pools = computePoolBuckets(rows.pools, bucketSeconds, config, peaks);
     const inBucket = <T extends { bucket?: unknown }>(list: readonly T[], b: number) =>

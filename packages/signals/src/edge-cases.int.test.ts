@@ -2,7 +2,14 @@ import type { DecodedTraceRequest } from '@governor/otlp';
 import type { Store } from '@governor/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTempStore, ingest, testConfig } from '../test/store-harness.ts';
-import { type SpanSpec, atMs, chatRequest, gaugeExport, traceExport, traceIdOf } from './fixtures/trace-fixtures.ts';
+import {
+  type SpanSpec,
+  atMs,
+  chatRequest,
+  gaugeExport,
+  traceExport,
+  traceIdOf,
+} from './fixtures/trace-fixtures.ts';
 import { createSignals } from './create-signals.ts';
 
 // Data as real fleets deliver it: late, split, duplicated, skewed, incomplete.
@@ -26,8 +33,20 @@ describe('signals on real-world deliveries', () => {
   it('joins a trace whose spans arrive split across batches and out of order, late root included', async () => {
     const store = await freshStore();
     const signals = createSignals(store, CONFIG);
-    const { spans, truth } = chatRequest({ trace: 'split', startMs: 1000, queueMs: 40, prefillMs: 60, decodeMs: 500, pool: 'p', tenant: 't' });
-    const bySpan = (keys: string[]) => traceExport('split', spans.filter((s) => keys.includes(s.key)));
+    const { spans, truth } = chatRequest({
+      trace: 'split',
+      startMs: 1000,
+      queueMs: 40,
+      prefillMs: 60,
+      decodeMs: 500,
+      pool: 'p',
+      tenant: 't',
+    });
+    const bySpan = (keys: string[]) =>
+      traceExport(
+        'split',
+        spans.filter((s) => keys.includes(s.key)),
+      );
     // Children first (the runtime exports before the gateway), the root last.
     await ingest(store, [bySpan(['decode', 'prefill'])]);
     await ingest(store, [bySpan(['queue', 'runtime'])]);
@@ -61,12 +80,38 @@ describe('signals on real-world deliveries', () => {
   it('reflects a late span in the next read, whenever it arrives', async () => {
     const store = await freshStore();
     const signals = createSignals(store, CONFIG);
-    await ingest(store, [traceExport('late', [{ key: 'gw', name: 'POST /v1/chat/completions', service: 'gateway', startMs: 0, endMs: 800 }])]);
-    expect((await signals.snapshot({ windowMs: 60_000, by: [], atNs: atMs(10_000) })).groups[0]!.ttftMs.p50).toBeNull();
-    // The runtime's span, with the first token, arrives after newer traffic moved the watermark on.
-    await ingest(store, [traceExport('newer', [{ key: 'gw', name: 'POST /v1/chat/completions', service: 'gateway', startMs: 120_000, endMs: 120_500 }])]);
     await ingest(store, [
-      traceExport('late', [{ key: 'rt', parent: 'gw', name: 'llm_request', service: 'vllm', startMs: 5, endMs: 790, firstTokenMs: 205 }]),
+      traceExport('late', [
+        { key: 'gw', name: 'POST /v1/chat/completions', service: 'gateway', startMs: 0, endMs: 800 },
+      ]),
+    ]);
+    expect(
+      (await signals.snapshot({ windowMs: 60_000, by: [], atNs: atMs(10_000) })).groups[0]!.ttftMs.p50,
+    ).toBeNull();
+    // The runtime's span, with the first token, arrives after newer traffic moved the watermark on.
+    await ingest(store, [
+      traceExport('newer', [
+        {
+          key: 'gw',
+          name: 'POST /v1/chat/completions',
+          service: 'gateway',
+          startMs: 120_000,
+          endMs: 120_500,
+        },
+      ]),
+    ]);
+    await ingest(store, [
+      traceExport('late', [
+        {
+          key: 'rt',
+          parent: 'gw',
+          name: 'llm_request',
+          service: 'vllm',
+          startMs: 5,
+          endMs: 790,
+          firstTokenMs: 205,
+        },
+      ]),
     ]);
     const fleet = (await signals.snapshot({ windowMs: 60_000, by: [], atNs: atMs(10_000) })).groups[0]!;
     expect(fleet.requests).toBe(1);
@@ -101,7 +146,9 @@ describe('signals on real-world deliveries', () => {
     expect(fleet.tasks).toBe(1);
     expect(fleet.successfulTasks).toBe(1);
     expect(fleet.taskE2eMs.p50).toBeCloseTo(2000 + 133 + 1, 6);
-    const [task] = await store.query<Record<string, unknown>>('SELECT outcome, requests, retries, steps FROM tasks');
+    const [task] = await store.query<Record<string, unknown>>(
+      'SELECT outcome, requests, retries, steps FROM tasks',
+    );
     expect(task).toEqual({ outcome: 'success', requests: 3, retries: 1, steps: 2 });
   });
 
@@ -109,9 +156,24 @@ describe('signals on real-world deliveries', () => {
     const store = await freshStore();
     const signals = createSignals(store, CONFIG);
     const stepOf = (id: string, step: number, startMs: number) =>
-      traceExport(`${id}-${step}`, chatRequest({ trace: `${id}-${step}`, startMs, queueMs: 1, prefillMs: 1, decodeMs: 10, workflow: { id, step, steps: 3 } }).spans);
+      traceExport(
+        `${id}-${step}`,
+        chatRequest({
+          trace: `${id}-${step}`,
+          startMs,
+          queueMs: 1,
+          prefillMs: 1,
+          decodeMs: 10,
+          workflow: { id, step, steps: 3 },
+        }).spans,
+      );
     // Workflow "old" stopped after 2 of 3 steps long ago; "fresh" has 2 of 3 steps done just now.
-    await ingest(store, [stepOf('old', 1, 0), stepOf('old', 2, 1000), stepOf('fresh', 1, 115_000), stepOf('fresh', 2, 118_000)]);
+    await ingest(store, [
+      stepOf('old', 1, 0),
+      stepOf('old', 2, 1000),
+      stepOf('fresh', 1, 115_000),
+      stepOf('fresh', 2, 118_000),
+    ]);
     const newest = await signals.newestEventNs();
     const nearHead = await signals.snapshot({ windowMs: 600_000, by: [], atNs: newest! });
     const fleet = nearHead.groups[0]!;
@@ -122,13 +184,24 @@ describe('signals on real-world deliveries', () => {
     // The third step arrives: the fresh workflow completes and succeeds.
     await ingest(store, [stepOf('fresh', 3, 121_000)]);
     const later = (await signals.snapshot({ windowMs: 600_000, by: [], atNs: atMs(200_000) })).groups[0]!;
-    expect([later.tasks, later.successfulTasks, later.pendingTasks, later.abandonedTasks]).toEqual([2, 1, 0, 1]);
+    expect([later.tasks, later.successfulTasks, later.pendingTasks, later.abandonedTasks]).toEqual([
+      2, 1, 0, 1,
+    ]);
   });
 
   it('never produces negative hop times under clock skew and keeps the request', async () => {
     const store = await freshStore();
     // The runtime's clock runs 30 ms behind: its span starts before its parent.
-    const { spans, truth } = chatRequest({ trace: 'skew', startMs: 0, gatewayBeforeMs: 2, routerMs: 1, queueMs: 50, prefillMs: 40, decodeMs: 300, runtimeSkewMs: 30 });
+    const { spans, truth } = chatRequest({
+      trace: 'skew',
+      startMs: 0,
+      gatewayBeforeMs: 2,
+      routerMs: 1,
+      queueMs: 50,
+      prefillMs: 40,
+      decodeMs: 300,
+      runtimeSkewMs: 30,
+    });
     await ingest(store, [traceExport('skew', spans)]);
     const fleet = await fleetAt(store, 60_000);
     expect(fleet.requests).toBe(1);
@@ -164,7 +237,13 @@ describe('signals on real-world deliveries', () => {
         'gen_ai.usage.completion_tokens': 120,
       },
     };
-    const bare: SpanSpec = { key: 'root', name: 'something', service: 'unknown-service', startMs: 100, endMs: 300 };
+    const bare: SpanSpec = {
+      key: 'root',
+      name: 'something',
+      service: 'unknown-service',
+      startMs: 100,
+      endMs: 300,
+    };
     await ingest(store, [traceExport('vllm', [vllm]), traceExport('bare', [bare])]);
     const signals = createSignals(store, CONFIG);
     const byTenant = await signals.snapshot({ windowMs: 60_000, by: ['tenant'], atNs: atMs(30_000) });
@@ -189,7 +268,18 @@ describe('signals on real-world deliveries', () => {
   it('uses explicit governor.cost.usd for a pool without replica-based cost', async () => {
     const store = await freshStore();
     const exports = [0, 1, 2].map((i) =>
-      traceExport(`c${i}`, chatRequest({ trace: `c${i}`, startMs: i * 1000, queueMs: 1, prefillMs: 1, decodeMs: 10, pool: 'hosted-api', costUsd: 0.0125 }).spans),
+      traceExport(
+        `c${i}`,
+        chatRequest({
+          trace: `c${i}`,
+          startMs: i * 1000,
+          queueMs: 1,
+          prefillMs: 1,
+          decodeMs: 10,
+          pool: 'hosted-api',
+          costUsd: 0.0125,
+        }).spans,
+      ),
     );
     await ingest(store, exports);
     const signals = createSignals(store, CONFIG);
@@ -204,10 +294,29 @@ describe('signals on real-world deliveries', () => {
     const points = Array.from({ length: 11 }, (_, i) => ({ atMs: i * 30_000, value: 4 }));
     await ingest(
       store,
-      [traceExport('busy', chatRequest({ trace: 'busy', startMs: 100_000, queueMs: 1, prefillMs: 1, decodeMs: 10, pool: 'busy', replica: 'b0' }).spans)],
+      [
+        traceExport(
+          'busy',
+          chatRequest({
+            trace: 'busy',
+            startMs: 100_000,
+            queueMs: 1,
+            prefillMs: 1,
+            decodeMs: 10,
+            pool: 'busy',
+            replica: 'b0',
+          }).spans,
+        ),
+      ],
       [gaugeExport([{ name: 'governor.pool.replicas', pool: 'idle', points }])],
     );
-    const config = testConfig({ pricing: { gpu_hour_usd: { H100: 3.6 } }, pools: [{ name: 'idle', gpu_type: 'H100' }, { name: 'busy', gpu_type: 'H100' }] });
+    const config = testConfig({
+      pricing: { gpu_hour_usd: { H100: 3.6 } },
+      pools: [
+        { name: 'idle', gpu_type: 'H100' },
+        { name: 'busy', gpu_type: 'H100' },
+      ],
+    });
     const signals = createSignals(store, config);
     const at = atMs(300_000);
     const byPool = await signals.snapshot({ windowMs: 300_000, by: ['pool'], atNs: at });
@@ -226,14 +335,37 @@ describe('signals on real-world deliveries', () => {
   it('catches up by event time when rowids moved under it (retention compaction)', async () => {
     const store = await freshStore();
     const signals = createSignals(store, CONFIG);
-    await ingest(store, [traceExport('a', chatRequest({ trace: 'a', startMs: 0, queueMs: 1, prefillMs: 1, decodeMs: 10 }).spans)]);
+    await ingest(store, [
+      traceExport('a', chatRequest({ trace: 'a', startMs: 0, queueMs: 1, prefillMs: 1, decodeMs: 10 }).spans),
+    ]);
     await signals.refresh();
     // Simulate compaction: the span recorded at the last refreshed rowid is no longer there.
     await store.execute("UPDATE request_facts_state SET fp_span_id = 'moved'");
-    await ingest(store, [traceExport('b', chatRequest({ trace: 'b', startMs: 5000, queueMs: 1, prefillMs: 1, decodeMs: 10 }).spans)]);
+    await ingest(store, [
+      traceExport(
+        'b',
+        chatRequest({ trace: 'b', startMs: 5000, queueMs: 1, prefillMs: 1, decodeMs: 10 }).spans,
+      ),
+    ]);
     const result = await signals.refresh();
     expect(result?.caughtUp).toBe(true);
     const ids = await store.query<{ trace_id: string }>('SELECT trace_id FROM requests ORDER BY start_ns');
     expect(ids.map((r) => r.trace_id)).toEqual([traceIdOf('a'), traceIdOf('b')]);
+  });
+
+  it('handles a bulk batch (thousands of traces at once) like small ones, and late spans after it', async () => {
+    const store = await freshStore();
+    const signals = createSignals(store, CONFIG);
+    const exports = Array.from({ length: 6000 }, (_, i) =>
+      traceExport(`bulk-${i}`, [{ key: 'gw', name: 'POST /v1/chat/completions', service: 'gateway', startMs: i * 10, endMs: i * 10 + 500 }]),
+    );
+    await ingest(store, exports);
+    expect((await signals.refresh())?.tracesTouched).toBe(6000);
+    await ingest(store, [traceExport('bulk-7', [{ key: 'rt', parent: 'gw', name: 'llm_request', service: 'vllm', startMs: 75, endMs: 560, firstTokenMs: 170 }])]);
+    expect((await signals.refresh())?.tracesTouched).toBe(1);
+    const [row] = await store.query<Record<string, number>>(
+      `SELECT count(*) AS n, count(DISTINCT trace_id) AS traces, max(ttft_ms) FILTER (WHERE trace_id = '${traceIdOf('bulk-7')}') AS ttft FROM requests`,
+    );
+    expect(row).toEqual({ n: 6000, traces: 6000, ttft: 100 });
   });
 });

@@ -11,14 +11,25 @@ export type {
 } from './create-signals.ts';
 export { readSignalValue, isSignalPath, SIGNAL_PATHS } from './read-signal-value.ts';
 export { HOP_KEYS } from './signal-group.ts';
-export type { HopKey, SignalGroupDetail, SignalsSnapshotDetail, UtilizationBound, GroupKey } from './signal-group.ts';
+export type {
+  HopKey,
+  SignalGroupDetail,
+  SignalsSnapshotDetail,
+  UtilizationBound,
+  GroupKey,
+} from './signal-group.ts';
 export type { RefreshResult } from './rollup/refresh-request-facts.ts';
 export { formatDurationMs, nsToRfc3339 } from './format-duration.ts';
 export { TASK_STATUSES } from './tasks/tasks.ts';
 export type { TaskStatus, TaskSummary, TaskAttempt } from './tasks/tasks.ts';
 export type { TraceSearch, TraceSummary, TraceWaterfall, WaterfallSpan } from './traces/traces.ts';
 export { createPrometheusText, escapeLabelValue } from './prometheus/prometheus-text.ts';
-export type { PrometheusText, PrometheusFamily, PrometheusType } from './prometheus/prometheus-text.ts';
+export type {
+  PrometheusText,
+  PrometheusFamily,
+  PrometheusType,
+  PrometheusSuffix,
+} from './prometheus/prometheus-text.ts';
 export { renderSignalsMetrics } from './prometheus/render-signals-metrics.ts';
 export { startBackgroundRefresh } from './rollup/background-refresh.ts';
 export type { BackgroundRefresh } from './rollup/background-refresh.ts';

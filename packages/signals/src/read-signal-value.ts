@@ -17,7 +17,11 @@ export function readSignalValue(group: SignalGroup, path: string): number | null
 /** Signal paths a series or an alert rule can name (numeric leaves of SignalGroupDetail). */
 export const SIGNAL_PATHS: readonly string[] = [
   'requests',
-  ...['ttftMs', 'serverTtftMs', 'e2eMs', 'taskE2eMs', 'queueMs'].flatMap((p) => [`${p}.p50`, `${p}.p95`, `${p}.p99`]),
+  ...['ttftMs', 'serverTtftMs', 'e2eMs', 'taskE2eMs', 'queueMs'].flatMap((p) => [
+    `${p}.p50`,
+    `${p}.p95`,
+    `${p}.p99`,
+  ]),
   'errorRate',
   'preemptionRate',
   'goodput',
@@ -41,7 +45,8 @@ export const SIGNAL_PATHS: readonly string[] = [
   'peakTokensPerSPerReplica',
 ];
 
-const HOP_PATH = /^hops\.(gateway|router|cache|queue|prefill|decode|stream|runtime|tool|other)\.(p50|p95|shareOfE2e|shareOfTtft)$/;
+const HOP_PATH =
+  /^hops\.(gateway|router|cache|queue|prefill|decode|stream|runtime|tool|other)\.(p50|p95|shareOfE2e|shareOfTtft)$/;
 
 /** True for a path readSignalValue can ever return a number for. */
 export function isSignalPath(path: string): boolean {

@@ -1,4 +1,10 @@
-import type { GroupDimension, HopLatency, Percentiles, SignalGroup, SignalsSnapshot } from '@governor/conventions';
+import type {
+  GroupDimension,
+  HopLatency,
+  Percentiles,
+  SignalGroup,
+  SignalsSnapshot,
+} from '@governor/conventions';
 
 /**
  * Hop keys in hop attribution: the hops of DESIGN.md §1 (gateway, router, cache, queue, prefill,

@@ -107,7 +107,7 @@ export async function createBatchWriter(
   options: BatchWriterOptions,
 ): Promise<BatchWriter> {
   const now = options.now ?? (() => performance.now());
-  const checkpointRows = options.checkpointRows ?? 500_000;
+  const checkpointRows = options.checkpointRows ?? 250_000;
   const appenders: Record<Target, Appenders> = {
     main: { spans: null, metrics: null },
     stage: { spans: null, metrics: null },
@@ -149,10 +149,12 @@ export async function createBatchWriter(
     set.metrics ??= await connection.createAppender('metric_store', 'main', catalog);
     return { spans: set.spans, metrics: set.metrics };
   };
-  const closeAppenders = (t: Target) => {
+  /** Closes a target's appenders; `discard` drops rows appended but not flushed (a failed group). */
+  const closeAppenders = (t: Target, discard = false) => {
     const set = appenders[t];
     for (const a of [set.spans, set.metrics]) {
       try {
+        if (discard) a?.clear();
         a?.closeSync();
       } catch {
         // Invalid after a failed flush; a fresh one replaces it.
@@ -190,7 +192,8 @@ export async function createBatchWriter(
       stats.maxFlushMs = Math.max(stats.maxFlushMs, flushMs);
     } catch (error) {
       stats.failedFlushes++;
-      closeAppenders(groupTarget);
+      // Nothing of a rejected group is committed, so the client's retry cannot duplicate it.
+      closeAppenders(groupTarget, true);
       const failure = new Error(`writing to DuckDB failed: ${(error as Error).message}`, { cause: error });
       for (const b of batches) b.reject(failure);
       return;

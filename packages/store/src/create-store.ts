@@ -21,7 +21,7 @@ export interface StoreOptions {
   dataDir: string;
   maxQueuedRows?: number;
   checkpointIntervalMs?: number;
-  /** Checkpoint after this many rows even before the interval (default 500,000). */
+  /** Checkpoint after this many rows even before the interval (default 250,000). */
   checkpointRows?: number;
   /** DuckDB memory_limit for the whole instance, e.g. '4GB'. */
   memoryLimit?: string;

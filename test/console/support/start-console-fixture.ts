@@ -10,8 +10,9 @@ import { GovernorConfig } from '../../../packages/conventions/src/index.ts';
 
 // A real Governor (ephemeral ports, temp data dir, temp dashboards dir seeded with the shipped
 // dashboards) serving the built console, fed by the simulator over OTLP/HTTP, with a real
-// webhook receiver for alert deliveries. The control loop runs in lockstep so the test decides
-// when a tick happens (recommendations stay proposed until the test approves one).
+// webhook receiver for alert deliveries. The control loop runs in lockstep with the simulator
+// (a tick every control interval of simulated time, as in production); no policy auto-applies,
+// so its recommendations wait in the inbox for the test to decide.
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 export const CONSOLE_DIST = join(REPO, 'apps/console/dist');
@@ -73,6 +74,18 @@ export async function startConsoleFixture(): Promise<ConsoleFixture> {
   const config = GovernorConfig.parse({
     server: { http_port: 0, grpc_port: 0, data_dir: dataDir },
     pricing: { gpu_hour_usd: { H100: 4, A100: 2.5 } },
+    // The simulator's default fleet. A configured peak makes compute utilization (and so the
+    // utilization ratio) known at once instead of learned from a day of history.
+    pools: [
+      { name: 'llama8b-h100-east', gpu_type: 'H100', peak_tokens_per_s_per_replica: 400 },
+      { name: 'llama8b-a100-west', gpu_type: 'A100', peak_tokens_per_s_per_replica: 250 },
+      {
+        name: 'llama70b-h100-east',
+        gpu_type: 'H100',
+        gpus_per_replica: 4,
+        peak_tokens_per_s_per_replica: 150,
+      },
+    ],
     slo: { ttft_ms: 2000, e2e_ms: 60_000 },
     control: { tick: 'lockstep' },
     dashboards: { dir: dashboardsDir },
@@ -92,16 +105,16 @@ export async function startConsoleFixture(): Promise<ConsoleFixture> {
     receivers: [{ name: 'ops-webhook', type: 'webhook', url: webhook.url }],
   });
   const governor = await startGovernor({ config, env: {} });
-  const simulatedMs = 10 * 60_000;
+  const simulatedMs = 6 * 60_000;
   await runSimulation({
     workload: 'synthetic-mix',
     durationMs: simulatedMs,
-    // The data ends mid-traffic: an over-provisioned pool is busy but oversized, so the control
-    // loop proposes a scale-in for the test to approve.
+    // The data ends mid-traffic, so the last recommendations are still open at the end.
     drainMs: 0,
     speed: 'max',
     seed: 7,
     target: governor.httpUrl,
+    lockstep: governor.httpUrl,
     startEpochMs: Date.now() - simulatedMs,
     log: () => {},
   });

@@ -101,7 +101,7 @@ function nextEvent(
 }
 
 describe('actuators', () => {
-  test('a webhook gets each action signed, is retried on 500, and applies it once', async () => {
+  test('a webhook gets each action signed, is retried on 500, and applies it once; /metrics shows the target', async () => {
     const receiver = await startReceiver('hmac-secret', 2);
     g = await startTestGovernor({
       policies: auto,
@@ -120,6 +120,12 @@ describe('actuators', () => {
     const [tick] = await runTicks(g, [{ ...h100, queueMs: 3000 }, a100], 180_000, 210_000);
     const action = tick!.actions.find((a) => a.kind === 'scale' && a.target.pool === 'h100-east')!;
     expect(action).toMatchObject({ type: 'apply', action: { from: 2, to: 4 } });
+
+    // KEDA/HPA read the decision from /metrics.
+    const metrics = await fetch(`${g.url}/metrics`).then((r) => r.text());
+    expect(metrics).toContain('# TYPE governor_desired_replicas gauge');
+    expect(metrics).toContain('governor_desired_replicas{pool="h100-east"} 4');
+    expect(metrics).toContain('governor_desired_replicas{pool="a100-west"} 2');
 
     expect((await delivered).data).toMatchObject({
       actionId: action.id,

@@ -288,6 +288,40 @@ describe('hysteresis, cooldown and verification', () => {
     });
   });
 
+  test('applied actions and their cooldowns survive a restart', async () => {
+    g = await startTestGovernor({
+      policies: [{ name: 'auto', match: { kind: ['scale'] }, auto_apply: true }],
+    });
+    // TTFT around half the SLO: nothing to scale in while warming up.
+    const h = { ...h100, prefillMsPerToken: 1 };
+    const a = { ...a100, prefillMsPerToken: 1.6 };
+    await runTicks(g, [h, a], 0, WARM_UP_MS);
+    const [tick] = await runTicks(g, [{ ...h, ...queued }, a], WARM_UP_MS, WARM_UP_MS + 30_000);
+    const applied = tick!.actions.find((a) => a.kind === 'scale' && a.target.pool === 'h100-east')!;
+    const dir = g.dataDir;
+    await g.close({ keepData: true });
+    g = await startTestGovernor(
+      { policies: [{ name: 'auto', match: { kind: ['scale'] }, auto_apply: true }] },
+      dir,
+    );
+    const { body } = await g.request<{ recommendation: Recommendation }>(
+      'GET',
+      `/api/recommendations/${applied.recommendationId}`,
+    );
+    expect(body.recommendation.state).toBe('applied');
+    expect(await fetch(`${g.url}/metrics`).then((r) => r.text())).toContain(
+      `governor_desired_replicas{pool="h100-east"} ${applied.action.to}`,
+    );
+    // Still inside the cooldown after the restart: a light pool is not scaled back in yet.
+    const after = await runTicks(
+      g,
+      [{ ...h100, replicas: applied.action.to as number }, a],
+      WARM_UP_MS + 30_000,
+      WARM_UP_MS + 150_000,
+    );
+    expect(after.flatMap((t) => t.actions).filter((a) => a.target.pool === 'h100-east')).toEqual([]);
+  });
+
   test('evaluate refuses to move time backwards unless it is a dry run', async () => {
     g = await startTestGovernor();
     await runTicks(g, [h100, a100], 0, 60_000);

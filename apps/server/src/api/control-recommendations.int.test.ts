@@ -203,7 +203,7 @@ describe('recommendations from telemetry', () => {
     expect((shift.action.weights as Record<string, number>)['a100-west']).toBeGreaterThan(0.5);
   });
 
-  test('traffic moves toward the pool that serves the model for less per token, and that pool is sized for it', async () => {
+  test('traffic moves toward the pool that serves the model for less per token', async () => {
     g = await startTestGovernor();
     // A100 at 0.6 ms per prompt token × $2.5 costs 1.5× what H100 at 0.25 ms × $4 does, and its
     // TTFT is no better: cost per successful task falls when H100 carries more of the model.
@@ -216,9 +216,8 @@ describe('recommendations from telemetry', () => {
     // A quarter of A100's observed half of the traffic moves; weights still sum to 1.
     expect(weights['a100-west']).toBeCloseTo(0.375, 1);
     expect(weights['a100-west']! + weights['h100-east']!).toBeCloseTo(1, 5);
-    const grow = find(recs, 'scale', 'h100-east').filter((r) => r.action.to! > r.action.from!);
-    expect(grow[0]).toMatchObject({ action: { from: 2, to: 3 } });
-    expect(grow[0]!.reason).toMatch(/takes over 13% of llama-8b's traffic from a100-west/);
+    // H100 was picked because it has room: it is not scaled up for the move (only if it turns load-bound).
+    expect(find(recs, 'scale', 'h100-east').filter((r) => r.action.to! > r.action.from!)).toEqual([]);
   });
 
   test('scale-in only where N−1 replicas hold the SLO, never to zero under traffic', async () => {

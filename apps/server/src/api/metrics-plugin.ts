@@ -20,7 +20,10 @@ export async function metricsPlugin(app: FastifyInstance, options: MetricsPlugin
 }
 
 /** The four signals and their supporting figures, by pool and fleet-wide, over signals.default_window. */
-export function createSignalsMetricsProvider(signals: Signals, config: GovernorConfig): () => Promise<string> {
+export function createSignalsMetricsProvider(
+  signals: Signals,
+  config: GovernorConfig,
+): () => Promise<string> {
   const windowMs = parseDurationMs(config.signals.default_window);
   return async () => {
     const watermark = await signals.watermarkNs();
@@ -30,7 +33,12 @@ export function createSignalsMetricsProvider(signals: Signals, config: GovernorC
       signals.snapshot({ windowMs, by: [], atNs: watermark }),
     ]);
     const text = createPrometheusText();
-    renderSignalsMetrics(text, { byPool, fleet, windowSeconds: windowMs / 1000, atSeconds: Number(watermark / 1_000_000n) / 1000 });
+    renderSignalsMetrics(text, {
+      byPool,
+      fleet,
+      windowSeconds: windowMs / 1000,
+      atSeconds: Number(watermark / 1_000_000n) / 1000,
+    });
     return text.toString();
   };
 }
@@ -39,26 +47,60 @@ export function createSignalsMetricsProvider(signals: Signals, config: GovernorC
 export function createIngestMetricsProvider(counters: IngestCounters, store: Store): () => string {
   return () => {
     const text = createPrometheusText();
-    const counter = (name: string, help: string, value: number) => text.family(name, 'counter', help).sample({}, value);
-    const gauge = (name: string, help: string, value: number) => text.family(name, 'gauge', help).sample({}, value);
+    const counter = (name: string, help: string, value: number) =>
+      text.family(name, 'counter', help).sample({}, value);
+    const gauge = (name: string, help: string, value: number) =>
+      text.family(name, 'gauge', help).sample({}, value);
     counter('governor_ingest_spans_accepted_total', 'Spans accepted and committed.', counters.spansAccepted);
-    counter('governor_ingest_spans_rejected_total', 'Spans rejected as invalid (partial success).', counters.spansRejected);
-    counter('governor_ingest_metric_points_accepted_total', 'Metric data points accepted and committed.', counters.pointsAccepted);
-    counter('governor_ingest_metric_points_rejected_total', 'Metric data points rejected as invalid.', counters.pointsRejected);
-    const rejected = text.family('governor_ingest_requests_rejected_total', 'counter', 'OTLP requests refused as a whole, by reason.');
+    counter(
+      'governor_ingest_spans_rejected_total',
+      'Spans rejected as invalid (partial success).',
+      counters.spansRejected,
+    );
+    counter(
+      'governor_ingest_metric_points_accepted_total',
+      'Metric data points accepted and committed.',
+      counters.pointsAccepted,
+    );
+    counter(
+      'governor_ingest_metric_points_rejected_total',
+      'Metric data points rejected as invalid.',
+      counters.pointsRejected,
+    );
+    const rejected = text.family(
+      'governor_ingest_requests_rejected_total',
+      'counter',
+      'OTLP requests refused as a whole, by reason.',
+    );
     for (const [reason, n] of Object.entries(counters.requestsRejected)) rejected.sample({ reason }, n);
     const w = store.writer.stats();
     gauge('governor_writer_queued_rows', 'Rows accepted but not yet committed.', w.queuedRows);
-    gauge('governor_writer_staged_rows', 'Rows committed to the ingest stage during a checkpoint, not yet moved.', w.stagedRows);
+    gauge(
+      'governor_writer_staged_rows',
+      'Rows committed to the ingest stage during a checkpoint, not yet moved.',
+      w.stagedRows,
+    );
     counter('governor_writer_spans_written_total', 'Spans committed to the span table.', w.spansWritten);
     counter('governor_writer_metric_points_written_total', 'Metric points committed.', w.metricPointsWritten);
     counter('governor_writer_flushes_total', 'Group commits.', w.flushes);
     gauge('governor_writer_last_flush_seconds', 'Duration of the last group commit.', w.lastFlushMs / 1000);
     gauge('governor_writer_max_flush_seconds', 'Longest group commit since start.', w.maxFlushMs / 1000);
     counter('governor_writer_checkpoints_total', 'Checkpoints of the main database.', w.checkpoints);
-    counter('governor_writer_failed_checkpoints_total', 'Checkpoints that failed (retried later).', w.failedCheckpoints);
-    gauge('governor_writer_last_checkpoint_seconds', 'Duration of the last checkpoint.', w.lastCheckpointMs / 1000);
-    counter('governor_writer_rejected_queue_full_total', 'Writes refused because the queue was full.', w.rejectedQueueFull);
+    counter(
+      'governor_writer_failed_checkpoints_total',
+      'Checkpoints that failed (retried later).',
+      w.failedCheckpoints,
+    );
+    gauge(
+      'governor_writer_last_checkpoint_seconds',
+      'Duration of the last checkpoint.',
+      w.lastCheckpointMs / 1000,
+    );
+    counter(
+      'governor_writer_rejected_queue_full_total',
+      'Writes refused because the queue was full.',
+      w.rejectedQueueFull,
+    );
     counter('governor_writer_failed_flushes_total', 'Group commits that failed.', w.failedFlushes);
     return text.toString();
   };

@@ -11,7 +11,9 @@ export interface MetricsRegistry {
   collect(): Promise<string>;
 }
 
-export function createMetricsRegistry(onError: (name: string, error: unknown) => void = () => {}): MetricsRegistry {
+export function createMetricsRegistry(
+  onError: (name: string, error: unknown) => void = () => {},
+): MetricsRegistry {
   const providers = new Map<string, MetricsProvider>();
   return {
     register(name, provider) {
@@ -30,7 +32,10 @@ export function createMetricsRegistry(onError: (name: string, error: unknown) =>
         }),
       );
       const up = results
-        .map((r) => `governor_metrics_provider_up{provider="${r.name.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"} ${r.up}`)
+        .map(
+          (r) =>
+            `governor_metrics_provider_up{provider="${r.name.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"} ${r.up}`,
+        )
         .join('\n');
       return (
         results.map((r) => r.text).join('') +

@@ -29,7 +29,12 @@ export async function signalsPlugin(app: FastifyInstance, options: SignalsPlugin
     const windowMs = parseWindowMs(query.window, 'window', config.signals.default_window);
     const by = parseGroupBy(query.by);
     const atNs = parseOptionalTime(query.at, 'at');
-    return signals.snapshot({ windowMs, by, filter: parseDimensionFilter(query), ...(atNs === undefined ? {} : { atNs }) });
+    return signals.snapshot({
+      windowMs,
+      by,
+      filter: parseDimensionFilter(query),
+      ...(atNs === undefined ? {} : { atNs }),
+    });
   });
 
   app.get('/api/signals/series', async (request) => {
@@ -43,7 +48,8 @@ export async function signalsPlugin(app: FastifyInstance, options: SignalsPlugin
     }
     const by = parseGroupBy(query.by);
     const stepMs = parseWindowMs(query.step, 'step', '1m');
-    const toNs = parseOptionalTime(query.to, 'to') ?? (await signals.watermarkNs()) ?? BigInt(Date.now()) * 1_000_000n;
+    const toNs =
+      parseOptionalTime(query.to, 'to') ?? (await signals.watermarkNs()) ?? BigInt(Date.now()) * 1_000_000n;
     const fromNs = parseOptionalTime(query.from, 'from') ?? toNs - DEFAULT_SERIES_RANGE_NS;
     if (fromNs >= toNs) throw new GovernorError('GOV_ERR_SIGNALS_BAD_TIME', '`from` must be before `to`');
     const points = (toNs - fromNs + BigInt(stepMs) * 1_000_000n - 1n) / (BigInt(stepMs) * 1_000_000n);

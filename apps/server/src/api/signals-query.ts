@@ -20,7 +20,11 @@ export function readQuery(raw: unknown, allowed: readonly string[]): Query {
         `unknown query parameter "${name}"; this endpoint takes ${allowed.join(', ')}`,
       );
     }
-    if (Array.isArray(value)) throw new GovernorError('GOV_ERR_REQUEST_INVALID', `query parameter "${name}" was given more than once`);
+    if (Array.isArray(value))
+      throw new GovernorError(
+        'GOV_ERR_REQUEST_INVALID',
+        `query parameter "${name}" was given more than once`,
+      );
     out[name] = typeof value === 'string' ? value : String(value);
   }
   return out;
@@ -34,8 +38,10 @@ export function parseWindowMs(text: string | undefined, name: string, fallback: 
   } catch (error) {
     throw new GovernorError('GOV_ERR_SIGNALS_BAD_WINDOW', `${name}: ${(error as Error).message}`);
   }
-  if (ms <= 0) throw new GovernorError('GOV_ERR_SIGNALS_BAD_WINDOW', `${name} must be longer than 0, got "${value}"`);
-  if (ms > MAX_WINDOW_MS) throw new GovernorError('GOV_ERR_SIGNALS_BAD_WINDOW', `${name} may be at most 7d, got "${value}"`);
+  if (ms <= 0)
+    throw new GovernorError('GOV_ERR_SIGNALS_BAD_WINDOW', `${name} must be longer than 0, got "${value}"`);
+  if (ms > MAX_WINDOW_MS)
+    throw new GovernorError('GOV_ERR_SIGNALS_BAD_WINDOW', `${name} may be at most 7d, got "${value}"`);
   return ms;
 }
 
@@ -50,7 +56,8 @@ export function parseGroupBy(text: string | undefined): GroupDimension[] {
       );
     }
   }
-  if (new Set(dims).size !== dims.length) throw new GovernorError('GOV_ERR_SIGNALS_BAD_DIMENSION', `by: "${text}" names a dimension twice`);
+  if (new Set(dims).size !== dims.length)
+    throw new GovernorError('GOV_ERR_SIGNALS_BAD_DIMENSION', `by: "${text}" names a dimension twice`);
   return dims as GroupDimension[];
 }
 
@@ -80,7 +87,13 @@ export function parseRfc3339Ns(text: string, name: string): bigint {
   if (!Number.isFinite(wholeMs)) throw bad();
   // Date.parse accepts 2026-02-31 by rolling over; reject dates that do not exist.
   const check = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d)));
-  if (check.getUTCMonth() !== Number(mo) - 1 || check.getUTCDate() !== Number(d) || Number(h) > 23 || Number(mi) > 59 || Number(s) > 60) {
+  if (
+    check.getUTCMonth() !== Number(mo) - 1 ||
+    check.getUTCDate() !== Number(d) ||
+    Number(h) > 23 ||
+    Number(mi) > 59 ||
+    Number(s) > 60
+  ) {
     throw bad();
   }
   return BigInt(wholeMs) * 1_000_000n + BigInt(fraction.padEnd(9, '0') || '0');
@@ -94,7 +107,10 @@ export function parseLimit(text: string | undefined, fallback: number, max: numb
   if (text === undefined || text === '') return fallback;
   const n = Number(text);
   if (!Number.isInteger(n) || n < 1 || n > max) {
-    throw new GovernorError('GOV_ERR_REQUEST_INVALID', `limit must be an integer from 1 to ${max}, got "${text}"`);
+    throw new GovernorError(
+      'GOV_ERR_REQUEST_INVALID',
+      `limit must be an integer from 1 to ${max}, got "${text}"`,
+    );
   }
   return n;
 }
@@ -102,6 +118,7 @@ export function parseLimit(text: string | undefined, fallback: number, max: numb
 export function parseNonNegativeNumber(text: string | undefined, name: string): number | undefined {
   if (text === undefined || text === '') return undefined;
   const n = Number(text);
-  if (!Number.isFinite(n) || n < 0) throw new GovernorError('GOV_ERR_REQUEST_INVALID', `${name} must be a number ≥ 0, got "${text}"`);
+  if (!Number.isFinite(n) || n < 0)
+    throw new GovernorError('GOV_ERR_REQUEST_INVALID', `${name} must be a number ≥ 0, got "${text}"`);
   return n;
 }

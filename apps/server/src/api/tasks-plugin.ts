@@ -3,7 +3,13 @@ import { GROUP_DIMENSIONS } from '@governor/conventions';
 import { type Signals, TASK_STATUSES, type TaskStatus } from '@governor/signals';
 import type { FastifyInstance } from 'fastify';
 import { GovernorError } from '../errors.ts';
-import { parseDimensionFilter, parseLimit, parseOptionalTime, parseWindowMs, readQuery } from './signals-query.ts';
+import {
+  parseDimensionFilter,
+  parseLimit,
+  parseOptionalTime,
+  parseWindowMs,
+  readQuery,
+} from './signals-query.ts';
 
 export interface TasksPluginOptions {
   signals: Signals;
@@ -24,7 +30,10 @@ export async function tasksPlugin(app: FastifyInstance, options: TasksPluginOpti
     }
     const windowMs = parseWindowMs(q.window, 'window', '1h');
     if (q.status !== undefined && !(TASK_STATUSES as readonly string[]).includes(q.status)) {
-      throw new GovernorError('GOV_ERR_REQUEST_INVALID', `status must be one of ${TASK_STATUSES.join(', ')}, got "${q.status}"`);
+      throw new GovernorError(
+        'GOV_ERR_REQUEST_INVALID',
+        `status must be one of ${TASK_STATUSES.join(', ')}, got "${q.status}"`,
+      );
     }
     const limit = parseLimit(q.limit, 50, 500);
     const tasks = await signals.tasks({

@@ -61,10 +61,14 @@ export async function tracesPlugin(app: FastifyInstance, options: TracesPluginOp
   app.get('/api/traces/:traceId', async (request) => {
     const { traceId } = request.params as { traceId: string };
     if (!TRACE_ID.test(traceId)) {
-      throw new GovernorError('GOV_ERR_REQUEST_INVALID', `"${traceId}" is not a trace id; expected 32 hex characters`);
+      throw new GovernorError(
+        'GOV_ERR_REQUEST_INVALID',
+        `"${traceId}" is not a trace id; expected 32 hex characters`,
+      );
     }
     const waterfall = await signals.trace(traceId);
-    if (!waterfall) throw new GovernorError('GOV_ERR_TRACE_NOT_FOUND', `no spans with trace id ${traceId.toLowerCase()}`);
+    if (!waterfall)
+      throw new GovernorError('GOV_ERR_TRACE_NOT_FOUND', `no spans with trace id ${traceId.toLowerCase()}`);
     return waterfall;
   });
 }

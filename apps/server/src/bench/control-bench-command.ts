@@ -13,7 +13,7 @@ import {
 } from './control-bench.ts';
 
 export const BENCH_CONTROL_USAGE =
-  'governor bench control [--json FILE] [--quick] [--duration 20m] [--seed N] [--scenario S[,S…]] [--workload W[,W…]] [--data-dir TRACES]';
+  'governor bench control [--json FILE] [--quick] [--explain] [--duration 20m] [--seed N] [--scenario S[,S…]] [--workload W[,W…]] [--data-dir TRACES]';
 
 export async function runBenchControlCommand(args: ParsedArgs): Promise<number> {
   const quick = args.flags.quick === true;
@@ -47,6 +47,7 @@ export async function runBenchControlCommand(args: ParsedArgs): Promise<number> 
     durationMs,
     seed,
     traceDir: flagString(args, 'data-dir'),
+    explain: args.flags.explain === true,
     onProgress: (line, done) => {
       if (tty) process.stderr.write(`\r\x1b[2K${line}${done ? '\n' : ''}`);
       else if (done) process.stderr.write(`${line}\n`);
@@ -112,6 +113,7 @@ export function formatScenario(s: ScenarioResult): string {
       rows,
     ),
     ...verdict.map((v) => `  ${v}`),
+    ...(g.decisions ?? []).map((d) => `    ${d}`),
   ].join('\n');
 }
 

@@ -69,6 +69,8 @@ export interface GovernorFindings {
   recommendations: number;
   applied: number;
   rolledBack: number;
+  /** With `explain`: Governor's decisions in order (audit log, one line each). */
+  decisions?: string[];
 }
 
 export interface ScenarioResult {
@@ -92,6 +94,8 @@ export interface ControlBenchOptions {
   durationMs: number;
   seed: number;
   traceDir?: string;
+  /** Keep Governor's decision log per run in the report. */
+  explain?: boolean;
   onProgress?: (line: string, done: boolean) => void;
 }
 
@@ -192,6 +196,7 @@ export async function runControlBench(options: ControlBenchOptions): Promise<Con
     );
     policies.unshift(toPolicyResult('governor', governorRun.summary));
     const findings = summarizeFindings(policies, governorRun.summary, governorRun.recommendations);
+    if (options.explain) findings.decisions = governorRun.decisions;
     const result: ScenarioResult = {
       name: scenario === 'none' ? 'fault-free' : scenario,
       workload,
@@ -220,13 +225,15 @@ async function runGovernor(
     dataDir?: string;
   },
   onProgress: (p: RunProgress) => void,
-): Promise<{ summary: RunSummary; recommendations: Recommendation[] }> {
+): Promise<{ summary: RunSummary; recommendations: Recommendation[]; decisions: string[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'governor-bench-'));
   const fleet = createDefaultFleet();
   const sloTtftMs = 2000;
   const sloE2eMs = 60_000;
   const config = buildBenchConfig(fleet, dir, { ttftMs: sloTtftMs, e2eMs: sloE2eMs });
-  const governor = await startGovernor({ config });
+  // GOVERNOR_BENCH_LOG=warn|error shows the embedded Governor's log on stderr.
+  const level = process.env.GOVERNOR_BENCH_LOG;
+  const governor = await startGovernor({ config, logger: level ? { level } : false });
   try {
     const summary = await runSimulation({
       ...common,
@@ -244,7 +251,18 @@ async function runGovernor(
       );
     }
     const recommendations = await governor.control.listRecommendations({ limit: 10_000 });
-    return { summary, recommendations };
+    const byId = new Map(recommendations.map((r) => [r.id, r]));
+    const decisions = (await governor.control.listAudit({ limit: 10_000 }))
+      .reverse()
+      .filter((a) => a.decision !== 'proposed' && a.decision !== 'refreshed' && a.decision !== 'delivered')
+      .map((a) => {
+        const rec = a.recommendationId ? byId.get(a.recommendationId) : undefined;
+        const target = Object.values(a.target ?? {}).join('/');
+        const why =
+          a.decision === 'auto_applied' || a.decision === 'applied' ? (rec?.reason ?? a.reason) : a.reason;
+        return `${a.at.slice(11, 19)} ${a.decision} ${a.kind ?? ''} ${target} ${JSON.stringify(rec?.action ?? {})} — ${why}`;
+      });
+    return { summary, recommendations, decisions };
   } finally {
     await governor.close();
     rmSync(dir, { recursive: true, force: true });

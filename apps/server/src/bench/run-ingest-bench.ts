@@ -312,13 +312,23 @@ async function readServerMetrics(
     });
     if (!response.ok) return null;
     const text = await response.text();
-    const value = (name: string) =>
-      Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+    // The first of the names that the server exposes (the metric names are still settling).
+    const value = (...names: string[]) => {
+      for (const name of names) {
+        const match = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text);
+        if (match) return Number(match[1]);
+      }
+      return Number.NaN;
+    };
     return {
-      checkpoints: value('governor_checkpoints_total'),
-      maxCheckpointS: value('governor_checkpoint_max_seconds'),
-      flushes: value('governor_write_flushes_total'),
-      maxFlushS: value('governor_write_flush_max_seconds'),
+      checkpoints: value('governor_writer_checkpoints_total', 'governor_checkpoints_total'),
+      maxCheckpointS: value(
+        'governor_writer_max_checkpoint_seconds',
+        'governor_checkpoint_max_seconds',
+        'governor_writer_last_checkpoint_seconds',
+      ),
+      flushes: value('governor_writer_flushes_total', 'governor_write_flushes_total'),
+      maxFlushS: value('governor_writer_max_flush_seconds', 'governor_write_flush_max_seconds'),
     };
   } catch {
     return null;

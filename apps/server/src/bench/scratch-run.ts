@@ -13,7 +13,7 @@ const started = Date.now();
 if (policy === 'governor') {
   const { buildBenchConfig } = await import('./control-bench.ts');
   const parsed = { config: buildBenchConfig(fleet, dir, { ttftMs: 2000, e2eMs: 60000 }) };
-  const gov = await startGovernor({ config: parsed.config });
+  const gov = await startGovernor({ config: parsed.config, logger: process.env.GOV_LOG ? { level: 'error' } : false });
   try {
     const summary = await runSimulation({
       workload: workload as never,

@@ -26,6 +26,8 @@ export interface SoakInterval {
   rssMiB: number;
   /** DuckDB's buffer manager (duckdb_memory()), part of the RSS. */
   duckdbMiB: number | null;
+  /** V8 heap in use, from the server's own /metrics (scraped every interval, as Prometheus would). */
+  heapMiB: number | null;
   ackedSpans: number;
   spansPerS: number;
   ackP50Ms: number | null;
@@ -49,6 +51,8 @@ export interface SoakResult {
   lostSpans: number;
   refusedRequests: number;
   failedRequests: number;
+  /** Requests due but not sent because 64 were in flight: the server fell behind the schedule. */
+  skippedRequests: number;
   retention: { runs: number; exportedSpans: number; exportFiles: number };
   rss: { startMiB: number; endMiB: number; maxMiB: number; peakMiB: number | null };
   ack: { p50Ms: number | null; p99Ms: number | null; maxMs: number | null };
@@ -128,9 +132,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     let nextSample = started + options.intervalSeconds * 1000;
     const rssMiB = () => (g.memory()?.rssBytes ?? 0) / 1024 / 1024;
     const header =
-      'time    RSS MiB  DuckDB MiB   spans/s   ack p50 ms   ack p99 ms   ack max ms   refused   skipped     stored';
+      'time    RSS MiB  DuckDB MiB  heap MiB   spans/s   ack p50 ms   ack p99 ms   ack max ms   refused   skipped     stored';
     log(header);
     const startRss = rssMiB();
+    let sampling: Promise<void> = Promise.resolve();
 
     while (performance.now() < end) {
       const now = performance.now();
@@ -168,33 +173,45 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       }
       if (now >= nextSample) {
         nextSample += options.intervalSeconds * 1000;
-        const sorted = [...window].sort((a, b) => a - b);
-        const stored = await countSpans(g.url).catch(() => null);
-        const duckdb = await duckdbMemoryMiB(g.url).catch(() => null);
+        // Snapshot and reset the window now; the server-side figures are read without holding up
+        // the schedule (under load those requests take a while too).
+        const latencies = window.sort((a, b) => a - b);
         const row: SoakInterval = {
           atS: Math.round((now - started) / 1000),
           rssMiB: Math.round(rssMiB()),
-          duckdbMiB: duckdb,
+          duckdbMiB: null,
+          heapMiB: null,
           ackedSpans: windowAcked,
           spansPerS: Math.round(windowAcked / options.intervalSeconds),
-          ackP50Ms: quantile(sorted, 0.5),
-          ackP99Ms: quantile(sorted, 0.99),
-          ackMaxMs: quantile(sorted, 1),
+          ackP50Ms: quantile(latencies, 0.5),
+          ackP99Ms: quantile(latencies, 0.99),
+          ackMaxMs: quantile(latencies, 1),
           refused: windowRefused,
           inFlight,
           skipped: windowSkipped,
-          storedSpans: stored,
+          storedSpans: null,
         };
-        intervals.push(row);
-        log(formatRow(row));
         window = [];
         windowAcked = 0;
         windowRefused = 0;
         windowSkipped = 0;
+        const previous = sampling;
+        sampling = (async () => {
+          const [stored, duckdb, heap] = await Promise.all([
+            countSpans(g.url).catch(() => null),
+            duckdbMemoryMiB(g.url).catch(() => null),
+            heapMiB(g.url).catch(() => null),
+          ]);
+          Object.assign(row, { storedSpans: stored, duckdbMiB: duckdb, heapMiB: heap });
+          await previous;
+          intervals.push(row);
+          log(formatRow(row));
+        })();
       }
       await sleepMs(Math.max(0, Math.min(due, nextSample) - performance.now()));
     }
     await Promise.all(pending);
+    await sampling;
 
     // 3. Acknowledged vs stored: staged rows reach the main tables after the current checkpoint.
     log('load stopped; waiting for every acknowledged span to be queryable…');
@@ -219,6 +236,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       lostSpans: expected - stored,
       refusedRequests: refused,
       failedRequests: failed,
+      skippedRequests: skipped,
       retention,
       rss: {
         startMiB: Math.round(startRss),
@@ -326,6 +344,12 @@ async function duckdbMemoryMiB(url: string): Promise<number> {
   return Math.round(Number(result.rows?.[0]?.[0] ?? Number.NaN) / 1024 / 1024);
 }
 
+async function heapMiB(url: string): Promise<number> {
+  const response = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  const line = (await response.text()).split('\n').find((l) => l.startsWith('nodejs_heap_used_bytes '));
+  return Math.round(Number(line?.split(' ')[1] ?? Number.NaN) / 1024 / 1024);
+}
+
 async function retentionTotals(url: string) {
   const result = await api<{ rows?: number[][] }>(url, '/api/sql', {
     sql: "SELECT count(*), coalesce(sum(rows_exported), 0), coalesce(sum(json_array_length(files)), 0) FROM retention_runs WHERE target = 'spans' AND state = 'published'",
@@ -342,7 +366,7 @@ function quantile(sorted: readonly number[], q: number): number | null {
 function formatRow(r: SoakInterval): string {
   const n = (v: number | null, width: number) => (v === null ? '–' : String(v)).padStart(width);
   const mmss = `${String(Math.floor(r.atS / 60)).padStart(2, '0')}:${String(r.atS % 60).padStart(2, '0')}`;
-  return `${mmss.padEnd(5)} ${n(r.rssMiB, 9)} ${n(r.duckdbMiB, 11)} ${n(r.spansPerS, 9)} ${n(r.ackP50Ms, 12)} ${n(r.ackP99Ms, 12)} ${n(r.ackMaxMs, 12)} ${n(r.refused, 9)} ${n(r.skipped, 9)} ${n(r.storedSpans, 10)}`;
+  return `${mmss.padEnd(5)} ${n(r.rssMiB, 9)} ${n(r.duckdbMiB, 11)} ${n(r.heapMiB, 9)} ${n(r.spansPerS, 9)} ${n(r.ackP50Ms, 12)} ${n(r.ackP99Ms, 12)} ${n(r.ackMaxMs, 12)} ${n(r.refused, 9)} ${n(r.skipped, 9)} ${n(r.storedSpans, 10)}`;
 }
 
 function fmt(n: number): string {

@@ -1,3 +1,4 @@
+import { availableParallelism, loadavg } from 'node:os';
 import { type ServerMode, runIngestBench } from '../bench/run-ingest-bench.ts';
 import { type ParsedArgs, flagNumber, flagString } from './parse-args.ts';
 
@@ -12,6 +13,7 @@ export async function runBenchIngestCommand(args: ParsedArgs): Promise<number> {
   const url = flagString(args, 'url');
   const mode: ServerMode = url ? 'url' : args.flags['in-process'] === true ? 'in-process' : 'process';
   const spans = flagNumber(args, 'spans') ?? 600_000;
+  const loadBefore = loadavg()[0]!;
   const result = await runIngestBench({
     mode,
     url,
@@ -24,8 +26,9 @@ export async function runBenchIngestCommand(args: ParsedArgs): Promise<number> {
     ingestOnly: args.flags['ingest-only'] === true,
     onProgress: (line) => process.stderr.write(`${line}\n`),
   });
+  const loadAfter = loadavg()[0]!;
   if (args.flags.json === true) {
-    process.stdout.write(`${JSON.stringify(result)}\n`);
+    process.stdout.write(`${JSON.stringify({ ...result, loadBefore, loadAfter })}\n`);
     return 0;
   }
   const mib = (b: number | null) => (b === null ? 'n/a (remote server)' : `${(b / 2 ** 20).toFixed(0)} MiB`);
@@ -48,12 +51,16 @@ export async function runBenchIngestCommand(args: ParsedArgs): Promise<number> {
           `  server CPU          ${result.cpu.serverProcessUsPerSpan.toFixed(1)} µs/span over all threads; main thread waited ${result.cpu.serverMainThreadWaitingS.toFixed(1)} s for a CPU (other load)`,
         ]
       : []),
-    ...(result.server
+    ...(result.server && Number.isFinite(result.server.checkpoints)
       ? [
           `  server              ${result.server.checkpoints} checkpoints (longest ${result.server.maxCheckpointS.toFixed(2)} s, commits went to the ingest stage meanwhile), ${n(result.server.flushes)} group commits (longest flush ${(result.server.maxFlushS * 1000).toFixed(0)} ms)`,
         ]
       : []),
   ];
+  // Wall-clock rates only mean something on an otherwise idle machine; say how idle it was.
+  lines.push(
+    `  machine load        ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after (1-min load average, ${availableParallelism()} cores)`,
+  );
   process.stdout.write(`${lines.join('\n')}\n`);
   return 0;
 }

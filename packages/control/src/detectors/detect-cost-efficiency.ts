@@ -1,7 +1,13 @@
 import type { Candidate } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
-import { type DetectContext, evidence, groupByModel, isCircuitOpen, normalizeWeights, readWeights } from './detect-context.ts';
-import { planPeerCapacity } from './plan-peer-capacity.ts';
+import {
+  type DetectContext,
+  evidence,
+  groupByModel,
+  isCircuitOpen,
+  normalizeWeights,
+  readWeights,
+} from './detect-context.ts';
 import { readLoad, round, scoreConfidence } from './pool-signals.ts';
 
 // The objective is cost per successful task under the SLO (DESIGN.md §6). Among healthy pools serving
@@ -9,7 +15,8 @@ import { readLoad, round, scoreConfidence } from './pool-signals.ts';
 // token × GPUs × $/GPU-hour) and meets the SLO at least as well should carry more of the model's
 // traffic: step by step, while it has room, and never below a floor share for the other pool (kept
 // warm for failover and so its signals stay current). The pool that loses traffic is scaled in by the
-// scale policy once its load allows; the one that gains it is sized for it now.
+// scale policy once its load allows; the one that gains it has room by construction, and the scale
+// policy grows it if it ever turns load-bound.
 
 const MIN_SHARE = 0.1;
 const STEP = 0.25;
@@ -39,7 +46,10 @@ export function detectCostEfficiency(ctx: DetectContext, skipModels: ReadonlySet
     const costs: PoolCost[] = [];
     for (const p of pools) {
       const learning = ctx.state.learning.get(p.pool);
-      const floor = learning && learning.healthySamples >= tuning.minBaselineSamples ? learning.prefillFloorMsPerToken : null;
+      const floor =
+        learning && learning.healthySamples >= tuning.minBaselineSamples
+          ? learning.prefillFloorMsPerToken
+          : null;
       if (floor === null || p.gpuHourUsd === null || (p.main?.requests ?? 0) < tuning.minRequests) continue;
       const load = readLoad(p, learning, tuning);
       costs.push({
@@ -53,7 +63,8 @@ export function detectCostEfficiency(ctx: DetectContext, skipModels: ReadonlySet
     if (costs.length < 2) continue;
     const cheapest = costs.reduce((a, b) => (b.usdPerMTokens < a.usdPerMTokens ? b : a));
     const dearest = costs.reduce((a, b) => (b.usdPerMTokens > a.usdPerMTokens ? b : a));
-    if (cheapest === dearest || cheapest.usdPerMTokens > tuning.efficiencyRatio * dearest.usdPerMTokens) continue;
+    if (cheapest === dearest || cheapest.usdPerMTokens > tuning.efficiencyRatio * dearest.usdPerMTokens)
+      continue;
     // The cheaper pool must have room and hold the SLO at least as well.
     if (cheapest.loadBound || (cheapest.contention ?? 1) >= 1.3) continue;
     if ((cheapest.goodput ?? 0) < (dearest.goodput ?? 0) - 0.01) continue;
@@ -78,7 +89,12 @@ export function detectCostEfficiency(ctx: DetectContext, skipModels: ReadonlySet
       reason: `Pool ${from} prefills ${model} at ${round(ratio, 2)}× the cost per token of ${to} ($${round(dearest.usdPerMTokens, 2)} vs $${round(cheapest.usdPerMTokens, 2)} per million tokens) and ${to} has room and meets the SLO as well; move ${Math.round(moved * 100)}% of ${model}'s traffic to ${to}.`,
       evidence: [
         evidence(`usdPerMillionPrefillTokens{pool=${from}}`, dearest.usdPerMTokens, null, 'learned'),
-        evidence(`usdPerMillionPrefillTokens{pool=${to}}`, cheapest.usdPerMTokens, tuning.efficiencyRatio * dearest.usdPerMTokens, 'learned'),
+        evidence(
+          `usdPerMillionPrefillTokens{pool=${to}}`,
+          cheapest.usdPerMTokens,
+          tuning.efficiencyRatio * dearest.usdPerMTokens,
+          'learned',
+        ),
         evidence(`goodput{pool=${from}}`, dearest.goodput, null, windowLabel),
         evidence(`goodput{pool=${to}}`, cheapest.goodput, null, windowLabel),
         evidence(`prefillMsPerTokenVsFloor{pool=${to}}`, cheapest.contention, 1.3, ctx.fastWindowLabel),
@@ -91,7 +107,6 @@ export function detectCostEfficiency(ctx: DetectContext, skipModels: ReadonlySet
       scopePools: pools.map((p) => p.pool),
       cause: 'efficiency',
     });
-    for (const c of planPeerCapacity(ctx, model, pools, weights, next, from)) out.push({ ...c, confidence });
   }
   return out;
 }

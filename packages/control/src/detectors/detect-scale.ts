@@ -1,11 +1,21 @@
-import type { Candidate } from '../engine/control-types.ts';
+import type { Candidate, PoolLearning } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
 import { type DetectContext, evidence, isCircuitOpen, readMemory } from './detect-context.ts';
-import { estimateUtilization, readLoad, readQueueShare, round, scoreConfidence } from './pool-signals.ts';
+import {
+  type LoadReading,
+  type Utilization,
+  estimateUtilization,
+  isQueueNegligible,
+  readLoad,
+  readQueueShare,
+  round,
+  scoreConfidence,
+} from './pool-signals.ts';
 
-// Queue-bound TTFT → more replicas; spare capacity that N−1 replicas can carry within the SLO →
+// Load-bound TTFT → more replicas; spare capacity that N−1 replicas can carry within the SLO →
 // fewer. The objective is cost per successful task under the SLO: a replica that holds no SLO up
-// is pure cost, a queue that breaks the SLO turns paid work into failed tasks.
+// is pure cost, a queue that breaks the SLO turns paid work into failed tasks. A scale-up that
+// would buy fewer tasks within the SLO than it costs is only proposed, for a human to weigh.
 
 export interface ScaleReadiness {
   settled: boolean;
@@ -48,101 +58,173 @@ export function detectScale(ctx: DetectContext): Candidate[] {
 }
 
 function judgePool(ctx: DetectContext, pool: PoolView): Candidate | null {
-  const { tuning, control, slo, fastWindowLabel, windowLabel } = ctx;
+  const { tuning, control, slo } = ctx;
   const replicas = pool.replicas ?? ctx.state.actuated.replicas[pool.pool] ?? null;
   if (replicas === null) return null;
-  const readiness = readScaleReadiness(ctx, pool);
-  if (!readiness.settled) return null;
-
-  const fast = pool.fast;
-  const main = pool.main;
-  const ratePerS = Math.max(pool.fastRatePerS, pool.mainRatePerS);
-  const hasTraffic = ratePerS > 0;
-  const floor = hasTraffic ? Math.max(1, pool.minReplicas) : pool.minReplicas;
-  const ceiling = pool.maxReplicas ?? Number.POSITIVE_INFINITY;
+  if (!readScaleReadiness(ctx, pool).settled) return null;
   const learning = ctx.state.learning.get(pool.pool);
-  const util = estimateUtilization(pool, ratePerS, replicas, learning, tuning);
-  const load = readLoad(pool, learning, tuning);
-  const queueShare = load.queueShare;
+  const ratePerS = Math.max(pool.fastRatePerS, pool.mainRatePerS);
+  const s: ScaleInputs = {
+    pool,
+    replicas,
+    ratePerS,
+    floor: ratePerS > 0 ? Math.max(1, pool.minReplicas) : pool.minReplicas,
+    ceiling: pool.maxReplicas ?? Number.POSITIVE_INFINITY,
+    learning,
+    util: estimateUtilization(pool, ratePerS, replicas, learning, tuning),
+    load: readLoad(pool, learning, tuning),
+    sloMs: slo.ttft_ms ?? null,
+    costPerReplicaHour: pool.gpuHourUsd === null ? null : pool.gpuHourUsd * pool.gpusPerReplica,
+  };
+  return judgeScaleUp(ctx, s) ?? judgeScaleIn(ctx, s, control.target_utilization);
+}
+
+interface ScaleInputs {
+  pool: PoolView;
+  replicas: number;
+  ratePerS: number;
+  floor: number;
+  ceiling: number;
+  learning: PoolLearning | undefined;
+  util: Utilization;
+  load: LoadReading;
+  sloMs: number | null;
+  costPerReplicaHour: number | null;
+}
+
+function hourlyCost(s: ScaleInputs, n: number): number | null {
+  return s.costPerReplicaHour === null ? null : round(n * s.costPerReplicaHour, 2);
+}
+
+function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | null {
+  const { tuning, control, fastWindowLabel } = ctx;
+  const { pool, replicas, util, load, sloMs } = s;
+  const fast = pool.fast;
   const ttftP95 = fast?.ttftMs.p95 ?? null;
-  const sloMs = slo.ttft_ms ?? null;
-  const costPerReplicaHour = pool.gpuHourUsd === null ? null : pool.gpuHourUsd * pool.gpusPerReplica;
-  const hourly = (n: number) => (costPerReplicaHour === null ? null : round(n * costPerReplicaHour, 2));
   const enoughSample = (fast?.requests ?? 0) >= Math.max(5, Math.floor(tuning.minRequests / 2));
-
-  // Scale up: TTFT is load-bound and past (or near) the SLO, or the pool runs hotter than it should.
   const faulty = ctx.suspects.has(pool.pool) || isCircuitOpen(ctx, pool.pool) || ctx.handled.has(pool.pool);
-  const queueBound = load.loadBound;
   const sloPressure = sloMs !== null && ttftP95 !== null ? ttftP95 / sloMs : null;
-  const breach = sloPressure !== null ? sloPressure > 0.9 : queueBound;
+  const breach = sloPressure !== null ? sloPressure > 0.9 : load.loadBound;
   const hot = util.value !== null && util.value >= tuning.highUtilization;
-  if (!faulty && enoughSample && ((queueBound && breach) || hot) && replicas < ceiling) {
-    // With a known capacity, size for the target utilization. Without one, grow with the pressure:
-    // how far TTFT is past the SLO or prefill is slowed by contention, between 1.25× and 2× per step
-    // (a cold start takes minutes; a pool that overshoots is scaled back in after the cooldown).
-    const pressure = Math.max(sloPressure ?? 1, load.contention ?? 1);
-    const sized =
-      util.value !== null && util.capacityKnown
-        ? Math.ceil((replicas * util.value) / control.target_utilization)
-        : Math.ceil(replicas * Math.min(2, Math.max(1.25, pressure)));
-    const to = Math.min(ceiling, Math.max(replicas + 1, sized));
-    const why =
-      queueBound && breach
-        ? `TTFT p95 ${Math.round(ttftP95 ?? 0)} ms${sloMs ? ` against a ${sloMs} ms SLO` : ''} is load-bound (${Math.round((queueShare ?? 0) * 100)}% of it queueing${load.contention !== null && load.contention >= 1.5 ? `, prefill ${round(load.contention, 1)}× slower per token than when uncontended` : ''})`
-        : `utilization ${round(util.value ?? 0, 2)} (${util.basis}) is above ${tuning.highUtilization}`;
-    const margin = Math.max(
-      sloPressure !== null ? sloPressure - 0.9 : 0,
-      util.value !== null ? (util.value - tuning.highUtilization) / (1 - tuning.highUtilization) : 0,
-      queueShare !== null ? queueShare - tuning.queueBoundShare : 0,
-      load.contention !== null ? (load.contention - tuning.contentionRatio) / tuning.contentionRatio : 0,
-    );
-    return {
-      kind: 'scale',
-      target: { pool: pool.pool },
-      action: { from: replicas, to },
-      direction: 'increase',
-      reason: `Pool ${pool.pool}: ${why}; add ${to - replicas} replica${to - replicas === 1 ? '' : 's'} (${replicas} → ${to}).`,
-      evidence: [
-        evidence(`ttftMs.p95{pool=${pool.pool}}`, ttftP95, sloMs, fastWindowLabel),
-        evidence(`queueShareOfTtft{pool=${pool.pool}}`, queueShare, tuning.queueBoundShare, fastWindowLabel),
-        evidence(
-          `prefillMsPerTokenVsFloor{pool=${pool.pool}}`,
-          load.contention,
-          tuning.contentionRatio,
-          fastWindowLabel,
-        ),
-        evidence(
-          `utilization{pool=${pool.pool},basis=${util.basis}}`,
-          util.value,
-          tuning.highUtilization,
-          fastWindowLabel,
-        ),
-        evidence(`requestsPerS{pool=${pool.pool}}`, ratePerS, null, fastWindowLabel),
-        evidence(
-          `replicas{pool=${pool.pool}}`,
-          replicas,
-          ceiling === Number.POSITIVE_INFINITY ? null : ceiling,
-          'now',
-        ),
-      ],
-      expectedImpact: {
-        summary: `Queueing on ${pool.pool} drains once the new replicas are warm; TTFT p95 back under ${sloMs ?? 'its usual'} ms.`,
-        ttftP95Ms: { from: ttftP95 === null ? null : Math.round(ttftP95), to: sloMs },
-        utilization: {
-          from: util.value === null ? null : round(util.value, 2),
-          to: util.value === null ? null : round((util.value * replicas) / to, 2),
-        },
-        costUsdPerHour: { from: hourly(replicas), to: hourly(to) },
-      },
-      confidence: scoreConfidence(margin, fast?.requests ?? 0, tuning.minRequests),
-      scopePools: [pool.pool],
-    };
-  }
+  if (faulty || !enoughSample || !((load.loadBound && breach) || hot) || replicas >= s.ceiling) return null;
 
-  // Scale in: the pool holds the SLO with room, and N−1 (or fewer) replicas would still be below the
-  // target utilization. A pool with traffic never goes below one replica.
+  // With a known capacity, size for the target utilization. Without one, grow with the pressure:
+  // how far TTFT is past the SLO or prefill is slowed by contention, between 1.25× and 2× per step
+  // (a cold start takes minutes; a pool that overshoots is scaled back in after the cooldown).
+  const pressure = Math.max(sloPressure ?? 1, load.contention ?? 1);
+  const sized =
+    util.value !== null && util.capacityKnown
+      ? Math.ceil((replicas * util.value) / control.target_utilization)
+      : Math.ceil(replicas * Math.min(2, Math.max(1.25, pressure)));
+  const to = Math.min(s.ceiling, Math.max(replicas + 1, sized));
+  const worth = weighScaleUp(ctx, s, to);
+  const why =
+    load.loadBound && breach
+      ? `TTFT p95 ${Math.round(ttftP95 ?? 0)} ms${sloMs ? ` against a ${sloMs} ms SLO` : ''} is load-bound (${Math.round((load.queueShare ?? 0) * 100)}% of it queueing${load.contention !== null && load.contention >= 1.5 ? `, prefill ${round(load.contention, 1)}× slower per token than when uncontended` : ''})`
+      : `utilization ${round(util.value ?? 0, 2)} (${util.basis}) is above ${tuning.highUtilization}`;
+  const margin = Math.max(
+    sloPressure !== null ? sloPressure - 0.9 : 0,
+    util.value !== null ? (util.value - tuning.highUtilization) / (1 - tuning.highUtilization) : 0,
+    load.queueShare !== null ? load.queueShare - tuning.queueBoundShare : 0,
+    load.contention !== null ? (load.contention - tuning.contentionRatio) / tuning.contentionRatio : 0,
+  );
+  const confidence = scoreConfidence(margin, fast?.requests ?? 0, tuning.minRequests);
+  return {
+    kind: 'scale',
+    target: { pool: pool.pool },
+    action: { from: replicas, to },
+    direction: 'increase',
+    reason: `Pool ${pool.pool}: ${why}; add ${to - replicas} replica${to - replicas === 1 ? '' : 's'} (${replicas} → ${to})${worth.note}.`,
+    evidence: [
+      evidence(`ttftMs.p95{pool=${pool.pool}}`, ttftP95, sloMs, fastWindowLabel),
+      evidence(
+        `queueShareOfTtft{pool=${pool.pool}}`,
+        load.queueShare,
+        tuning.queueBoundShare,
+        fastWindowLabel,
+      ),
+      evidence(
+        `prefillMsPerTokenVsFloor{pool=${pool.pool}}`,
+        load.contention,
+        tuning.contentionRatio,
+        fastWindowLabel,
+      ),
+      evidence(
+        `utilization{pool=${pool.pool},basis=${util.basis}}`,
+        util.value,
+        tuning.highUtilization,
+        fastWindowLabel,
+      ),
+      evidence(`requestsPerS{pool=${pool.pool}}`, s.ratePerS, null, fastWindowLabel),
+      evidence(
+        `replicas{pool=${pool.pool}}`,
+        replicas,
+        s.ceiling === Number.POSITIVE_INFINITY ? null : s.ceiling,
+        'now',
+      ),
+      ...worth.evidence,
+    ],
+    expectedImpact: {
+      summary: `Queueing on ${pool.pool} drains once the new replicas are warm; TTFT p95 back under ${sloMs ?? 'its usual'} ms.`,
+      ttftP95Ms: { from: ttftP95 === null ? null : Math.round(ttftP95), to: sloMs },
+      utilization: {
+        from: util.value === null ? null : round(util.value, 2),
+        to: util.value === null ? null : round((util.value * replicas) / to, 2),
+      },
+      costUsdPerHour: { from: hourlyCost(s, replicas), to: hourlyCost(s, to) },
+    },
+    // Not worth its cost under the objective: a human decides (below any sensible min_confidence).
+    confidence: worth.beneficial ? confidence : Math.min(confidence, tuning.unprofitableConfidence),
+    scopePools: [pool.pool],
+  };
+}
+
+/**
+ * Does the scale-up lower the fleet's cost per task within the SLO? The tasks it can win back are
+ * the pool's out-of-SLO share in proportion to how much of TTFT is load (queueing, contention);
+ * they must be worth at least the added replica-hours at the fleet's current cost per good task.
+ * A pool whose requests fail is always helped: failures cost money and earn nothing.
+ */
+function weighScaleUp(
+  ctx: DetectContext,
+  s: ScaleInputs,
+  to: number,
+): { beneficial: boolean; note: string; evidence: ReturnType<typeof evidence>[] } {
+  const main = s.pool.main;
+  const failing = (s.pool.fast?.errorRate ?? 0) >= ctx.tuning.shedErrorRate;
+  let good = 0;
+  let costPerHour = 0;
+  for (const p of ctx.obs.pools) {
+    const replicas = p.replicas ?? 0;
+    if (p.gpuHourUsd === null) return { beneficial: true, note: '', evidence: [] };
+    costPerHour += replicas * p.gpusPerReplica * p.gpuHourUsd;
+    if (p.main?.goodput != null) good += p.main.goodput * p.main.requests;
+  }
+  if (failing || main?.goodput == null || s.costPerReplicaHour === null || costPerHour <= 0 || good <= 0) {
+    return { beneficial: true, note: '', evidence: [] };
+  }
+  const loadShare = Math.max(s.load.queueShare ?? 0, s.load.contention ? 1 - 1 / s.load.contention : 0);
+  const gain = (1 - main.goodput) * main.requests * Math.min(1, loadShare);
+  const before = good / costPerHour;
+  const after = (good + gain) / (costPerHour + (to - s.replicas) * s.costPerReplicaHour);
+  const beneficial = after >= before;
+  return {
+    beneficial,
+    note: beneficial
+      ? ''
+      : `; it would buy fewer tasks within the SLO than it costs (good tasks per $/h ${round(before, 1)} → ${round(after, 1)}), so it waits for a human`,
+    evidence: [
+      evidence('goodTasksPerUsdHour', before, null, ctx.windowLabel),
+      evidence('goodTasksPerUsdHourAfter', after, before, ctx.windowLabel),
+    ],
+  };
+}
+
+function judgeScaleIn(ctx: DetectContext, s: ScaleInputs, target: number): Candidate | null {
+  const { tuning, windowLabel, fastWindowLabel } = ctx;
+  const { pool, replicas, util, load, sloMs, floor } = s;
   if (replicas <= floor) return null;
-  if (!hasTraffic) {
+  if (s.ratePerS <= 0) {
     return {
       kind: 'scale',
       target: { pool: pool.pool },
@@ -155,132 +237,121 @@ function judgePool(ctx: DetectContext, pool: PoolView): Candidate | null {
       ],
       expectedImpact: {
         summary: `Idle replicas stop costing money; nothing is served by ${pool.pool} now.`,
-        costUsdPerHour: { from: hourly(replicas), to: hourly(floor) },
+        costUsdPerHour: { from: hourlyCost(s, replicas), to: hourlyCost(s, floor) },
       },
-      confidence: scoreConfidence(0.6, ctx.tuning.minRequests * 4, ctx.tuning.minRequests),
+      confidence: scoreConfidence(0.6, tuning.minRequests * 4, tuning.minRequests),
       scopePools: [pool.pool],
     };
   }
+  const main = pool.main;
   if (!main || main.requests < tuning.minRequests) return null;
   const mainTtftP95 = main.ttftMs.p95;
   const mainQueueShare = readQueueShare(main);
-  const holdsSlo =
-    sloMs === null
-      ? (mainQueueShare ?? 1) < 0.1
-      : mainTtftP95 !== null && mainTtftP95 <= tuning.scaleInMaxSloShare * sloMs;
+  // Scale-in changes load, not a prompt's own prefill time: what matters is that the pool is calm
+  // (no queueing, prefill at its uncontended speed, no failures) and inside the SLO now.
   const calm =
-    (queueShare ?? 0) < tuning.queueBoundShare / 2 &&
+    (load.queueShare ?? 0) < tuning.queueBoundShare / 2 &&
+    (mainQueueShare ?? 0) < tuning.queueBoundShare / 2 &&
     (load.contention ?? 1) < 1.5 &&
     (main.errorRate ?? 0) <= 0.05 &&
     !ctx.suspects.has(pool.pool);
-  if (!holdsSlo || !calm) return null;
-  const costEvidence = { costUsdPerHour: { from: hourly(replicas), to: hourly(replicas - 1) } };
+  const insideSlo = sloMs === null || (mainTtftP95 !== null && mainTtftP95 <= sloMs);
+  if (!calm || !insideSlo) return null;
+  const maxStep = Math.max(1, Math.ceil(replicas * tuning.maxScaleInFraction));
+  const common = {
+    kind: 'scale' as const,
+    target: { pool: pool.pool },
+    direction: 'decrease' as const,
+    scopePools: [pool.pool],
+  };
+  const baseEvidence = [
+    evidence(`ttftMs.p95{pool=${pool.pool}}`, mainTtftP95, sloMs, windowLabel),
+    evidence(`queueShareOfTtft{pool=${pool.pool}}`, mainQueueShare, tuning.queueBoundShare / 2, windowLabel),
+    evidence(`requestsPerS{pool=${pool.pool}}`, s.ratePerS, null, windowLabel),
+  ];
 
-  if (util.value === null || !util.capacityKnown) {
-    // Capacity unknown: one replica at a time, only far inside the SLO with next to no queueing.
-    const farInside =
-      sloMs !== null && mainTtftP95 !== null && mainTtftP95 <= tuning.probeMaxSloShare * sloMs;
-    const noQueue =
-      (mainQueueShare ?? 1) <= tuning.probeMaxQueueShare && (queueShare ?? 0) <= tuning.probeMaxQueueShare;
-    const kvRoom =
-      util.value === null || (util.value * replicas) / (replicas - 1) <= control.target_utilization;
-    if (!farInside || !noQueue || !kvRoom) return null;
+  // (a) Known capacity: N−1 (and the target count) stay under the target utilization.
+  if (util.value !== null && util.capacityKnown) {
+    const to = Math.max(floor, Math.ceil((replicas * util.value) / target), replicas - maxStep);
+    const utilAtMinusOne = (util.value * replicas) / (replicas - 1);
+    if (to >= replicas || utilAtMinusOne > target) return null;
+    const utilAfter = (util.value * replicas) / to;
     return {
-      kind: 'scale',
-      target: { pool: pool.pool },
-      action: { from: replicas, to: replicas - 1 },
-      direction: 'decrease',
-      reason: `Pool ${pool.pool} holds TTFT p95 ${Math.round(mainTtftP95 ?? 0)} ms, under ${Math.round(tuning.probeMaxSloShare * 100)}% of its ${sloMs} ms SLO, with ${Math.round((mainQueueShare ?? 0) * 100)}% of TTFT queueing; its capacity is not known yet, so remove one replica (${replicas} → ${replicas - 1}) and verify.`,
+      ...common,
+      action: { from: replicas, to },
+      reason: `Pool ${pool.pool} runs at utilization ${round(util.value, 2)} (${util.basis}) within its SLO; ${to} replica${to === 1 ? '' : 's'} would run at ${round(utilAfter, 2)} (target ${target}) (${replicas} → ${to}).`,
       evidence: [
-        evidence(
-          `ttftMs.p95{pool=${pool.pool}}`,
-          mainTtftP95,
-          sloMs === null ? null : tuning.probeMaxSloShare * sloMs,
-          windowLabel,
-        ),
-        evidence(
-          `queueShareOfTtft{pool=${pool.pool}}`,
-          mainQueueShare,
-          tuning.probeMaxQueueShare,
-          windowLabel,
-        ),
-        evidence(
-          `utilization{pool=${pool.pool},basis=${util.basis}}`,
-          util.value,
-          control.target_utilization,
-          fastWindowLabel,
-        ),
-        evidence(`requestsPerS{pool=${pool.pool}}`, ratePerS, null, windowLabel),
+        ...baseEvidence,
+        evidence(`utilization{pool=${pool.pool},basis=${util.basis}}`, util.value, target, fastWindowLabel),
+        evidence(`utilizationAtNMinus1{pool=${pool.pool}}`, utilAtMinusOne, target, fastWindowLabel),
       ],
       expectedImpact: {
-        summary: `Same goodput on ${pool.pool} with one replica less; TTFT p95 stays under ${sloMs} ms.`,
-        ttftP95Ms: { from: mainTtftP95 === null ? null : Math.round(mainTtftP95), to: sloMs },
-        ...costEvidence,
+        summary: `Same goodput on ${pool.pool} for less money: TTFT p95 stays under ${sloMs ?? 'its current'} ms.`,
+        utilization: { from: round(util.value, 2), to: round(utilAfter, 2) },
+        costUsdPerHour: { from: hourlyCost(s, replicas), to: hourlyCost(s, to) },
       },
       confidence: scoreConfidence(
-        sloMs !== null && mainTtftP95 !== null ? (tuning.probeMaxSloShare * sloMs - mainTtftP95) / sloMs : 0,
+        (target - utilAtMinusOne) / target + (util.basis === 'learned_capacity' ? 0.2 : 0),
         main.requests,
         tuning.minRequests,
       ),
-      scopePools: [pool.pool],
     };
   }
 
-  const sized = Math.ceil((replicas * util.value) / control.target_utilization);
-  const maxStep = Math.max(1, Math.ceil(replicas * tuning.maxScaleInFraction));
-  const to = Math.max(floor, sized, replicas - maxStep);
-  if (to >= replicas) return null;
-  const utilAfter = (util.value * replicas) / to;
-  const utilAtMinusOne = (util.value * replicas) / (replicas - 1);
-  if (utilAtMinusOne > control.target_utilization) return null;
+  // (b) A per-replica load the pool has served calmly before: N−1 replicas each carry no more.
+  const calmRate = s.learning?.calmRatePerReplica ?? null;
+  if (calmRate !== null && calmRate > 0) {
+    const to = Math.max(floor, Math.ceil(s.ratePerS / calmRate), replicas - maxStep);
+    if (to < replicas) {
+      const perReplicaAfter = s.ratePerS / to;
+      return {
+        ...common,
+        action: { from: replicas, to },
+        reason: `Pool ${pool.pool} is calm at ${round(s.ratePerS / replicas, 2)} requests/s per replica and has served ${round(calmRate, 2)} per replica without queueing or contention; ${to} replica${to === 1 ? '' : 's'} would each carry ${round(perReplicaAfter, 2)} (${replicas} → ${to}).`,
+        evidence: [
+          ...baseEvidence,
+          evidence(`requestsPerSPerReplicaAfter{pool=${pool.pool}}`, perReplicaAfter, calmRate, windowLabel),
+          evidence(`prefillMsPerTokenVsFloor{pool=${pool.pool}}`, load.contention, 1.5, fastWindowLabel),
+        ],
+        expectedImpact: {
+          summary: `Same goodput on ${pool.pool} for less money: each replica carries a load it has carried calmly before.`,
+          requestsPerSPerReplica: { from: round(s.ratePerS / replicas, 2), to: round(perReplicaAfter, 2) },
+          costUsdPerHour: { from: hourlyCost(s, replicas), to: hourlyCost(s, to) },
+        },
+        confidence: scoreConfidence(
+          (calmRate - perReplicaAfter) / calmRate + 0.2,
+          main.requests,
+          tuning.minRequests,
+        ),
+      };
+    }
+  }
+
+  // (c) Nothing known yet — or the calm history allows no fewer replicas: one replica at a time, only
+  // far inside the SLO with next to no queueing. This is also how the calm history learns more.
+  const farInside = sloMs !== null && mainTtftP95 !== null && mainTtftP95 <= tuning.probeMaxSloShare * sloMs;
+  const noQueue =
+    isQueueNegligible(main, sloMs, tuning.probeMaxQueueSloShare) &&
+    isQueueNegligible(pool.fast, sloMs, tuning.probeMaxQueueSloShare);
+  const kvRoom = util.value === null || (util.value * replicas) / (replicas - 1) <= target;
+  if (!farInside || !noQueue || !kvRoom) return null;
   return {
-    kind: 'scale',
-    target: { pool: pool.pool },
-    action: { from: replicas, to },
-    direction: 'decrease',
-    reason: `Pool ${pool.pool} holds TTFT p95 ${Math.round(mainTtftP95 ?? 0)} ms${sloMs ? ` (SLO ${sloMs} ms)` : ''} at utilization ${round(util.value, 2)}; ${to} replica${to === 1 ? '' : 's'} would run at ${round(utilAfter, 2)} (target ${control.target_utilization}) (${replicas} → ${to}).`,
+    ...common,
+    action: { from: replicas, to: replicas - 1 },
+    reason: `Pool ${pool.pool} holds TTFT p95 ${Math.round(mainTtftP95 ?? 0)} ms, under ${Math.round(tuning.probeMaxSloShare * 100)}% of its ${sloMs} ms SLO, with queueing p95 ${Math.round(main.queueMs.p95 ?? 0)} ms; its capacity is not known yet, so remove one replica (${replicas} → ${replicas - 1}) and verify.`,
     evidence: [
-      evidence(
-        `ttftMs.p95{pool=${pool.pool}}`,
-        mainTtftP95,
-        sloMs === null ? null : tuning.scaleInMaxSloShare * sloMs,
-        windowLabel,
-      ),
-      evidence(
-        `utilization{pool=${pool.pool},basis=${util.basis}}`,
-        util.value,
-        control.target_utilization,
-        fastWindowLabel,
-      ),
-      evidence(
-        `utilizationAtNMinus1{pool=${pool.pool}}`,
-        utilAtMinusOne,
-        control.target_utilization,
-        fastWindowLabel,
-      ),
-      evidence(
-        `queueShareOfTtft{pool=${pool.pool}}`,
-        mainQueueShare,
-        tuning.queueBoundShare / 2,
-        windowLabel,
-      ),
-      evidence(`requestsPerS{pool=${pool.pool}}`, ratePerS, null, windowLabel),
+      ...baseEvidence,
+      evidence(`utilization{pool=${pool.pool},basis=${util.basis}}`, util.value, target, fastWindowLabel),
     ],
     expectedImpact: {
-      summary: `Same goodput on ${pool.pool} for less money: TTFT p95 stays under ${sloMs ?? 'its current'} ms.`,
+      summary: `Same goodput on ${pool.pool} with one replica less; TTFT p95 stays under ${sloMs} ms.`,
       ttftP95Ms: { from: mainTtftP95 === null ? null : Math.round(mainTtftP95), to: sloMs },
-      utilization: { from: round(util.value, 2), to: round(utilAfter, 2) },
-      costUsdPerHour: { from: hourly(replicas), to: hourly(to) },
+      costUsdPerHour: { from: hourlyCost(s, replicas), to: hourlyCost(s, replicas - 1) },
     },
     confidence: scoreConfidence(
-      (control.target_utilization - utilAtMinusOne) / control.target_utilization +
-        (sloMs !== null && mainTtftP95 !== null
-          ? (tuning.scaleInMaxSloShare * sloMs - mainTtftP95) / sloMs
-          : 0) +
-        (util.basis === 'learned_capacity' ? 0.2 : 0),
+      sloMs !== null && mainTtftP95 !== null ? (tuning.probeMaxSloShare * sloMs - mainTtftP95) / sloMs : 0,
       main.requests,
       tuning.minRequests,
     ),
-    scopePools: [pool.pool],
   };
 }

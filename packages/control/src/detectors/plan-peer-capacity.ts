@@ -2,7 +2,7 @@ import type { Candidate } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
 import { type DetectContext, evidence } from './detect-context.ts';
 import { readScaleReadiness } from './detect-scale.ts';
-import { round } from './pool-signals.ts';
+import { isQueueNegligible, round } from './pool-signals.ts';
 
 /**
  * Capacity follows traffic: when a shift moves a share of a model's traffic onto peers, size each
@@ -30,12 +30,24 @@ export function planPeerCapacity(
     const rateNow = Math.max(peer.fastRatePerS, peer.mainRatePerS);
     const rateAfter = rateNow + added * modelRate;
     const learning = ctx.state.learning.get(peer.pool);
-    const capacity = learning?.capacityFromSaturation ? learning.capacityPerReplicaPerS : null;
+    const capacity = learning?.saturated ? learning.peakRatePerReplica : null;
+    const calm = learning?.calmRatePerReplica ?? null;
+    // Known capacity: size to the target utilization. Otherwise no replica should carry more than
+    // the most per replica the pool is known to serve well: its calm history or what it carries now.
+    // A peer far inside its SLO with no queueing has visible headroom: half again its current load.
+    const ttftP95 = peer.main?.ttftMs.p95 ?? null;
+    const sloMs = ctx.slo.ttft_ms ?? null;
+    const idle =
+      sloMs !== null &&
+      ttftP95 !== null &&
+      ttftP95 <= ctx.tuning.probeMaxSloShare * sloMs &&
+      isQueueNegligible(peer.main, sloMs, ctx.tuning.probeMaxQueueSloShare);
+    const servedWell = Math.max(calm ?? 0, ((idle ? 1.5 : 1) * rateNow) / replicas);
     const sized =
       capacity && capacity > 0
         ? Math.ceil(rateAfter / (capacity * ctx.control.target_utilization))
-        : rateNow > 0
-          ? Math.ceil((replicas * rateAfter) / rateNow)
+        : servedWell > 0
+          ? Math.ceil(rateAfter / servedWell)
           : replicas + 1;
     const to = Math.min(peer.maxReplicas ?? Number.POSITIVE_INFINITY, sized);
     if (to <= replicas) continue;
@@ -49,6 +61,7 @@ export function planPeerCapacity(
         evidence(`requestsPerS{pool=${peer.pool}}`, rateNow, null, ctx.fastWindowLabel),
         evidence(`expectedRequestsPerS{pool=${peer.pool}}`, rateAfter, null, ctx.fastWindowLabel),
         evidence(`capacityPerReplicaPerS{pool=${peer.pool}}`, capacity, null, 'learned'),
+        evidence(`calmRatePerReplica{pool=${peer.pool}}`, calm, null, 'learned'),
         evidence(`replicas{pool=${peer.pool}}`, replicas, peer.maxReplicas, 'now'),
       ],
       expectedImpact: {

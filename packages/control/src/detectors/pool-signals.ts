@@ -52,6 +52,18 @@ export function readSpeed(pool: PoolView): number | null {
   return pool.prefillMsPerToken ?? readServiceMs(pool.fast);
 }
 
+/**
+ * Queueing is negligible: p95 queue time within `share` of the SLO (without an SLO, under that share
+ * of TTFT p95).
+ */
+export function isQueueNegligible(g: SignalGroup | null, sloMs: number | null, share: number): boolean {
+  if (!g) return true;
+  const q = g.queueMs.p95;
+  if (q === null) return true;
+  if (sloMs !== null) return q <= share * sloMs;
+  return g.ttftMs.p95 === null || q <= share * g.ttftMs.p95;
+}
+
 /** Share of TTFT spent in prefill (0–1): the prefill hop's mean share, or its p95 over TTFT p95. */
 export function readPrefillShare(g: SignalGroup | null): number | null {
   if (!g) return null;
@@ -101,7 +113,8 @@ export function estimateUtilization(
     if (basis !== 'kv_cache') capacityKnown = true;
     if (best.value === null || value > best.value) best = { value, basis, capacityKnown: false };
   };
-  const capacity = learning?.capacityFromSaturation ? learning.capacityPerReplicaPerS : null;
+  // Once the pool has been saturated, the most it ever completed per replica is its capacity.
+  const capacity = learning?.saturated ? learning.peakRatePerReplica : null;
   if (capacity && capacity > 0 && replicas > 0)
     consider(ratePerS / (replicas * capacity), 'learned_capacity');
   const observedReplicas = pool.replicas ?? replicas;

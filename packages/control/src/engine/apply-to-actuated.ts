@@ -54,8 +54,9 @@ export function applyToActuated(
       const before = actuated.weights[model] ?? observedWeights;
       actuated.weights[model] = { ...weights };
       if (cause === 'incident' && target.pool) {
-        const recovery = (actuated.recovery[model] ??= { baseline: { ...(before ?? weights) }, pools: [] });
-        if (!recovery.pools.includes(target.pool)) recovery.pools.push(target.pool);
+        const incident = actuated.recovery[model] ?? { baseline: { ...(before ?? weights) }, pools: [] };
+        if (!incident.pools.includes(target.pool)) incident.pools.push(target.pool);
+        actuated.recovery[model] = incident;
       }
       // A pool back at (or above) its weight from before the incident has recovered.
       const recovery = actuated.recovery[model];

@@ -30,8 +30,6 @@ export interface ControlTuning {
   contentionRatio: number;
   /** Scale up before the SLO breaks once utilization reaches this. */
   highUtilization: number;
-  /** Scale in only while TTFT p95 is at most this share of the SLO. */
-  scaleInMaxSloShare: number;
   /** KV-cache usage treated as full. */
   kvSaturation: number;
   /** memory_util / compute_util above which a pool is memory-bound (DESIGN.md §1). */
@@ -44,18 +42,20 @@ export interface ControlTuning {
   /** Prefill share of TTFT and cache hit rate that mark a pool cache-miss-bound. */
   prefillBoundShare: number;
   /**
-   * Before a pool's capacity is known (never queue-bound, no configured peak), scale in by one
-   * replica only while TTFT p95 is at most this share of the SLO and queueing at most
-   * probeMaxQueueShare of TTFT; verification rolls it back if the SLO breaks, and the capacity is
-   * learned from the first saturation.
+   * Before a pool's capacity is known (never saturated, no configured peak, no calm history that
+   * allows it), scale in by one replica only while TTFT p95 is at most probeMaxSloShare of the SLO
+   * and queueing p95 at most probeMaxQueueSloShare of it; verification rolls it back if the SLO
+   * breaks. The same bounds mark a pool's load as calm for the calm history.
    */
   probeMaxSloShare: number;
-  probeMaxQueueShare: number;
+  probeMaxQueueSloShare: number;
   /**
    * A pool's traffic moves to a peer serving the same model when the peer prefills a token for at
    * most this share of its cost (uncontended speed × GPU price) and meets the SLO as well.
    */
   efficiencyRatio: number;
+  /** Confidence cap of a scale-up that would raise the cost per task within the SLO (a human decides). */
+  unprofitableConfidence: number;
   /** Largest fraction of replicas removed in one scale-in. */
   maxScaleInFraction: number;
   /** EWMA weight of a new sample in learned baselines. */
@@ -77,7 +77,6 @@ export const DEFAULT_TUNING: ControlTuning = {
   queueBoundShare: 0.4,
   contentionRatio: 2,
   highUtilization: 0.85,
-  scaleInMaxSloShare: 0.7,
   kvSaturation: 0.9,
   memoryBoundRatio: 1.2,
   shedErrorRate: 0.05,
@@ -85,8 +84,9 @@ export const DEFAULT_TUNING: ControlTuning = {
   retryBudget: 0.1,
   prefillBoundShare: 0.5,
   probeMaxSloShare: 0.5,
-  probeMaxQueueShare: 0.1,
+  probeMaxQueueSloShare: 0.1,
   efficiencyRatio: 0.8,
+  unprofitableConfidence: 0.4,
   maxScaleInFraction: 0.5,
   learningRate: 0.3,
 };

@@ -104,9 +104,18 @@ export interface ActuatedState {
 
 /** Learned per pool from its own healthy history. */
 export interface PoolLearning {
-  /** Completed requests/s one replica sustains when the pool is queue-bound (EWMA), or a lower bound. */
-  capacityPerReplicaPerS: number | null;
-  capacityFromSaturation: boolean;
+  /** The highest completed requests/s per serving replica seen (healthy ticks): a lower bound of capacity. */
+  peakRatePerReplica: number | null;
+  /**
+   * The pool has been saturated — the median request queued for admission — so its peak rate is
+   * its capacity rather than just the most it was asked to do.
+   */
+  saturated: boolean;
+  /**
+   * The highest requests/s per serving replica the pool has served calmly (no queueing, prefill at
+   * its uncontended speed): a load it is known to carry within the SLO.
+   */
+  calmRatePerReplica: number | null;
   /** Engine speed while healthy (EWMA): prefill ms per prompt token, else e2e p50 − queue p50. */
   speedBaseline: number | null;
   /** Prefill ms per prompt token when not contended: follows lower values at once, higher ones slowly. */

@@ -183,7 +183,15 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
       applyToActuated(state.actuated, rec.kind, rec.target, rec.action, rec.appliedNs, undefined, rec.cause);
       remember(state, rec, rec.direction, rec.appliedNs);
       if (rec.state === 'rolled_back' && rec.previousAction && rec.verifiedNs !== null) {
-        applyToActuated(state.actuated, rec.kind, rec.target, rec.previousAction, rec.verifiedNs, undefined, rec.cause);
+        applyToActuated(
+          state.actuated,
+          rec.kind,
+          rec.target,
+          rec.previousAction,
+          rec.verifiedNs,
+          undefined,
+          rec.cause,
+        );
         remember(state, rec, rec.direction === 'increase' ? 'decrease' : 'increase', rec.verifiedNs);
       }
       if (rec.policy && (rec.gate ?? '').startsWith('auto-applied')) {
@@ -415,7 +423,7 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
       decided.add(key);
       considerCandidate(s, out, c, atNs);
     }
-    updateLearning(s, obs, ctx.suspects, tuning);
+    updateLearning(s, obs, ctx.suspects, tuning, config.slo.ttft_ms ?? null);
     if (s.lastTickNs === null || atNs > s.lastTickNs) s.lastTickNs = atNs;
 
     if (dryRun) {
@@ -488,7 +496,15 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
     }
     rec.state = 'rolled_back';
     const previous = rec.previousAction ?? {};
-    applyToActuated(s.actuated, rec.kind, rec.target, previous, atNs, observedShares(rec.target.model), rec.cause);
+    applyToActuated(
+      s.actuated,
+      rec.kind,
+      rec.target,
+      previous,
+      atNs,
+      observedShares(rec.target.model),
+      rec.cause,
+    );
     remember(s, rec, rec.direction === 'increase' ? 'decrease' : 'increase', atNs);
     const action: ControlAction = {
       id: randomUUID(),

@@ -1,4 +1,4 @@
-import { readLoad, readSpeed } from '../detectors/pool-signals.ts';
+import { isQueueNegligible, readLoad, readSpeed } from '../detectors/pool-signals.ts';
 import type { FleetObservation } from '../observe-fleet.ts';
 import type { ControlState, PoolLearning } from './control-types.ts';
 import type { ControlTuning } from './control-tuning.ts';
@@ -13,11 +13,13 @@ export function updateLearning(
   obs: FleetObservation,
   suspects: ReadonlySet<string>,
   tuning: ControlTuning,
+  sloMs: number | null,
 ): void {
   for (const pool of obs.pools) {
     const learning: PoolLearning = state.learning.get(pool.pool) ?? {
-      capacityPerReplicaPerS: null,
-      capacityFromSaturation: false,
+      peakRatePerReplica: null,
+      saturated: false,
+      calmRatePerReplica: null,
       speedBaseline: null,
       loadBaselinePerReplicaPerS: null,
       prefillFloorMsPerToken: null,
@@ -53,18 +55,17 @@ export function updateLearning(
       }
       learning.healthySamples += 1;
     }
-    if (perReplica !== null) {
-      const cap = learning.capacityPerReplicaPerS;
-      if (load.loadBound && healthy) {
-        learning.capacityPerReplicaPerS =
-          learning.capacityFromSaturation && cap !== null
-            ? cap + tuning.learningRate * (perReplica - cap)
-            : perReplica;
-        learning.capacityFromSaturation = true;
-      } else if (cap === null || perReplica > cap) {
-        // Serving more than the estimate without queueing: the capacity is at least this.
-        learning.capacityPerReplicaPerS = perReplica;
-      }
+    if (perReplica !== null && healthy) {
+      if (perReplica > (learning.peakRatePerReplica ?? 0)) learning.peakRatePerReplica = perReplica;
+      // Sustained saturation: the median request waited a good part of its TTFT for admission.
+      const q50 = g.queueMs.p50;
+      const t50 = g.ttftMs.p50;
+      if (q50 !== null && t50 !== null && t50 > 0 && q50 / t50 >= 0.3) learning.saturated = true;
+      const calm =
+        !load.loadBound &&
+        isQueueNegligible(g, sloMs, tuning.probeMaxQueueSloShare) &&
+        (load.contention ?? 1) < 1.3;
+      if (calm && perReplica > (learning.calmRatePerReplica ?? 0)) learning.calmRatePerReplica = perReplica;
     }
     state.learning.set(pool.pool, learning);
   }

@@ -3,10 +3,17 @@
 // A family appears once however many samples it has; a sample without a value is left out
 // (Prometheus reads an absent series as "no data", which is what null means here).
 
-export type PrometheusType = 'gauge' | 'counter' | 'summary' | 'untyped';
+export type PrometheusType = 'gauge' | 'counter' | 'summary' | 'histogram' | 'untyped';
+
+/** The extra series of a histogram (`_bucket` with `le`, `_sum`, `_count`) or a summary (`_sum`, `_count`). */
+export type PrometheusSuffix = '_bucket' | '_sum' | '_count';
 
 export interface PrometheusFamily {
-  sample(labels: Readonly<Record<string, string | number | null | undefined>>, value: number | null | undefined): void;
+  sample(
+    labels: Readonly<Record<string, string | number | null | undefined>>,
+    value: number | null | undefined,
+    suffix?: PrometheusSuffix,
+  ): void;
 }
 
 export interface PrometheusText {
@@ -32,15 +39,24 @@ export function createPrometheusText(): PrometheusText {
       }
       const lines = family.lines;
       return {
-        sample(labels, value) {
+        sample(labels, value, suffix) {
+          if (
+            suffix !== undefined &&
+            !(type === 'histogram' || (type === 'summary' && suffix !== '_bucket'))
+          ) {
+            throw new Error(`${name}: a ${type} has no ${suffix} series`);
+          }
           if (value === null || value === undefined || Number.isNaN(value)) return;
           const parts: string[] = [];
           for (const [label, v] of Object.entries(labels)) {
-            if (!LABEL_NAME.test(label) || label.startsWith('__')) throw new Error(`invalid Prometheus label name "${label}"`);
+            if (!LABEL_NAME.test(label) || label.startsWith('__'))
+              throw new Error(`invalid Prometheus label name "${label}"`);
             if (v === null || v === undefined || v === '') continue;
             parts.push(`${label}="${escapeLabelValue(String(v))}"`);
           }
-          lines.push(`${name}${parts.length > 0 ? `{${parts.join(',')}}` : ''} ${formatValue(value)}`);
+          lines.push(
+            `${name}${suffix ?? ''}${parts.length > 0 ? `{${parts.join(',')}}` : ''} ${formatValue(value)}`,
+          );
         },
       };
     },

@@ -3,17 +3,31 @@ import { loadSql } from '../load-sql.ts';
 import { toBigIntOrNull, toNumberOrNull } from '../sql-params.ts';
 
 // Incremental maintenance of request_facts (one row per trace, see trace-facts.sql). A refresh
-// reads the spans appended since the previous one, recomputes the traces they belong to and the
-// task columns of their tasks. It is cheap when little was written, so every reader calls
-// ensureFresh() first and a background timer keeps the lag small.
+// finds the spans appended since the previous one (by rowid), recomputes the traces they belong to
+// from all of their spans, and the task columns of every request of their tasks. Rows are found by
+// integer keys given as literal lists (milliseconds over millions of rows) while a batch is small;
+// a large batch (catch-up after a restart, a bulk load) uses joins instead.
 
-const REFRESH_SQL = loadSql(import.meta.url, 'refresh-request-facts.sql');
-const CATCH_UP_SQL = loadSql(import.meta.url, 'catch-up-request-facts.sql');
+const PLAN_NEW_SPANS_SQL = loadSql(import.meta.url, 'plan-new-spans.sql');
+const PLAN_NEW_TRACES_SQL = loadSql(import.meta.url, 'plan-new-traces.sql');
+const PLAN_BULK_RANGE_SQL = loadSql(import.meta.url, 'plan-bulk-range.sql');
+const KNOWN_FACTS_SQL = loadSql(import.meta.url, 'known-facts.sql');
+const APPLY_SQL = loadSql(import.meta.url, 'apply-refresh.sql');
 const STATE_SQL = 'SELECT * FROM request_facts_state WHERE id = 1';
-const FINGERPRINT_SQL = loadSql(import.meta.url, 'check-fingerprint.sql');
+const NEXT_ROWID_SQL = 'SELECT max(rowid) AS max_rowid FROM span_store WHERE rowid > $last_rowid';
+const FINGERPRINT_SQL = 'SELECT count(*) AS n FROM span_store WHERE rowid = $rowid AND trace_id = $trace_id AND span_id = $span_id';
+
+/** Spans read per run; the caller of a run loops while more remain. */
+const MAX_SPANS_PER_RUN = 2_000_000n;
+/** Up to this many touched traces, rows are found through literal key lists. */
+const MAX_LITERAL_TRACES = 5000;
+/** After rowids moved (retention compacted span_store), recompute this much event time. */
+const CATCH_UP_HORIZON_NS = 3_600_000_000_000n;
+const INT64_MIN = -(2n ** 63n);
+const TRACE_ID = /^[0-9a-f]{32}$/;
 
 export interface RefreshResult {
-  /** Runs of the refresh script (each reads at most 2M new spans). */
+  /** Runs of the apply script (each reads at most 2M new spans). */
   runs: number;
   tracesTouched: number;
   requestsWritten: number;
@@ -43,49 +57,141 @@ export function getFactsRefresher(store: Store): FactsRefresher {
   return refresher;
 }
 
+type Row = Record<string, unknown>;
+
+interface Batch {
+  mode: 'incremental' | 'catch-up';
+  loRowid: bigint;
+  hiRowid: bigint;
+  maxRowid: bigint;
+  minStartNs: bigint;
+}
+
 function createFactsRefresher(store: Store): FactsRefresher {
   let running: Promise<RefreshResult> | null = null;
   let queued: Promise<RefreshResult> | null = null;
   let writtenAtLastRun = -1;
   const writtenSoFar = () => store.writer.stats().spansWritten;
 
-  const rowidsMoved = async (): Promise<boolean> => {
-    const [state] = await store.query<Record<string, unknown>>(STATE_SQL);
-    const lastRowid = toBigIntOrNull(state?.last_rowid) ?? -1n;
-    if (lastRowid < 0n || typeof state?.fp_trace_id !== 'string' || typeof state.fp_span_id !== 'string') return false;
-    const [row] = await store.query<{ n: number }>(FINGERPRINT_SQL, {
-      last_rowid: lastRowid,
-      fp_trace_id: state.fp_trace_id,
-      fp_span_id: state.fp_span_id,
-    });
-    return (row?.n ?? 0) === 0;
+  /** The next batch of new spans, or null when there is none. */
+  const nextBatch = async (allowCatchUp: boolean): Promise<Batch | null> => {
+    const [state = {}] = await store.query<Row>(STATE_SQL);
+    const lastRowid = toBigIntOrNull(state.last_rowid) ?? -1n;
+    if (allowCatchUp && lastRowid >= 0n && typeof state.fp_trace_id === 'string' && typeof state.fp_span_id === 'string') {
+      const [fp] = await store.query<{ n: number }>(FINGERPRINT_SQL, {
+        rowid: lastRowid,
+        trace_id: state.fp_trace_id,
+        span_id: state.fp_span_id,
+      });
+      if ((fp?.n ?? 0) === 0) {
+        // Another span sits at the last refreshed rowid: deletions moved rowids.
+        const [all] = await store.query<Row>('SELECT max(rowid) AS max_rowid FROM span_store');
+        const maxRowid = toBigIntOrNull(all?.max_rowid) ?? -1n;
+        const newest = toBigIntOrNull(state.newest_span_end_ns) ?? 0n;
+        return { mode: 'catch-up', loRowid: -1n, hiRowid: maxRowid, maxRowid, minStartNs: newest - CATCH_UP_HORIZON_NS };
+      }
+    }
+    const [next] = await store.query<Row>(NEXT_ROWID_SQL, { last_rowid: lastRowid });
+    const maxRowid = toBigIntOrNull(next?.max_rowid);
+    if (maxRowid === null) return null;
+    const hiRowid = maxRowid < lastRowid + MAX_SPANS_PER_RUN ? maxRowid : lastRowid + MAX_SPANS_PER_RUN;
+    return { mode: 'incremental', loRowid: lastRowid, hiRowid, maxRowid, minStartNs: INT64_MIN };
   };
 
-  const runScript = async (sql: string) => {
+  const applyBatch = async (batch: Batch): Promise<{ traces: number }> => {
+    const range = { lo_rowid: batch.loRowid, hi_rowid: batch.hiRowid, min_start_ns: batch.minStartNs };
+    const [summary = {}] = await store.query<Row>(PLAN_NEW_SPANS_SQL, range);
+    const traces = toNumberOrNull(summary.traces) ?? 0;
+    let loNs = toBigIntOrNull(summary.lo_ns);
+    let hiNs = toBigIntOrNull(summary.hi_ns);
+    const maxEndNs = toBigIntOrNull(summary.max_end_ns);
+    const fill: Record<string, string> = {
+      hi_rowid: String(batch.hiRowid),
+      max_end_ns: maxEndNs === null ? 'NULL' : String(maxEndNs),
+      mode: batch.mode,
+      spans_remaining: String(batch.maxRowid - batch.hiRowid),
+    };
+    if (traces === 0 || loNs === null || hiNs === null) {
+      // Nothing to recompute (e.g. rows of another writer's failed transaction): record progress.
+      Object.assign(fill, {
+        touched_traces: 'SELECT NULL::VARCHAR AS trace_id WHERE false',
+        lo_ns: '0',
+        hi_ns: '-1',
+        trace_key_filter: 'false',
+        task_key_filter: 'false',
+      });
+    } else if (traces <= MAX_LITERAL_TRACES) {
+      const rows = await store.query<Row>(PLAN_NEW_TRACES_SQL, range);
+      const ids = new Set<string>();
+      const traceKeys = new Set<string>();
+      const taskKeys = new Set<string>();
+      for (const r of rows) {
+        const id = String(r.trace_id);
+        if (!TRACE_ID.test(id)) throw new Error(`span_store holds a malformed trace id "${id}"`);
+        ids.add(id);
+        traceKeys.add(integerLiteral(r.trace_key));
+        for (const k of (r.task_keys as unknown[]) ?? []) taskKeys.add(integerLiteral(k));
+        const lo = toBigIntOrNull(r.lo_ns);
+        const hi = toBigIntOrNull(r.hi_ns);
+        if (lo !== null && lo < loNs) loNs = lo;
+        if (hi !== null && hi > hiNs) hiNs = hi;
+      }
+      const known = await store.query<Row>(KNOWN_FACTS_SQL.replace('{{trace_keys}}', [...traceKeys].join(',')));
+      for (const f of known) {
+        if (!ids.has(String(f.trace_id))) continue;
+        const lo = toBigIntOrNull(f.first_span_ns);
+        const hi = toBigIntOrNull(f.last_span_ns);
+        if (lo !== null && lo < loNs) loNs = lo;
+        if (hi !== null && hi > hiNs) hiNs = hi;
+        taskKeys.add(integerLiteral(f.task_key));
+      }
+      Object.assign(fill, {
+        touched_traces: `SELECT unnest([${[...ids].map((id) => `'${id}'`).join(',')}]) AS trace_id`,
+        trace_key_filter: `trace_key IN (${[...traceKeys].join(',')})`,
+        task_key_filter: `task_key IN (${[...taskKeys].join(',')})`,
+      });
+    } else {
+      const [known = {}] = await store.query<Row>(PLAN_BULK_RANGE_SQL, range);
+      const lo = toBigIntOrNull(known.lo_ns);
+      const hi = toBigIntOrNull(known.hi_ns);
+      if (lo !== null && lo < loNs) loNs = lo;
+      if (hi !== null && hi > hiNs) hiNs = hi;
+      Object.assign(fill, {
+        touched_traces: `SELECT DISTINCT trace_id FROM span_store WHERE rowid > ${batch.loRowid} AND rowid <= ${batch.hiRowid} AND start_ns >= ${batch.minStartNs}`,
+        trace_key_filter: 'trace_key IN (SELECT (hash(trace_id) >> 1)::BIGINT FROM sig_traces)',
+        task_key_filter: 'task_key IN (SELECT (hash(task_id) >> 1)::BIGINT FROM sig_tasks)',
+      });
+    }
+    Object.assign(fill, { lo_ns: fill.lo_ns ?? String(loNs), hi_ns: fill.hi_ns ?? String(hiNs) });
+    const script = APPLY_SQL.replace(/\{\{(\w+)\}\}/g, (_m, name: string) => {
+      const value = fill[name];
+      if (value === undefined) throw new Error(`apply-refresh.sql: no value for {{${name}}}`);
+      return value;
+    });
     try {
-      await store.execute(sql);
+      await store.execute(script);
     } catch (error) {
       // A failed statement leaves the script's transaction open; close it for the connection's next user.
       await store.execute('ROLLBACK').catch(() => undefined);
       throw new Error(`refreshing request_facts failed: ${(error as Error).message}`, { cause: error });
     }
-    const [state] = await store.query<Record<string, unknown>>(STATE_SQL);
-    return state ?? {};
+    return { traces };
   };
 
   const runOnce = async (): Promise<RefreshResult> => {
     const started = performance.now();
     const result: RefreshResult = { runs: 0, tracesTouched: 0, requestsWritten: 0, caughtUp: false, elapsedMs: 0 };
     const written = writtenSoFar();
-    let script = (await rowidsMoved()) ? CATCH_UP_SQL : REFRESH_SQL;
-    for (;;) {
-      const state = await runScript(script);
+    for (let first = true; ; first = false) {
+      const batch = await nextBatch(first);
+      if (!batch) break;
+      const applied = await applyBatch(batch);
+      const [state = {}] = await store.query<Row>(STATE_SQL);
       result.runs++;
-      result.tracesTouched += toNumberOrNull(state.last_traces_touched) ?? 0;
+      result.tracesTouched += applied.traces;
       result.requestsWritten += toNumberOrNull(state.last_requests_written) ?? 0;
-      result.caughtUp ||= state.last_mode === 'catch-up';
-      script = REFRESH_SQL;
-      if ((toNumberOrNull(state.spans_remaining) ?? 0) <= 0) break;
+      result.caughtUp ||= batch.mode === 'catch-up';
+      if (batch.hiRowid >= batch.maxRowid) break;
     }
     writtenAtLastRun = written;
     result.elapsedMs = performance.now() - started;
@@ -117,8 +223,15 @@ function createFactsRefresher(store: Store): FactsRefresher {
       return refresh();
     },
     async newestSpanEndNs() {
-      const [state] = await store.query<Record<string, unknown>>(STATE_SQL);
+      const [state] = await store.query<Row>(STATE_SQL);
       return toBigIntOrNull(state?.newest_span_end_ns);
     },
   };
+}
+
+/** A DuckDB integer as SQL literal text (store.query returns big ones as decimal strings). */
+function integerLiteral(value: unknown): string {
+  const n = toBigIntOrNull(value);
+  if (n === null) throw new Error(`expected an integer key, got ${String(value)}`);
+  return n.toString();
 }

@@ -182,6 +182,8 @@ hop_totals AS (
 trace_facts AS (
   SELECT
     d.trace_id,
+    (hash(d.trace_id) >> 1)::BIGINT AS trace_key,
+    (hash(coalesce(d.workflow_id, d.conversation_id, d.trace_id)) >> 1)::BIGINT AS task_key,
     d.root_span_id,
     d.name,
     d.service,

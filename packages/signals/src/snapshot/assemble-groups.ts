@@ -77,7 +77,9 @@ export function assembleGroups(input: BucketInput): SignalGroupDetail[] {
   }
 
   const poolLevel = isPoolLevelView(by, filter);
-  const idlePools = input.pools.filter((p) => p.pool !== null && p.requests === 0 && p.replicaCostUsd !== null);
+  const idlePools = input.pools.filter(
+    (p) => p.pool !== null && p.requests === 0 && p.replicaCostUsd !== null,
+  );
   if (poolLevel) {
     // Capacity belongs to the group the pool itself falls into; idle pools' cost too.
     for (const pool of input.pools) {
@@ -90,9 +92,7 @@ export function assembleGroups(input: BucketInput): SignalGroupDetail[] {
     // Idle capacity costs money too: spread it over all groups in proportion to the cost already
     // allocated to them (the fleet's spend, not only the filtered part).
     const idleUsd = idlePools.reduce((s, p) => s + (p.replicaCostUsd ?? 0), 0);
-    const allocatedUsd = input.pools
-      .filter((p) => p.requests > 0)
-      .reduce((s, p) => s + (p.costUsd ?? 0), 0);
+    const allocatedUsd = input.pools.filter((p) => p.requests > 0).reduce((s, p) => s + (p.costUsd ?? 0), 0);
     if (allocatedUsd > 0) {
       for (const acc of groups.values()) {
         if (acc.costUsd !== null) addCost(acc, (idleUsd * acc.costUsd) / allocatedUsd);
@@ -211,7 +211,14 @@ function capacityOf(pools: readonly PoolBucket[]): Capacity {
 
 function poolMatches(pool: PoolBucket, filter: Partial<Record<GroupDimension, string>>): boolean {
   for (const [dim, value] of Object.entries(filter)) {
-    const actual = dim === 'pool' ? pool.pool : dim === 'model' ? pool.model : dim === 'region' ? pool.region : pool.gpuType;
+    const actual =
+      dim === 'pool'
+        ? pool.pool
+        : dim === 'model'
+          ? pool.model
+          : dim === 'region'
+            ? pool.region
+            : pool.gpuType;
     if (actual !== value) return false;
   }
   return true;
@@ -220,7 +227,14 @@ function poolMatches(pool: PoolBucket, filter: Partial<Record<GroupDimension, st
 function poolKey(pool: PoolBucket, by: readonly GroupDimension[]): GroupKey {
   const key: GroupKey = {};
   for (const dim of by) {
-    key[dim] = dim === 'pool' ? pool.pool : dim === 'model' ? pool.model : dim === 'region' ? pool.region : pool.gpuType;
+    key[dim] =
+      dim === 'pool'
+        ? pool.pool
+        : dim === 'model'
+          ? pool.model
+          : dim === 'region'
+            ? pool.region
+            : pool.gpuType;
   }
   return key;
 }

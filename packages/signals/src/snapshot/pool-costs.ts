@@ -49,12 +49,20 @@ export function computePoolBuckets(
     const replicaNs = toNumberOrNull(row.replica_ns);
     const spanReplicas = toNumberOrNull(row.span_replicas) ?? 0;
     const replicaSeconds =
-      pool === null ? null : replicaNs !== null ? replicaNs / 1e9 : spanReplicas > 0 ? spanReplicas * seconds : null;
+      pool === null
+        ? null
+        : replicaNs !== null
+          ? replicaNs / 1e9
+          : spanReplicas > 0
+            ? spanReplicas * seconds
+            : null;
     const meanReplicas = replicaSeconds === null || seconds <= 0 ? null : replicaSeconds / seconds;
     const gpusPerReplica = toNumberOrNull(row.gpus_per_replica) ?? 1;
     const gpuHourUsd = priceFor(gpuType, config);
     const replicaCostUsd =
-      replicaSeconds === null || gpuHourUsd === null ? null : (replicaSeconds * gpusPerReplica * gpuHourUsd) / 3600;
+      replicaSeconds === null || gpuHourUsd === null
+        ? null
+        : (replicaSeconds * gpusPerReplica * gpuHourUsd) / 3600;
     const explicitCostUsd = toNumberOrNull(row.explicit_cost_usd);
     const requests = toNumberOrNull(row.requests) ?? 0;
     const gpuMs = toNumberOrNull(row.gpu_ms);
@@ -64,9 +72,14 @@ export function computePoolBuckets(
     const basisTotal = basis === 'gpu_time' ? gpuMs! : basis === 'tokens' ? tokens : requests;
     const outputTokens = toNumberOrNull(row.output_tokens);
     const tokensPerS = outputTokens === null || seconds <= 0 ? null : outputTokens / seconds;
-    const peakTokensPerS = toNumberOrNull(row.peak_tokens_per_s) ?? (pool === null ? null : (learnedPeaks.get(pool) ?? null));
+    const peakTokensPerS =
+      toNumberOrNull(row.peak_tokens_per_s) ?? (pool === null ? null : (learnedPeaks.get(pool) ?? null));
     const computeUtil =
-      tokensPerS !== null && meanReplicas !== null && meanReplicas > 0 && peakTokensPerS !== null && peakTokensPerS > 0
+      tokensPerS !== null &&
+      meanReplicas !== null &&
+      meanReplicas > 0 &&
+      peakTokensPerS !== null &&
+      peakTokensPerS > 0
         ? tokensPerS / meanReplicas / peakTokensPerS
         : null;
     return {
@@ -112,6 +125,7 @@ export function shareOfPool(
   usage: { gpuMs: number | null; tokens: number; requests: number },
 ): number {
   if (pool.basis === null || pool.basisTotal <= 0) return 0;
-  const used = pool.basis === 'gpu_time' ? (usage.gpuMs ?? 0) : pool.basis === 'tokens' ? usage.tokens : usage.requests;
+  const used =
+    pool.basis === 'gpu_time' ? (usage.gpuMs ?? 0) : pool.basis === 'tokens' ? usage.tokens : usage.requests;
   return used / pool.basisTotal;
 }

@@ -71,7 +71,11 @@ export interface TaskSummary {
 
 type Row = Record<string, unknown>;
 
-export async function searchTasks(store: Store, config: GovernorConfig, search: TaskSearch): Promise<TaskSummary[]> {
+export async function searchTasks(
+  store: Store,
+  config: GovernorConfig,
+  search: TaskSearch,
+): Promise<TaskSummary[]> {
   const base = buildWindowParams(
     {
       fromNs: search.fromNs,
@@ -106,9 +110,21 @@ async function poolCostsOver(
   rows: readonly Row[],
   search: TaskSearch,
 ): Promise<Map<string | null, PoolBucket>> {
-  const starts = rows.map((r) => toBigIntOrNull(r.task_start_ns) ?? search.fromNs);
-  const fromNs = starts.reduce((a, b) => (b < a ? b : a)) - 1n;
-  const spec = { fromNs, toNs: search.toNs, stepNs: search.toNs - fromNs, by: [], filter: {}, pendingAfterNs: search.pendingAfterNs };
+  // bigint: Math.min does not apply.
+  let earliest = search.fromNs;
+  for (const r of rows) {
+    const start = toBigIntOrNull(r.task_start_ns);
+    if (start !== null && start < earliest) earliest = start;
+  }
+  const fromNs = earliest - 1n;
+  const spec = {
+    fromNs,
+    toNs: search.toNs,
+    stepNs: search.toNs - fromNs,
+    by: [],
+    filter: {},
+    pendingAfterNs: search.pendingAfterNs,
+  };
   const params = buildWindowParams(spec, config);
   const poolRows = await store.query<Row>(WINDOW_SQL.pools, pickSqlParams(WINDOW_SQL.pools, params));
   const seconds = Number(search.toNs - fromNs) / 1e9;
@@ -116,7 +132,11 @@ async function poolCostsOver(
   return new Map(buckets.map((b) => [b.pool, b]));
 }
 
-function toTaskSummary(rows: readonly Row[], pools: Map<string | null, PoolBucket>, config: GovernorConfig): TaskSummary {
+function toTaskSummary(
+  rows: readonly Row[],
+  pools: Map<string | null, PoolBucket>,
+  config: GovernorConfig,
+): TaskSummary {
   const last = rows.find((r) => r.is_task_last === true) ?? rows.at(-1)!;
   const str = (v: unknown) => (typeof v === 'string' ? v : null);
   const attempts: TaskAttempt[] = rows.map((r) => {

@@ -106,7 +106,11 @@ export interface TraceWaterfall {
 
 type Row = Record<string, unknown>;
 
-export async function searchTraces(store: Store, config: GovernorConfig, search: TraceSearch): Promise<TraceSummary[]> {
+export async function searchTraces(
+  store: Store,
+  config: GovernorConfig,
+  search: TraceSearch,
+): Promise<TraceSummary[]> {
   const params = {
     ...buildWindowParams(
       {
@@ -137,7 +141,11 @@ export async function searchTraces(store: Store, config: GovernorConfig, search:
   return rows.map(toTraceSummary);
 }
 
-export async function readTraceWaterfall(store: Store, config: GovernorConfig, traceId: string): Promise<TraceWaterfall | null> {
+export async function readTraceWaterfall(
+  store: Store,
+  config: GovernorConfig,
+  traceId: string,
+): Promise<TraceWaterfall | null> {
   const id = traceId.toLowerCase();
   const [fact] = await store.query<Row>(REQUEST_SQL, { trace_id: id });
   const lo = toBigIntOrNull(fact?.first_span_ns) ?? 0n;
@@ -158,10 +166,16 @@ export async function readTraceWaterfall(store: Store, config: GovernorConfig, t
 }
 
 function buildWaterfall(traceId: string, rows: readonly Row[], request: TraceSummary | null): TraceWaterfall {
-  const spans = rows.map((r) => ({ row: r, id: String(r.span_id), parent: typeof r.parent_span_id === 'string' ? r.parent_span_id : null }));
+  const spans = rows.map((r) => ({
+    row: r,
+    id: String(r.span_id),
+    parent: typeof r.parent_span_id === 'string' ? r.parent_span_id : null,
+  }));
   const ids = new Set(spans.map((s) => s.id));
   const root =
-    spans.find((s) => s.row.is_root === true) ?? spans.find((s) => s.parent === null || !ids.has(s.parent)) ?? spans[0]!;
+    spans.find((s) => s.row.is_root === true) ??
+    spans.find((s) => s.parent === null || !ids.has(s.parent)) ??
+    spans[0]!;
   const rootStart = toBigIntOrNull(root.row.start_ns) ?? 0n;
   const children = new Map<string | null, typeof spans>();
   for (const s of spans) {
@@ -212,7 +226,10 @@ function toWaterfallSpan(r: Row, depth: number, rootStart: bigint): WaterfallSpa
     durationMs: Number(end - start) / 1e6,
     startNs: start.toString(),
     endNs: end.toString(),
-    status: { code: toNumberOrNull(r.status_code) ?? 0, message: typeof r.status_message === 'string' ? r.status_message : null },
+    status: {
+      code: toNumberOrNull(r.status_code) ?? 0,
+      message: typeof r.status_message === 'string' ? r.status_message : null,
+    },
     outcome: String(r.outcome),
     isRoot: r.is_root === true,
     pool: typeof r.pool === 'string' ? r.pool : null,

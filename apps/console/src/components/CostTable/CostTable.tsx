@@ -61,7 +61,7 @@ export function CostTable({
                 </th>
                 <td className="num">{formatNumber(g.tasks)}</td>
                 <td className="num">
-                  {formatPercent(g.tasks > 0 ? g.successfulTasks / g.tasks : null, 0)}
+                  {formatPercent(g.tasks > 0 ? g.successfulTasks / g.tasks : null)}
                   {failed > 0 ? <div className="cell-sub is-bad">{formatNumber(failed)} failed</div> : null}
                 </td>
                 <td className="num">{formatNumber(g.successPerDollar)}</td>

@@ -72,7 +72,9 @@ export function TimeSeriesChart({
     data: rows,
     margin: { top: 8, right: 16, bottom: 0, left: 4 },
     onClick: onPointClick
-      ? (state: { activeTooltipIndex?: number | string | null | undefined }) => {
+      ? (state: { activeTooltipIndex?: number | string | null | undefined; isTooltipActive?: boolean }) => {
+          // Only a point the tooltip is showing: a click without a hovered point means nothing.
+          if (state.isTooltipActive === false) return;
           const index = Number(state.activeTooltipIndex);
           const row = Number.isInteger(index) ? rows[index] : undefined;
           if (row && typeof row.t === 'number') onPointClick(row.t);
@@ -80,12 +82,7 @@ export function TimeSeriesChart({
       : undefined,
     style: onPointClick ? { cursor: 'pointer' } : undefined,
   };
-  const maxValue = Math.max(
-    0,
-    ...rows.flatMap((row) => labels.map((l) => (typeof row[l] === 'number' ? (row[l] as number) : 0))),
-  );
   const thresholds = threshold ? (Array.isArray(threshold) ? threshold : [threshold]) : [];
-  const yMax = thresholds.length ? Math.max(maxValue, ...thresholds.map((t) => t.value * 1.15)) : undefined;
   const colorOf = (label: string, i: number) => colors?.[label] ?? pickColor(i);
   const axes = [
     <CartesianGrid key="grid" strokeDasharray="3 3" stroke="var(--grid)" vertical={false} />,
@@ -105,7 +102,8 @@ export function TimeSeriesChart({
       width={64}
       tick={{ fontSize: 11, fill: 'var(--muted)' }}
       tickFormatter={(v: number) => format(v)}
-      domain={yMax === undefined ? [0, 'auto'] : [0, Math.ceil(yMax)]}
+      // Reference lines extend the domain themselves (ifOverflow="extendDomain"); ticks stay round.
+      domain={[0, 'auto']}
       allowDecimals
     />,
     <Tooltip

@@ -23,6 +23,8 @@ export function RecommendationsView() {
   const recs = useApi('recommendations', (signal) => fetchRecommendations(null, signal));
   const actions = useApi('actions', (signal) => fetchActions(signal));
   const [evaluating, setEvaluating] = useState<string | null>(null);
+  const [showRefreshes, setShowRefreshes] = useState(false);
+  const [auditRows, setAuditRows] = useState(50);
 
   async function decide(id: string, decision: 'approve' | 'reject' | 'apply') {
     await decideRecommendation(id, decision);
@@ -112,13 +114,44 @@ export function RecommendationsView() {
           }
         </AsyncContent>
       </section>
-      <Panel title="Audit log" subtitle="every decision, apply, verification and rollback" testId="audit">
+      <Panel
+        title="Audit log"
+        subtitle="every decision, apply, verification and rollback"
+        testId="audit"
+        actions={
+          <label className="field field--inline">
+            <input
+              type="checkbox"
+              checked={showRefreshes}
+              onChange={(e) => setShowRefreshes(e.target.checked)}
+            />
+            <span className="field__label">Include refreshes</span>
+          </label>
+        }
+      >
         <AsyncContent
           state={actions}
           isEmpty={(d) => d.length === 0}
           empty={<EmptyState title="No actions yet" />}
         >
-          {(data) => <AuditLog entries={data} />}
+          {(data) => {
+            // A refresh re-states an open recommendation each tick: history, rarely news.
+            const entries = showRefreshes ? data : data.filter((e) => e.type !== 'refreshed');
+            return (
+              <>
+                <AuditLog entries={entries.slice(0, auditRows)} />
+                {entries.length > auditRows ? (
+                  <button
+                    type="button"
+                    className="button button--small show-more"
+                    onClick={() => setAuditRows((n) => n + 50)}
+                  >
+                    Show more ({entries.length - auditRows} older)
+                  </button>
+                ) : null}
+              </>
+            );
+          }}
         </AsyncContent>
       </Panel>
     </div>

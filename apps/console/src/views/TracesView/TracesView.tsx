@@ -185,50 +185,56 @@ function TraceTable({ traces, selected }: { traces: TraceSummary[]; selected: st
             <th scope="col">Start</th>
             <th scope="col">Trace</th>
             <th scope="col">Pool</th>
-            <th scope="col">Model</th>
-            <th scope="col">Tenant</th>
+            <th scope="col" className="hide-narrow">
+              Model
+            </th>
+            <th scope="col" className="hide-narrow">
+              Tenant
+            </th>
             <th scope="col">Outcome</th>
-            <th scope="col" className="num">
+            <th scope="col" className="num hide-narrow">
               TTFT
             </th>
             <th scope="col" className="num">
               Duration
             </th>
-            <th scope="col" className="num">
+            <th scope="col" className="num hide-narrow">
               Spans
             </th>
           </tr>
         </thead>
         <tbody>
-          {traces.map((t) => (
-            <tr key={t.traceId} className={t.traceId === selected ? 'is-selected' : undefined}>
-              <td className="nowrap">{formatDateTime(t.startMs)}</td>
-              <td>
-                <a
-                  href={hrefFor({ traceId: t.traceId })}
-                  onClick={(event) => {
-                    if (event.metaKey || event.ctrlKey || event.shiftKey) return;
-                    event.preventDefault();
-                    navigateTo({ traceId: t.traceId });
-                    window.scrollTo({ top: 0 });
-                  }}
-                  className="mono"
-                  title={`${t.traceId}${t.name ? ` · ${t.name}` : ''}`}
-                >
-                  {t.traceId.slice(0, 12)}…
-                </a>
-              </td>
-              <td className="nowrap">{t.pool ?? '—'}</td>
-              <td className="nowrap">{t.model ?? '—'}</td>
-              <td className="nowrap">{t.tenant ?? '—'}</td>
-              <td>
-                <OutcomeBadge outcome={t.outcome} />
-              </td>
-              <td className="num">{formatMs(t.ttftMs)}</td>
-              <td className="num">{formatMs(t.durationMs)}</td>
-              <td className="num">{t.spanCount ?? '—'}</td>
-            </tr>
-          ))}
+          {[...traces]
+            .sort((a, b) => b.startMs - a.startMs)
+            .map((t) => (
+              <tr key={t.traceId} className={t.traceId === selected ? 'is-selected' : undefined}>
+                <td className="nowrap">{formatDateTime(t.startMs)}</td>
+                <td>
+                  <a
+                    href={hrefFor({ traceId: t.traceId })}
+                    onClick={(event) => {
+                      if (event.metaKey || event.ctrlKey || event.shiftKey) return;
+                      event.preventDefault();
+                      navigateTo({ traceId: t.traceId });
+                      window.scrollTo({ top: 0 });
+                    }}
+                    className="mono"
+                    title={`${t.traceId}${t.name ? ` · ${t.name}` : ''}`}
+                  >
+                    {t.traceId.slice(0, 12)}…
+                  </a>
+                </td>
+                <td className="nowrap">{t.pool ?? '—'}</td>
+                <td className="hide-narrow">{t.model ?? '—'}</td>
+                <td className="nowrap hide-narrow">{t.tenant ?? '—'}</td>
+                <td>
+                  <OutcomeBadge outcome={t.outcome} />
+                </td>
+                <td className="num hide-narrow">{formatMs(t.ttftMs)}</td>
+                <td className="num">{formatMs(t.durationMs)}</td>
+                <td className="num hide-narrow">{t.spanCount ?? '—'}</td>
+              </tr>
+            ))}
         </tbody>
       </table>
     </div>

@@ -1,0 +1,74 @@
+import { describe, expect, test } from 'vitest';
+import type { RecommendationRecord, ScopeMetrics } from './control-types.ts';
+import { judgeVerification } from './judge-verification.ts';
+
+const metrics = (m: Partial<ScopeMetrics>): ScopeMetrics => ({
+  requests: 200,
+  goodput: 0.95,
+  errorRate: 0.01,
+  ttftP95Ms: 900,
+  queueP95Ms: 50,
+  costUsd: 10,
+  successPerDollar: 20,
+  ...m,
+});
+const rec = (kind: RecommendationRecord['kind'], direction: 'increase' | 'decrease') =>
+  ({ kind, direction }) as RecommendationRecord;
+const slo = { ttft_ms: 2000 };
+
+describe('verification: roll back only harm the action could cause', () => {
+  test('a scale-in that breaks the SLO is rolled back; one that holds it is kept', () => {
+    const broke = judgeVerification(
+      rec('scale', 'decrease'),
+      metrics({}),
+      metrics({ ttftP95Ms: 2600 }),
+      slo,
+      20,
+    );
+    expect(broke.verdict).toBe('rolled_back');
+    expect(broke.summary).toMatch(/could not hold the SLO/);
+    expect(
+      judgeVerification(rec('scale', 'decrease'), metrics({}), metrics({ ttftP95Ms: 1500 }), slo, 20).verdict,
+    ).toBe('verified');
+  });
+
+  test('a scale-up is kept when it only added cost, rolled back when its replicas fail requests', () => {
+    const pricier = metrics({ successPerDollar: 10 });
+    expect(judgeVerification(rec('scale', 'increase'), metrics({}), pricier, slo, 20).verdict).toBe(
+      'verified',
+    );
+    const failing = metrics({ goodput: 0.8, errorRate: 0.1 });
+    expect(judgeVerification(rec('scale', 'increase'), metrics({}), failing, slo, 20).verdict).toBe(
+      'rolled_back',
+    );
+  });
+
+  test('a breaker that cut goodput without reducing errors is rolled back', () => {
+    const before = metrics({ errorRate: 0.05 });
+    expect(
+      judgeVerification(
+        rec('circuit_break', 'increase'),
+        before,
+        metrics({ goodput: 0.85, errorRate: 0.05 }),
+        slo,
+        20,
+      ).verdict,
+    ).toBe('rolled_back');
+    expect(
+      judgeVerification(
+        rec('circuit_break', 'increase'),
+        before,
+        metrics({ goodput: 0.85, errorRate: 0.01 }),
+        slo,
+        20,
+      ).verdict,
+    ).toBe('verified');
+  });
+
+  test('too little traffic since the action is not evidence of harm', () => {
+    const quiet = metrics({ requests: 3, goodput: 0.2 });
+    expect(judgeVerification(rec('shed_load', 'increase'), metrics({}), quiet, slo, 20).verdict).toBe(
+      'verified',
+    );
+  });
+});

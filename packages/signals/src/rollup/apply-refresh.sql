@@ -1,0 +1,63 @@
+-- Recomputes the touched traces from all of their spans and the task columns of every request of
+-- their tasks, then swaps the rows in request_facts and records progress — one transaction, so
+-- readers never see a trace half-updated. DuckDB binds no parameters in a multi-statement script:
+-- the double-brace placeholders are filled by refresh-request-facts.ts with integer literals, 32-hex trace
+-- ids, or fixed SQL of its own.
+BEGIN TRANSACTION;
+
+CREATE OR REPLACE TEMP TABLE sig_traces AS {{touched_traces}};
+
+CREATE OR REPLACE TEMP TABLE sig_trace_facts AS
+WITH src_spans AS (
+  SELECT s.* EXCLUDE (attributes, resource, events)
+  FROM span_store s
+  WHERE s.start_ns >= {{lo_ns}} AND s.start_ns <= {{hi_ns}}
+    AND s.trace_id IN (SELECT trace_id FROM sig_traces)
+),
+-- @include trace-facts.sql
+SELECT * FROM trace_facts;
+
+-- The tasks involved: the touched traces' tasks now, and the ones they belonged to before.
+CREATE OR REPLACE TEMP TABLE sig_tasks AS
+SELECT task_id FROM sig_trace_facts
+UNION
+SELECT task_id FROM request_facts WHERE {{trace_key_filter}} AND trace_id IN (SELECT trace_id FROM sig_traces);
+
+CREATE OR REPLACE TEMP TABLE sig_out AS
+WITH task_rows AS (
+  SELECT * FROM sig_trace_facts
+  UNION ALL BY NAME
+  SELECT f.* EXCLUDE (
+    is_final_attempt, is_task_last, task_start_ns, task_end_ns, task_requests, task_steps, task_declared_steps,
+    task_complete, task_finals_ok, task_final_max_ttft_ms, task_final_max_e2e_ms
+  )
+  FROM request_facts f
+  WHERE {{task_key_filter}}
+    AND f.task_id IN (SELECT task_id FROM sig_tasks)
+    AND f.trace_id NOT IN (SELECT trace_id FROM sig_trace_facts)
+),
+-- @include task-columns.sql
+SELECT * FROM facts;
+
+DELETE FROM request_facts
+WHERE ({{trace_key_filter}} OR {{task_key_filter}})
+  AND trace_id IN (SELECT trace_id FROM sig_out);
+INSERT INTO request_facts BY NAME SELECT * FROM sig_out;
+
+UPDATE request_facts_state SET
+  last_rowid = {{hi_rowid}},
+  fp_trace_id = (SELECT trace_id FROM span_store WHERE rowid = {{hi_rowid}}),
+  fp_span_id = (SELECT span_id FROM span_store WHERE rowid = {{hi_rowid}}),
+  newest_span_end_ns = greatest(newest_span_end_ns, {{max_end_ns}}),
+  refreshed_at = now(),
+  last_mode = '{{mode}}',
+  last_traces_touched = (SELECT count(*) FROM sig_traces),
+  last_requests_written = (SELECT count(*) FROM sig_out),
+  spans_remaining = {{spans_remaining}}
+WHERE id = 1;
+
+DROP TABLE sig_traces;
+DROP TABLE sig_trace_facts;
+DROP TABLE sig_tasks;
+DROP TABLE sig_out;
+COMMIT;
