@@ -127,7 +127,9 @@ export function createFleetTraffic(options: FleetTrafficOptions): { next(spans: 
   /** Open workflows, a min-heap on the time their next step is due. */
   const workflows = createHeap<OpenWorkflow>((a, b) => a.dueNs < b.dueNs);
 
-  const spanId = () => (++spanCounter).toString(16).padStart(16, '0');
+  // Ids carry the seed, so traffic generated with another seed never continues these traces.
+  const idPrefix = (options.seed >>> 0).toString(16).padStart(8, '0');
+  const spanId = () => idPrefix + (++spanCounter).toString(16).padStart(8, '0');
 
   const pushRequest = (
     out: SpanRow[],
@@ -142,7 +144,7 @@ export function createFleetTraffic(options: FleetTrafficOptions): { next(spans: 
       failed: boolean;
     },
   ) => {
-    const traceId = (++requestIndex).toString(16).padStart(32, '0');
+    const traceId = idPrefix + (++requestIndex).toString(16).padStart(24, '0');
     const inputTokens = 200 + Math.floor(exp(1800));
     const outputTokens = 20 + Math.floor(exp(250));
     const cacheLookup = random() < 0.5;

@@ -248,15 +248,15 @@ function judgeScaleIn(ctx: DetectContext, s: ScaleInputs, target: number): Candi
   const mainTtftP95 = main.ttftMs.p95;
   const mainQueueShare = readQueueShare(main);
   // Scale-in changes load, not a prompt's own prefill time: what matters is that the pool is calm
-  // (no queueing, prefill at its uncontended speed, no failures) and inside the SLO now.
+  // (no queueing, prefill at its uncontended speed, no failures). Whether it then still holds the SLO
+  // as well as before is what verification checks, rolling back if not.
   const calm =
     (load.queueShare ?? 0) < tuning.queueBoundShare / 2 &&
     (mainQueueShare ?? 0) < tuning.queueBoundShare / 2 &&
     (load.contention ?? 1) < 1.5 &&
     (main.errorRate ?? 0) <= 0.05 &&
     !ctx.suspects.has(pool.pool);
-  const insideSlo = sloMs === null || (mainTtftP95 !== null && mainTtftP95 <= sloMs);
-  if (!calm || !insideSlo) return null;
+  if (!calm) return null;
   const maxStep = Math.max(1, Math.ceil(replicas * tuning.maxScaleInFraction));
   const common = {
     kind: 'scale' as const,
@@ -329,7 +329,11 @@ function judgeScaleIn(ctx: DetectContext, s: ScaleInputs, target: number): Candi
 
   // (c) Nothing known yet — or the calm history allows no fewer replicas: one replica at a time, only
   // far inside the SLO with next to no queueing. This is also how the calm history learns more.
-  const farInside = sloMs !== null && mainTtftP95 !== null && mainTtftP95 <= tuning.probeMaxSloShare * sloMs;
+  // Far inside the SLO — or, for long prompts that miss it however idle the pool is, prefill running
+  // at its uncontended speed: either way the load is not what TTFT is made of.
+  const farInside =
+    (sloMs !== null && mainTtftP95 !== null && mainTtftP95 <= tuning.probeMaxSloShare * sloMs) ||
+    (load.contention !== null && load.contention <= tuning.probeMaxContention);
   const noQueue =
     isQueueNegligible(main, sloMs, tuning.probeMaxQueueSloShare) &&
     isQueueNegligible(pool.fast, sloMs, tuning.probeMaxQueueSloShare);

@@ -49,6 +49,8 @@ export interface ControlTuning {
    */
   probeMaxSloShare: number;
   probeMaxQueueSloShare: number;
+  /** …or prefill at most this much slower per token than uncontended (long prompts that miss the SLO anyway). */
+  probeMaxContention: number;
   /**
    * A pool's traffic moves to a peer serving the same model when the peer prefills a token for at
    * most this share of its cost (uncontended speed × GPU price) and meets the SLO as well.
@@ -85,6 +87,7 @@ export const DEFAULT_TUNING: ControlTuning = {
   prefillBoundShare: 0.5,
   probeMaxSloShare: 0.5,
   probeMaxQueueSloShare: 0.1,
+  probeMaxContention: 1.15,
   efficiencyRatio: 0.8,
   unprofitableConfidence: 0.4,
   maxScaleInFraction: 0.5,

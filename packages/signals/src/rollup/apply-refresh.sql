@@ -1,40 +1,45 @@
 -- Recomputes the touched traces from all of their spans and the task columns of every request of
 -- their tasks, then swaps the rows in request_facts and records progress — one transaction, so
 -- readers never see a trace half-updated. DuckDB binds no parameters in a multi-statement script:
--- the double-brace placeholders are filled by refresh-request-facts.ts with integer literals, 32-hex trace
--- ids, or fixed SQL of its own.
+-- the double-brace placeholders are filled by refresh-request-facts.ts with integer literals,
+-- 32-hex trace ids, or fixed SQL of its own. Each big table is scanned once per statement into a
+-- small temp table, with filters DuckDB can push into the scan.
 BEGIN TRANSACTION;
 
 CREATE OR REPLACE TEMP TABLE sig_traces AS {{touched_traces}};
 
+CREATE OR REPLACE TEMP TABLE sig_spans AS
+SELECT s.* EXCLUDE (attributes, resource, events)
+FROM span_store s
+WHERE s.start_ns >= {{lo_ns}} AND s.start_ns <= {{hi_ns}}
+  AND {{span_trace_filter}};
+
 CREATE OR REPLACE TEMP TABLE sig_trace_facts AS
-WITH src_spans AS (
-  SELECT s.* EXCLUDE (attributes, resource, events)
-  FROM span_store s
-  WHERE s.start_ns >= {{lo_ns}} AND s.start_ns <= {{hi_ns}}
-    AND s.trace_id IN (SELECT trace_id FROM sig_traces)
-),
+WITH src_spans AS (SELECT * FROM sig_spans),
 -- @include trace-facts.sql
 SELECT * FROM trace_facts;
+
+-- What earlier refreshes wrote for the touched traces and for the other requests of their tasks.
+CREATE OR REPLACE TEMP TABLE sig_old AS
+SELECT * FROM request_facts WHERE {{trace_key_filter}} OR {{task_key_filter}};
 
 -- The tasks involved: the touched traces' tasks now, and the ones they belonged to before.
 CREATE OR REPLACE TEMP TABLE sig_tasks AS
 SELECT task_id FROM sig_trace_facts
 UNION
-SELECT task_id FROM request_facts WHERE {{trace_key_filter}} AND trace_id IN (SELECT trace_id FROM sig_traces);
+SELECT task_id FROM sig_old WHERE trace_id IN (SELECT trace_id FROM sig_traces);
 
 CREATE OR REPLACE TEMP TABLE sig_out AS
 WITH task_rows AS (
   SELECT * FROM sig_trace_facts
   UNION ALL BY NAME
-  SELECT f.* EXCLUDE (
+  SELECT o.* EXCLUDE (
     is_final_attempt, is_task_last, task_start_ns, task_end_ns, task_requests, task_steps, task_declared_steps,
     task_complete, task_finals_ok, task_final_max_ttft_ms, task_final_max_e2e_ms
   )
-  FROM request_facts f
-  WHERE {{task_key_filter}}
-    AND f.task_id IN (SELECT task_id FROM sig_tasks)
-    AND f.trace_id NOT IN (SELECT trace_id FROM sig_trace_facts)
+  FROM sig_old o
+  WHERE o.task_id IN (SELECT task_id FROM sig_tasks)
+    AND o.trace_id NOT IN (SELECT trace_id FROM sig_trace_facts)
 ),
 -- @include task-columns.sql
 SELECT * FROM facts;
@@ -57,7 +62,9 @@ UPDATE request_facts_state SET
 WHERE id = 1;
 
 DROP TABLE sig_traces;
+DROP TABLE sig_spans;
 DROP TABLE sig_trace_facts;
+DROP TABLE sig_old;
 DROP TABLE sig_tasks;
 DROP TABLE sig_out;
 COMMIT;

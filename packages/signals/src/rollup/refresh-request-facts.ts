@@ -115,6 +115,7 @@ function createFactsRefresher(store: Store): FactsRefresher {
       // Nothing to recompute (e.g. rows of another writer's failed transaction): record progress.
       Object.assign(fill, {
         touched_traces: 'SELECT NULL::VARCHAR AS trace_id WHERE false',
+        span_trace_filter: 'false',
         lo_ns: '0',
         hi_ns: '-1',
         trace_key_filter: 'false',
@@ -147,6 +148,7 @@ function createFactsRefresher(store: Store): FactsRefresher {
       }
       Object.assign(fill, {
         touched_traces: `SELECT unnest([${[...ids].map((id) => `'${id}'`).join(',')}]) AS trace_id`,
+        span_trace_filter: `s.trace_id IN (${[...ids].map((id) => `'${id}'`).join(',')})`,
         trace_key_filter: `trace_key IN (${[...traceKeys].join(',')})`,
         task_key_filter: `task_key IN (${[...taskKeys].join(',')})`,
       });
@@ -158,8 +160,11 @@ function createFactsRefresher(store: Store): FactsRefresher {
       if (hi !== null && hi > hiNs) hiNs = hi;
       Object.assign(fill, {
         touched_traces: `SELECT DISTINCT trace_id FROM span_store WHERE rowid > ${batch.loRowid} AND rowid <= ${batch.hiRowid} AND start_ns >= ${batch.minStartNs}`,
+        span_trace_filter: 's.trace_id IN (SELECT trace_id FROM sig_traces)',
         trace_key_filter: 'trace_key IN (SELECT (hash(trace_id) >> 1)::BIGINT FROM sig_traces)',
-        task_key_filter: 'task_key IN (SELECT (hash(task_id) >> 1)::BIGINT FROM sig_tasks)',
+        // The touched traces' tasks now, and the tasks they belonged to before.
+        task_key_filter:
+          'task_key IN (SELECT task_key FROM sig_trace_facts UNION SELECT task_key FROM request_facts WHERE trace_key IN (SELECT (hash(trace_id) >> 1)::BIGINT FROM sig_traces))',
       });
     }
     Object.assign(fill, { lo_ns: fill.lo_ns ?? String(loNs), hi_ns: fill.hi_ns ?? String(hiNs) });
