@@ -58,11 +58,16 @@ export interface ObserveOptions {
   atNs: bigint;
   windowMs: number;
   fastWindowMs: number;
+  /**
+   * A pool with fewer requests than this in the short window is judged on the control window
+   * instead: a handful of requests says nothing, and a quiet pool has no fast changes to catch.
+   */
+  minFastRequests?: number;
 }
 
 export async function observeFleet(options: ObserveOptions): Promise<FleetObservation> {
   const { signals, config, atNs, windowMs, fastWindowMs } = options;
-  const [main, fast, priorities, ready, prefill] = await Promise.all([
+  const [main, fast, priorities, ready, prefill, prefillMain] = await Promise.all([
     signals.snapshot({ windowMs, by: ['pool'], atNs }),
     signals.snapshot({ windowMs: fastWindowMs, by: ['pool'], atNs }),
     signals.snapshot({ windowMs: fastWindowMs, by: ['model', 'priority'], atNs }),
@@ -70,7 +75,11 @@ export async function observeFleet(options: ObserveOptions): Promise<FleetObserv
     options.readPrefillSpeed
       ? options.readPrefillSpeed(atNs, fastWindowMs)
       : Promise.resolve(new Map<string, number>()),
+    options.readPrefillSpeed
+      ? options.readPrefillSpeed(atNs, windowMs)
+      : Promise.resolve(new Map<string, number>()),
   ]);
+  const minFast = options.minFastRequests ?? 0;
   const mainByPool = indexByPool(main.groups);
   const fastByPool = indexByPool(fast.groups);
   const configured = new Map(config.pools.map((p) => [p.name, p]));
@@ -88,7 +97,10 @@ export async function observeFleet(options: ObserveOptions): Promise<FleetObserv
     const pool = configured.get(name);
     const meta = metadata.get(name);
     const mainGroup = mainByPool.get(name) ?? null;
-    const fastGroup = fastByPool.get(name) ?? null;
+    const shortGroup = fastByPool.get(name) ?? null;
+    const quiet =
+      (shortGroup?.requests ?? 0) < minFast && (mainGroup?.requests ?? 0) > (shortGroup?.requests ?? 0);
+    const fastGroup = quiet ? mainGroup : shortGroup;
     const gpuType = pool?.gpu_type ?? meta?.gpuType ?? null;
     return {
       pool: name,
@@ -100,7 +112,7 @@ export async function observeFleet(options: ObserveOptions): Promise<FleetObserv
       // A time-weighted mean over the short window; replica counts are whole.
       replicas: roundOrNull(fastGroup?.replicas ?? mainGroup?.replicas ?? null),
       readyReplicas: ready.get(name) ?? null,
-      prefillMsPerToken: prefill.get(name) ?? null,
+      prefillMsPerToken: (quiet ? prefillMain.get(name) : prefill.get(name)) ?? null,
       minReplicas: pool?.min_replicas ?? 1,
       maxReplicas: pool?.max_replicas ?? null,
       gpusPerReplica: pool?.gpus_per_replica ?? 1,
@@ -109,7 +121,7 @@ export async function observeFleet(options: ObserveOptions): Promise<FleetObserv
         ? (config.pricing.gpu_hour_usd[gpuType] ?? config.pricing.default_gpu_hour_usd ?? null)
         : (config.pricing.default_gpu_hour_usd ?? null),
       mainRatePerS: (mainGroup?.requests ?? 0) / (windowMs / 1000),
-      fastRatePerS: (fastGroup?.requests ?? 0) / (fastWindowMs / 1000),
+      fastRatePerS: (fastGroup?.requests ?? 0) / ((quiet ? windowMs : fastWindowMs) / 1000),
     };
   });
 

@@ -171,7 +171,10 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
     if (refresher) await refresher.ensureFresh();
     const { transform, extra } = transformFor(spec);
     const params = { ...buildWindowParams(spec, config), ...extra };
-    const rows = await runWindowQueries(store, params, transform);
+    const rows = await runWindowQueries(store, params, transform, {
+      by: spec.by,
+      filtered: Object.keys(spec.filter).length > 0,
+    });
     const bucketCount = Number((spec.toNs - spec.fromNs + spec.stepNs - 1n) / spec.stepNs);
     const bucketSeconds = (bucket: number) => {
       const start = spec.fromNs + BigInt(bucket) * spec.stepNs;

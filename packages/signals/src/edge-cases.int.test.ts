@@ -357,11 +357,31 @@ describe('signals on real-world deliveries', () => {
     const store = await freshStore();
     const signals = createSignals(store, CONFIG);
     const exports = Array.from({ length: 6000 }, (_, i) =>
-      traceExport(`bulk-${i}`, [{ key: 'gw', name: 'POST /v1/chat/completions', service: 'gateway', startMs: i * 10, endMs: i * 10 + 500 }]),
+      traceExport(`bulk-${i}`, [
+        {
+          key: 'gw',
+          name: 'POST /v1/chat/completions',
+          service: 'gateway',
+          startMs: i * 10,
+          endMs: i * 10 + 500,
+        },
+      ]),
     );
     await ingest(store, exports);
     expect((await signals.refresh())?.tracesTouched).toBe(6000);
-    await ingest(store, [traceExport('bulk-7', [{ key: 'rt', parent: 'gw', name: 'llm_request', service: 'vllm', startMs: 75, endMs: 560, firstTokenMs: 170 }])]);
+    await ingest(store, [
+      traceExport('bulk-7', [
+        {
+          key: 'rt',
+          parent: 'gw',
+          name: 'llm_request',
+          service: 'vllm',
+          startMs: 75,
+          endMs: 560,
+          firstTokenMs: 170,
+        },
+      ]),
+    ]);
     expect((await signals.refresh())?.tracesTouched).toBe(1);
     const [row] = await store.query<Record<string, number>>(
       `SELECT count(*) AS n, count(DISTINCT trace_id) AS traces, max(ttft_ms) FILTER (WHERE trace_id = '${traceIdOf('bulk-7')}') AS ttft FROM requests`,

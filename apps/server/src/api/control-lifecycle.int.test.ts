@@ -2,7 +2,7 @@ import type { ControlAction, Recommendation } from '@governor/conventions';
 import type { AuditView } from '@governor/control';
 import { afterEach, describe, expect, test } from 'vitest';
 import { type TestGovernor, runTicks, startTestGovernor } from './fixtures/control-test-governor.ts';
-import { T0_MS, type PoolTraffic, iso } from './fixtures/fleet-telemetry.ts';
+import { T0_MS, type PoolTraffic, iso, sendTraffic } from './fixtures/fleet-telemetry.ts';
 
 // The recommendation lifecycle through the HTTP API, the auto-apply policy gate, hysteresis and
 // cooldowns, verification with automatic rollback, and GET /api/events.
@@ -320,6 +320,21 @@ describe('hysteresis, cooldown and verification', () => {
       WARM_UP_MS + 150_000,
     );
     expect(after.flatMap((t) => t.actions).filter((a) => a.target.pool === 'h100-east')).toEqual([]);
+  });
+
+  test('with tick: watermark the loop ticks on every interval boundary the watermark passes', async () => {
+    g = await startTestGovernor({ control: { tick: 'watermark' } });
+    const ticks: string[] = [];
+    g.gov.events.subscribe((e) => {
+      if (e.type === 'control.tick') ticks.push((e.data as { at: string }).at);
+    });
+    await sendTraffic(g.url, [h100, a100], T0_MS, T0_MS + 125_000);
+    await g.gov.control.tickToWatermark();
+    // The first tick lands on the boundary at or before the watermark; later ones every 30 s.
+    expect(ticks.at(-1)).toBe(iso(T0_MS + 120_000));
+    await sendTraffic(g.url, [h100, a100], T0_MS + 125_000, T0_MS + 185_000);
+    await g.gov.control.tickToWatermark();
+    expect(ticks.slice(-2)).toEqual([iso(T0_MS + 150_000), iso(T0_MS + 180_000)]);
   });
 
   test('evaluate refuses to move time backwards unless it is a dry run', async () => {

@@ -1,5 +1,5 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type GovernorConfig, type GroupDimension, parseGovernorConfig } from '@governor/conventions';
 import { type Signals, createSignals } from '@governor/signals';
@@ -67,18 +67,19 @@ export async function runSignalsBench(options: SignalsBenchOptions): Promise<voi
       { label: 'by workflow_type, priority', by: ['workflow_type', 'priority'] },
     ];
     log('');
-    log('full snapshot, 5-minute window at the watermark (ms):');
-    log('  source  grouping                      groups    p50     p95     max');
-    for (const shape of shapes) {
-      const t = await timeSnapshots(rollup, shape.by, options.runs);
-      log(
-        `  rollup  ${shape.label.padEnd(28)}  ${String(t.groups).padStart(6)}  ${t.p50.padStart(6)}  ${t.p95.padStart(6)}  ${t.max.padStart(6)}`,
-      );
-    }
-    const r = await timeSnapshots(raw, ['pool'], options.rawRuns);
     log(
-      `  raw     ${'by pool'.padEnd(28)}  ${String(r.groups).padStart(6)}  ${r.p50.padStart(6)}  ${r.p95.padStart(6)}  ${r.max.padStart(6)}`,
+      `full snapshot, 5-minute window at the watermark, ms (CPU: process CPU time per snapshot, all threads; ` +
+        `load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores):`,
     );
+    log('  source  grouping                      groups  wall p50  wall p95  wall max   CPU p50');
+    const row = (source: string, label: string, t: Awaited<ReturnType<typeof timeSnapshots>>) =>
+      log(
+        `  ${source.padEnd(6)}  ${label.padEnd(28)}  ${String(t.groups).padStart(6)}  ${t.p50.padStart(8)}  ` +
+          `${t.p95.padStart(8)}  ${t.max.padStart(8)}  ${t.cpuP50.padStart(8)}`,
+      );
+    for (const shape of shapes)
+      row('rollup', shape.label, await timeSnapshots(rollup, shape.by, options.runs));
+    row('raw', 'by pool', await timeSnapshots(raw, ['pool'], options.rawRuns));
 
     // Steady state upkeep: one refresh after ~1 s of traffic at the generated rate.
     const traffic = createFleetTraffic({
@@ -150,13 +151,17 @@ async function buildStore(
 
 async function timeSnapshots(signals: Signals, by: GroupDimension[], runs: number) {
   const times: number[] = [];
+  const cpu: number[] = [];
   let groups = 0;
   // One untimed run warms caches (learned peaks, DuckDB buffers).
   await signals.snapshot({ windowMs: WINDOW_MS, by });
   for (let i = 0; i < runs; i++) {
+    const cpuBefore = process.cpuUsage();
     const started = performance.now();
     const snapshot = await signals.snapshot({ windowMs: WINDOW_MS, by });
     times.push(performance.now() - started);
+    const used = process.cpuUsage(cpuBefore);
+    cpu.push((used.user + used.system) / 1000);
     groups = snapshot.groups.length;
   }
   return {
@@ -164,6 +169,7 @@ async function timeSnapshots(signals: Signals, by: GroupDimension[], runs: numbe
     p50: percentile(times, 0.5).toFixed(1),
     p95: percentile(times, 0.95).toFixed(1),
     max: Math.max(...times).toFixed(1),
+    cpuP50: percentile(cpu, 0.5).toFixed(1),
   };
 }
 

@@ -86,11 +86,14 @@ export function formatScenario(s: ScenarioResult): string {
     p.ttftP95Ms === null ? 'n/a' : Math.round(p.ttftP95Ms),
     p.actions,
     p.reversals,
+    fixed(p.goodTasksPerDollar, 1),
   ]);
   const g = s.governor;
   const verdict = [
     `governor vs best baseline (${g.bestBaseline}): ${fixed(g.ratioToBestBaseline, 2)}× success/$, goodput ${g.goodputDeltaToBestBaseline !== null && g.goodputDeltaToBestBaseline >= 0 ? '+' : ''}${fixed(g.goodputDeltaToBestBaseline, 3)}`,
     `vs best baseline with goodput ≥ governor's: ${g.ratioToBestBaselineAtEqualGoodput === null ? 'none has it' : `${fixed(g.ratioToBestBaselineAtEqualGoodput, 2)}×`}`,
+    `tasks within the SLO per dollar vs best baseline (${g.bestBaselineByGoodPerDollar}): ${fixed(g.goodPerDollarRatioToBestBaseline, 2)}×`,
+    g.error ? `GOVERNOR RUN FAILED: ${g.error}` : null,
     g.detectionIntervals === null
       ? null
       : `first response after ${g.detectionIntervals} interval(s): ${g.detectedBy}`,
@@ -109,6 +112,7 @@ export function formatScenario(s: ScenarioResult): string {
         'TTFT p95 ms',
         'actions',
         'reversals',
+        'in-SLO/$',
       ],
       rows,
     ),
@@ -122,8 +126,14 @@ export function formatControlBenchReport(report: ControlBenchReport): string {
   const wins = report.scenarios.filter(
     (s) => (s.governor.ratioToBestBaseline ?? 0) >= 1 && (s.governor.goodputDeltaToBestBaseline ?? -1) >= 0,
   ).length;
+  const goodWins = report.scenarios.filter(
+    (s) => (s.governor.goodPerDollarRatioToBestBaseline ?? 0) >= 1,
+  ).length;
   lines.push(
-    `Governor has the best success per dollar at equal or better goodput in ${wins} of ${report.scenarios.length} scenario runs (seed ${report.seed}, control interval ${report.controlIntervalS} s).`,
+    [
+      `Governor has the best success per dollar at equal or better goodput in ${wins} of ${report.scenarios.length} scenario runs`,
+      `and the most tasks within the SLO per dollar in ${goodWins} of them (seed ${report.seed}, control interval ${report.controlIntervalS} s).`,
+    ].join(' '),
   );
   return lines.join('\n\n');
 }

@@ -53,6 +53,8 @@ export interface PolicyResult {
   ttftP95Ms: number | null;
   actions: number;
   reversals: number;
+  /** Tasks that succeeded within the SLO per dollar: the objective of DESIGN.md §6 (cost per good task, inverted). */
+  goodTasksPerDollar: number | null;
 }
 
 export interface GovernorFindings {
@@ -63,6 +65,11 @@ export interface GovernorFindings {
   goodputDeltaToBestBaseline: number | null;
   /** Best success per dollar among baselines with goodput at least Governor's. */
   ratioToBestBaselineAtEqualGoodput: number | null;
+  /** Governor's tasks-within-SLO per dollar over the best baseline's. */
+  goodPerDollarRatioToBestBaseline: number | null;
+  bestBaselineByGoodPerDollar: string | null;
+  /** Set when the Governor run failed; its row then holds no results. */
+  error?: string;
   /** Control intervals from fault start to the first recommendation about the faulty target. */
   detectionIntervals: number | null;
   detectedBy: string | null;
@@ -163,6 +170,7 @@ function toPolicyResult(policy: string, s: RunSummary): PolicyResult {
     ttftP95Ms: s.ttftMs.p95,
     actions: s.actions,
     reversals: s.reversals,
+    goodTasksPerDollar: s.costUsd > 0 ? Math.round((s.tasksWithinSlo / s.costUsd) * 10) / 10 : null,
   };
 }
 
@@ -188,15 +196,21 @@ export async function runControlBench(options: ControlBenchOptions): Promise<Con
       policies.push(toPolicyResult(policy, await runSimulation({ ...common, policy })));
     }
     runIndex += 1;
-    const governorRun = await runGovernor(common, (p) =>
-      options.onProgress?.(
-        `[${runIndex}/${total}] ${label} · governor · sim ${p.simTime.slice(11, 19)} (${Math.round((100 * p.simMs) / p.durationMs)}%)`,
-        false,
-      ),
-    );
-    policies.unshift(toPolicyResult('governor', governorRun.summary));
-    const findings = summarizeFindings(policies, governorRun.summary, governorRun.recommendations);
-    if (options.explain) findings.decisions = governorRun.decisions;
+    let findings: GovernorFindings;
+    try {
+      const governorRun = await runGovernor(common, (p) =>
+        options.onProgress?.(
+          `[${runIndex}/${total}] ${label} · governor · sim ${p.simTime.slice(11, 19)} (${Math.round((100 * p.simMs) / p.durationMs)}%)`,
+          false,
+        ),
+      );
+      policies.unshift(toPolicyResult('governor', governorRun.summary));
+      findings = summarizeFindings(policies, governorRun.summary, governorRun.recommendations);
+      if (options.explain) findings.decisions = governorRun.decisions;
+    } catch (error) {
+      // Report the failed run and go on with the others rather than losing the whole bench.
+      findings = failedFindings((error as Error).message);
+    }
     const result: ScenarioResult = {
       name: scenario === 'none' ? 'fault-free' : scenario,
       workload,
@@ -269,6 +283,23 @@ async function runGovernor(
   }
 }
 
+function failedFindings(message: string): GovernorFindings {
+  return {
+    ratioToBestBaseline: null,
+    bestBaseline: null,
+    goodputDeltaToBestBaseline: null,
+    ratioToBestBaselineAtEqualGoodput: null,
+    goodPerDollarRatioToBestBaseline: null,
+    bestBaselineByGoodPerDollar: null,
+    detectionIntervals: null,
+    detectedBy: null,
+    recommendations: 0,
+    applied: 0,
+    rolledBack: 0,
+    error: message,
+  };
+}
+
 function summarizeFindings(
   policies: PolicyResult[],
   governor: RunSummary,
@@ -288,6 +319,10 @@ function summarizeFindings(
     );
   const ratio = (a: number | null, b: number | null | undefined) =>
     a !== null && b ? Math.round((a / b) * 100) / 100 : null;
+  const bestGood = baselines.reduce<PolicyResult | null>(
+    (a, b) => (a === null || (b.goodTasksPerDollar ?? 0) > (a.goodTasksPerDollar ?? 0) ? b : a),
+    null,
+  );
 
   let detectionIntervals: number | null = null;
   let detectedBy: string | null = null;
@@ -321,6 +356,8 @@ function summarizeFindings(
         ? Math.round((gov.goodput - best.goodput) * 1000) / 1000
         : null,
     ratioToBestBaselineAtEqualGoodput: ratio(gov.successPerDollar, atEqualGoodput?.successPerDollar),
+    goodPerDollarRatioToBestBaseline: ratio(gov.goodTasksPerDollar, bestGood?.goodTasksPerDollar),
+    bestBaselineByGoodPerDollar: bestGood?.policy ?? null,
     detectionIntervals,
     detectedBy,
     recommendations: recommendations.length,

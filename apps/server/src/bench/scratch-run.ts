@@ -73,6 +73,9 @@ if (policy === 'governor') {
           : a.reason.slice(0, 300),
       );
     }
+    if (process.env.PROPOSALS)
+      for (const r of recs.filter((x) => x.state === 'proposed' || x.state === 'expired'))
+        console.log('P', r.createdAt.slice(11, 19), r.state, r.kind, JSON.stringify(r.target), JSON.stringify(r.action), r.confidence, r.gate, r.reason.slice(0, 200));
     console.log(
       JSON.stringify({
         tasks: summary.tasks,

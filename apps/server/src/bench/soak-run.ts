@@ -352,7 +352,7 @@ async function heapMiB(url: string): Promise<number> {
 
 async function retentionTotals(url: string) {
   const result = await api<{ rows?: number[][] }>(url, '/api/sql', {
-    sql: "SELECT count(*), coalesce(sum(rows_exported), 0), coalesce(sum(json_array_length(files)), 0) FROM retention_runs WHERE target = 'spans' AND state = 'published'",
+    sql: "SELECT count(DISTINCT split_part(run_id, '-', 1)), coalesce(sum(rows_exported), 0), coalesce(sum(json_array_length(files)), 0) FROM retention_runs WHERE target = 'spans' AND state = 'published'",
   });
   const [runs, exported, files] = result.rows?.[0] ?? [0, 0, 0];
   return { runs: Number(runs), exportedSpans: Number(exported), exportFiles: Number(files) };

@@ -58,9 +58,15 @@ export async function runRetentionCommand(args: ParsedArgs): Promise<number> {
       t.status === 'skipped'
         ? 'no TTL configured'
         : t.status === 'failed'
-          ? `FAILED, nothing deleted: ${t.error}`
-          : `${t.rowsExported} rows exported to ${t.files.length} file${t.files.length === 1 ? '' : 's'} (${t.bytesExported} bytes) and deleted${t.cutoffNs ? `; cutoff ${new Date(Number(BigInt(t.cutoffNs) / 1_000_000n)).toISOString()}` : ''}`;
+          ? `FAILED (${t.rowsExported} rows exported before the failing slice; its rows stay live): ${t.error}`
+          : t.rowsExported === 0
+            ? `nothing older than the cutoff${cutoff(t.cutoffNs)}`
+            : `${t.rowsExported} rows exported to ${t.files.length} file${t.files.length === 1 ? '' : 's'} (${t.bytesExported} bytes) and deleted${cutoff(t.cutoffNs)}`;
     process.stdout.write(`${t.target.padEnd(14)} ${detail}\n`);
   }
   return report.targets.some((t) => t.status === 'failed') ? 1 : 0;
+}
+
+function cutoff(ns: string | null): string {
+  return ns ? `; cutoff ${new Date(Number(BigInt(ns) / 1_000_000n)).toISOString()}` : '';
 }

@@ -225,6 +225,9 @@ function judgeScaleIn(ctx: DetectContext, s: ScaleInputs, target: number): Candi
   const { pool, replicas, util, load, sloMs, floor } = s;
   if (replicas <= floor) return null;
   if (s.ratePerS <= 0) {
+    // Silence only counts once a whole control window of it has been watched.
+    const watchedMs = ctx.state.firstTickNs === null ? 0 : Number(ctx.obs.atNs - ctx.state.firstTickNs) / 1e6;
+    if (watchedMs < ctx.obs.windowMs) return null;
     return {
       kind: 'scale',
       target: { pool: pool.pool },
@@ -331,18 +334,27 @@ function judgeScaleIn(ctx: DetectContext, s: ScaleInputs, target: number): Candi
   // far inside the SLO with next to no queueing. This is also how the calm history learns more.
   // Far inside the SLO — or, for long prompts that miss it however idle the pool is, prefill running
   // at its uncontended speed: either way the load is not what TTFT is made of.
-  const farInside =
-    (sloMs !== null && mainTtftP95 !== null && mainTtftP95 <= tuning.probeMaxSloShare * sloMs) ||
-    (load.contention !== null && load.contention <= tuning.probeMaxContention);
+  const insideBy =
+    sloMs !== null && mainTtftP95 !== null ? (tuning.probeMaxSloShare * sloMs - mainTtftP95) / sloMs : null;
+  const idleBy =
+    load.contention !== null
+      ? (tuning.probeMaxContention - load.contention) / tuning.probeMaxContention
+      : null;
+  const farInside = insideBy !== null && insideBy >= 0;
+  const idleSpeed = idleBy !== null && idleBy >= 0;
+  if (!farInside && !idleSpeed) return null;
   const noQueue =
     isQueueNegligible(main, sloMs, tuning.probeMaxQueueSloShare) &&
     isQueueNegligible(pool.fast, sloMs, tuning.probeMaxQueueSloShare);
   const kvRoom = util.value === null || (util.value * replicas) / (replicas - 1) <= target;
-  if (!farInside || !noQueue || !kvRoom) return null;
+  if (!noQueue || !kvRoom) return null;
+  const why = farInside
+    ? `holds TTFT p95 ${Math.round(mainTtftP95 ?? 0)} ms, under ${Math.round(tuning.probeMaxSloShare * 100)}% of its ${sloMs} ms SLO`
+    : `prefills at ${round(load.contention ?? 1, 2)}× its uncontended speed per token — its TTFT p95 of ${Math.round(mainTtftP95 ?? 0)} ms is the prompts' own prefill, not load —`;
   return {
     ...common,
     action: { from: replicas, to: replicas - 1 },
-    reason: `Pool ${pool.pool} holds TTFT p95 ${Math.round(mainTtftP95 ?? 0)} ms, under ${Math.round(tuning.probeMaxSloShare * 100)}% of its ${sloMs} ms SLO, with queueing p95 ${Math.round(main.queueMs.p95 ?? 0)} ms; its capacity is not known yet, so remove one replica (${replicas} → ${replicas - 1}) and verify.`,
+    reason: `Pool ${pool.pool} ${why} with the median request not queueing; its capacity is not known yet, so remove one replica (${replicas} → ${replicas - 1}) and verify.`,
     evidence: [
       ...baseEvidence,
       evidence(`utilization{pool=${pool.pool},basis=${util.basis}}`, util.value, target, fastWindowLabel),
@@ -353,7 +365,7 @@ function judgeScaleIn(ctx: DetectContext, s: ScaleInputs, target: number): Candi
       costUsdPerHour: { from: hourlyCost(s, replicas), to: hourlyCost(s, replicas - 1) },
     },
     confidence: scoreConfidence(
-      sloMs !== null && mainTtftP95 !== null ? (tuning.probeMaxSloShare * sloMs - mainTtftP95) / sloMs : 0,
+      Math.max(insideBy ?? 0, idleBy ?? 0) * 2 + 0.2,
       main.requests,
       tuning.minRequests,
     ),

@@ -53,15 +53,17 @@ export function readSpeed(pool: PoolView): number | null {
 }
 
 /**
- * Queueing is negligible: p95 queue time within `share` of the SLO (without an SLO, under that share
- * of TTFT p95).
+ * Queueing is negligible: the median request does not queue (p50 queue within `share` of p50 TTFT),
+ * or even the p95 queue time is within `share` of the SLO.
  */
 export function isQueueNegligible(g: SignalGroup | null, sloMs: number | null, share: number): boolean {
   if (!g) return true;
-  const q = g.queueMs.p95;
-  if (q === null) return true;
-  if (sloMs !== null) return q <= share * sloMs;
-  return g.ttftMs.p95 === null || q <= share * g.ttftMs.p95;
+  const q95 = g.queueMs.p95;
+  const q50 = g.queueMs.p50;
+  const t50 = g.ttftMs.p50;
+  if (q95 === null) return true;
+  if (sloMs !== null && q95 <= share * sloMs) return true;
+  return q50 !== null && t50 !== null && t50 > 0 && q50 <= share * t50;
 }
 
 /** Share of TTFT spent in prefill (0–1): the prefill hop's mean share, or its p95 over TTFT p95. */

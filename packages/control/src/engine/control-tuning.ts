@@ -87,7 +87,7 @@ export const DEFAULT_TUNING: ControlTuning = {
   prefillBoundShare: 0.5,
   probeMaxSloShare: 0.5,
   probeMaxQueueSloShare: 0.1,
-  probeMaxContention: 1.15,
+  probeMaxContention: 1.3,
   efficiencyRatio: 0.8,
   unprofitableConfidence: 0.4,
   maxScaleInFraction: 0.5,

@@ -174,6 +174,8 @@ export interface ControlState {
   /** Actions decided outside a tick (human apply) that the next evaluate response hands out. */
   outbox: ControlAction[];
   lastTickNs: bigint | null;
+  /** Event time of the first tick: a control window of silence only counts once fully observed. */
+  firstTickNs: bigint | null;
 }
 
 export function createEmptyState(): ControlState {
@@ -194,5 +196,6 @@ export function createEmptyState(): ControlState {
     rejected: new Map(),
     outbox: [],
     lastTickNs: null,
+    firstTickNs: null,
   };
 }

@@ -369,6 +369,7 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
       fastWindowMs,
       readReadyReplicas: options.readReadyReplicas,
       readPrefillSpeed: options.readPrefillSpeed,
+      minFastRequests: tuning.minRequests,
     });
     const previousObservation = lastObservation;
     lastObservation = obs;
@@ -425,6 +426,7 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
     }
     updateLearning(s, obs, ctx.suspects, tuning, config.slo.ttft_ms ?? null);
     if (s.lastTickNs === null || atNs > s.lastTickNs) s.lastTickNs = atNs;
+    if (s.firstTickNs === null || atNs < s.firstTickNs) s.firstTickNs = atNs;
 
     if (dryRun) {
       lastObservation = previousObservation ?? obs;

@@ -26,6 +26,12 @@ export function judgeVerification(
       summary: `only ${after.requests} requests in scope since; nothing measurably worse`,
     };
   }
+  if (before.requests < minRequests) {
+    return {
+      verdict: 'verified',
+      summary: `only ${before.requests} requests in scope when it was applied; no baseline to compare with`,
+    };
+  }
   const dGood = before.goodput !== null && after.goodput !== null ? after.goodput - before.goodput : null;
   const dErr =
     before.errorRate !== null && after.errorRate !== null ? after.errorRate - before.errorRate : null;

@@ -15,7 +15,8 @@ const KNOWN_FACTS_SQL = loadSql(import.meta.url, 'known-facts.sql');
 const APPLY_SQL = loadSql(import.meta.url, 'apply-refresh.sql');
 const STATE_SQL = 'SELECT * FROM request_facts_state WHERE id = 1';
 const NEXT_ROWID_SQL = 'SELECT max(rowid) AS max_rowid FROM span_store WHERE rowid > $last_rowid';
-const FINGERPRINT_SQL = 'SELECT count(*) AS n FROM span_store WHERE rowid = $rowid AND trace_id = $trace_id AND span_id = $span_id';
+const FINGERPRINT_SQL =
+  'SELECT count(*) AS n FROM span_store WHERE rowid = $rowid AND trace_id = $trace_id AND span_id = $span_id';
 
 /** Spans read per run; the caller of a run loops while more remain. */
 const MAX_SPANS_PER_RUN = 2_000_000n;
@@ -77,7 +78,12 @@ function createFactsRefresher(store: Store): FactsRefresher {
   const nextBatch = async (allowCatchUp: boolean): Promise<Batch | null> => {
     const [state = {}] = await store.query<Row>(STATE_SQL);
     const lastRowid = toBigIntOrNull(state.last_rowid) ?? -1n;
-    if (allowCatchUp && lastRowid >= 0n && typeof state.fp_trace_id === 'string' && typeof state.fp_span_id === 'string') {
+    if (
+      allowCatchUp &&
+      lastRowid >= 0n &&
+      typeof state.fp_trace_id === 'string' &&
+      typeof state.fp_span_id === 'string'
+    ) {
       const [fp] = await store.query<{ n: number }>(FINGERPRINT_SQL, {
         rowid: lastRowid,
         trace_id: state.fp_trace_id,
@@ -88,7 +94,13 @@ function createFactsRefresher(store: Store): FactsRefresher {
         const [all] = await store.query<Row>('SELECT max(rowid) AS max_rowid FROM span_store');
         const maxRowid = toBigIntOrNull(all?.max_rowid) ?? -1n;
         const newest = toBigIntOrNull(state.newest_span_end_ns) ?? 0n;
-        return { mode: 'catch-up', loRowid: -1n, hiRowid: maxRowid, maxRowid, minStartNs: newest - CATCH_UP_HORIZON_NS };
+        return {
+          mode: 'catch-up',
+          loRowid: -1n,
+          hiRowid: maxRowid,
+          maxRowid,
+          minStartNs: newest - CATCH_UP_HORIZON_NS,
+        };
       }
     }
     const [next] = await store.query<Row>(NEXT_ROWID_SQL, { last_rowid: lastRowid });
@@ -137,7 +149,9 @@ function createFactsRefresher(store: Store): FactsRefresher {
         if (lo !== null && lo < loNs) loNs = lo;
         if (hi !== null && hi > hiNs) hiNs = hi;
       }
-      const known = await store.query<Row>(KNOWN_FACTS_SQL.replace('{{trace_keys}}', [...traceKeys].join(',')));
+      const known = await store.query<Row>(
+        KNOWN_FACTS_SQL.replace('{{trace_keys}}', [...traceKeys].join(',')),
+      );
       for (const f of known) {
         if (!ids.has(String(f.trace_id))) continue;
         const lo = toBigIntOrNull(f.first_span_ns);
@@ -185,7 +199,13 @@ function createFactsRefresher(store: Store): FactsRefresher {
 
   const runOnce = async (): Promise<RefreshResult> => {
     const started = performance.now();
-    const result: RefreshResult = { runs: 0, tracesTouched: 0, requestsWritten: 0, caughtUp: false, elapsedMs: 0 };
+    const result: RefreshResult = {
+      runs: 0,
+      tracesTouched: 0,
+      requestsWritten: 0,
+      caughtUp: false,
+      elapsedMs: 0,
+    };
     const written = writtenSoFar();
     for (let first = true; ; first = false) {
       const batch = await nextBatch(first);

@@ -1,7 +1,9 @@
 -- Fragment (CTEs): replica-time per (bucket, pool) from the `governor.pool.replicas` gauge, read as
 -- a step function: a value holds until the pool's next point, at most $stale_ns (then the series is
--- stale, as in Prometheus), so a point before the window start sets the window's initial value.
--- Several points of one pool at the same instant count once (their maximum).
+-- stale, as in Prometheus), so a point before the window start sets the window's initial value. A
+-- series' first point also covers the $stale_ns before it (an exporter reports a pool that already
+-- runs; its capacity cost money before the first report). Several points of one pool at the same
+-- instant count once (their maximum).
 gauge_buckets AS (
   SELECT
     b AS bucket,
@@ -16,14 +18,17 @@ replica_points AS (
     AND pool IS NOT NULL
     AND value IS NOT NULL
     AND time_ns >= $from_ns::BIGINT - $stale_ns::BIGINT
-    AND time_ns < $to_ns::BIGINT
+    AND time_ns < $to_ns::BIGINT + $stale_ns::BIGINT
   GROUP BY pool, time_ns
 ),
 replica_segments AS (
   SELECT
     pool,
     value,
-    time_ns AS seg_start,
+    CASE
+      WHEN lag(time_ns) OVER (PARTITION BY pool ORDER BY time_ns) IS NULL THEN time_ns - $stale_ns::BIGINT
+      ELSE time_ns
+    END AS seg_start,
     least(lead(time_ns, 1, $to_ns::BIGINT) OVER (PARTITION BY pool ORDER BY time_ns), time_ns + $stale_ns::BIGINT, $to_ns::BIGINT) AS seg_end
   FROM replica_points
 ),

@@ -2,9 +2,9 @@
 -- interpolation, DuckDB quantile_cont), error/preemption/retry/cache rates, tokens, hop attribution
 -- and tasks.
 --
--- Hops: percentiles over the requests that passed through the hop; shares are the mean over requests
--- of the hop's share of the request's attributed time (absent hop = 0), so they add up to 1. The
--- queue hop's percentiles are queue_q.
+-- Hops: shares are the mean over requests of the hop's share of the request's attributed time
+-- (absent hop = 0), so they add up to 1; their percentiles, server TTFT and task e2e are in
+-- more-percentiles.sql (run in parallel with this query); the queue hop's percentiles are queue_q.
 --
 -- Tasks: a task is counted in the window and group of its last request (is_task_last), i.e. the
 -- window in which it ENDED. It succeeded when it is complete (every declared workflow step seen) and
@@ -28,7 +28,6 @@ SELECT
   bucket, k_pool, k_model, k_region, k_gpu_type, k_tenant, k_priority, k_workflow_type,
   count(*) AS requests,
   quantile_cont(ttft_ms, [0.5, 0.95, 0.99]) AS ttft_q,
-  quantile_cont(server_ttft_ms, [0.5, 0.95, 0.99]) AS server_ttft_q,
   quantile_cont(e2e_ms, [0.5, 0.95, 0.99]) AS e2e_q,
   quantile_cont(hop_queue_ms, [0.5, 0.95, 0.99]) AS queue_q,
   -- sum of casts: several times cheaper in DuckDB than count(*) FILTER (…)
@@ -41,15 +40,6 @@ SELECT
   sum(input_tokens) AS input_tokens,
   avg(kv_usage) AS span_kv_usage,
   avg(queue_depth) AS span_queue_depth,
-  quantile_cont(hop_gateway_ms, [0.5, 0.95]) AS hop_gateway_q,
-  quantile_cont(hop_router_ms, [0.5, 0.95]) AS hop_router_q,
-  quantile_cont(hop_cache_ms, [0.5, 0.95]) AS hop_cache_q,
-  quantile_cont(hop_prefill_ms, [0.5, 0.95]) AS hop_prefill_q,
-  quantile_cont(hop_decode_ms, [0.5, 0.95]) AS hop_decode_q,
-  quantile_cont(hop_stream_ms, [0.5, 0.95]) AS hop_stream_q,
-  quantile_cont(hop_runtime_ms, [0.5, 0.95]) AS hop_runtime_q,
-  quantile_cont(hop_tool_ms, [0.5, 0.95]) AS hop_tool_q,
-  quantile_cont(hop_other_ms, [0.5, 0.95]) AS hop_other_q,
   avg(share_gateway) AS hop_gateway_share,
   avg(share_router) AS hop_router_share,
   avg(share_cache) AS hop_cache_share,
@@ -74,7 +64,6 @@ SELECT
   sum((is_task_last AND task_complete AND task_finals_ok)::INTEGER) AS successful_tasks,
   sum((is_task_last AND task_complete AND task_finals_ok AND task_in_slo)::INTEGER) AS good_tasks,
   sum((is_task_last AND NOT task_complete AND NOT task_pending)::INTEGER) AS abandoned_tasks,
-  sum((is_task_last AND task_pending)::INTEGER) AS pending_tasks,
-  quantile_cont(CASE WHEN is_task_last AND NOT task_pending THEN (task_end_ns - task_start_ns) / 1e6 END, [0.5, 0.95, 0.99]) AS task_e2e_q
+  sum((is_task_last AND task_pending)::INTEGER) AS pending_tasks
 FROM flagged
 GROUP BY bucket, k_pool, k_model, k_region, k_gpu_type, k_tenant, k_priority, k_workflow_type

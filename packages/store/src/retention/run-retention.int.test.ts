@@ -118,6 +118,28 @@ describe('runRetention', () => {
     expect(failed.map((r) => r.state)).toEqual(['failed']);
   });
 
+  it('exports a large backlog in slices of bounded size, one transaction each', async () => {
+    for (let i = 0; i < 10; i++)
+      await store.writer.write(spansAt(T0 + BigInt(i) * 60_000_000_000n, 100, 200 + i), []);
+    await store.writer.write(spansAt(T0 + 4n * HOUR_NS, 20, 300), []);
+    const report = await store.runRetention({
+      ttlHours: { spans: 1 },
+      maxRowsPerSlice: 250,
+      pauseBetweenSlicesMs: 0,
+    });
+    const spans = report.targets.find((t) => t.target === 'spans')!;
+    expect(spans).toMatchObject({ status: 'ok', rowsExported: 1000, rowsDeleted: 1000 });
+    expect(spans.files.length).toBeGreaterThanOrEqual(3);
+    const slices = await store.query<{ n: number; rows: number }>(
+      "SELECT count(*) AS n, sum(rows_exported) AS rows, max(rows_exported) AS biggest FROM retention_runs WHERE state = 'published'",
+    );
+    expect(slices[0]).toMatchObject({ rows: 1000 });
+    expect(slices[0]!.n).toBeGreaterThanOrEqual(3);
+    expect(await count('SELECT count(*) AS n FROM spans')).toBe(1020);
+    expect(await count('SELECT count(DISTINCT span_id) AS n FROM spans')).toBe(1020);
+    expect(await count('SELECT count(*) AS n FROM span_store')).toBe(20);
+  });
+
   it('loses nothing written while an export runs', async () => {
     await store.writer.write(spansAt(T0, 2000, 7), []);
     let written = 2000;
@@ -145,13 +167,13 @@ describe('after a restart', () => {
     // Simulate a crash between COMMIT and the move: run still `committed`, file still in staging.
     await store.execute("UPDATE retention_runs SET state = 'committed'");
     await store.close();
-    const staged = join(dir, 'export', '.staging', report.runId, file);
+    const staged = join(dir, 'export', '.staging', `${report.runId}-0`, file);
     mkdirSync(dirname(staged), { recursive: true });
     renameSync(join(dir, 'export', file), staged);
 
     store = await createStore({ dataDir: dir });
     expect(existsSync(join(dir, 'export', file))).toBe(true);
-    expect(existsSync(join(dir, 'export', '.staging', report.runId))).toBe(false);
+    expect(existsSync(join(dir, 'export', '.staging', `${report.runId}-0`))).toBe(false);
     expect(await count('SELECT count(*) AS n FROM spans')).toBe(148);
     const stats = await store.storageStats();
     expect(stats.exports.find((e) => e.target === 'spans')).toMatchObject({

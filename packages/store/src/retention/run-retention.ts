@@ -5,7 +5,8 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { refreshHistoryViews, quote } from './refresh-history-views.ts';
 import { RETENTION_TARGETS, type RetentionTarget, type RetentionTargetName } from './retention-targets.ts';
 
-// Export, verify, delete — per table, in one DuckDB transaction:
+// Export, verify, delete — per table and slice of about a million rows, each in one DuckDB
+// transaction:
 //   1. COPY the rows older than the cutoff to hive-partitioned Parquet in export/.staging/<run>/
 //   2. check the COPY's row count and the files' own row count against the rows selected
 //   3. DELETE the same rows (the transaction's snapshot: rows appended meanwhile are untouched)
@@ -21,6 +22,10 @@ const STAGING = '.staging';
 export interface RetentionPolicy {
   /** TTL per target in hours; 0 (or absent) keeps the table's rows forever. */
   ttlHours: Partial<Record<RetentionTargetName, number>>;
+  /** Rows exported per transaction (default 1,000,000); a run exports as many slices as needed. */
+  maxRowsPerSlice?: number;
+  /** Pause between slices, leaving DuckDB to ingest and checkpoints (default 100 ms). */
+  pauseBetweenSlicesMs?: number;
 }
 
 export interface RetentionTargetReport {
@@ -52,15 +57,12 @@ export async function runRetention(
   const runId = `r${startedAt.toISOString().replace(/[-:.]/g, '').slice(0, 15)}z${randomBytes(3).toString('hex')}`;
   const targets: RetentionTargetReport[] = [];
   for (const target of RETENTION_TARGETS) {
-    targets.push(await runTarget(connection, exportDir, runId, target, policy.ttlHours[target.name] ?? 0));
+    targets.push(
+      await runTarget(connection, exportDir, runId, target, policy.ttlHours[target.name] ?? 0, policy),
+    );
   }
   // Every run, not only those that wrote files: it also notices history an operator deleted.
   await refreshHistoryViews(connection, exportDir);
-  try {
-    rmSync(join(exportDir, STAGING, runId), { recursive: true, force: true });
-  } catch {
-    // A leftover empty folder; the next start clears export/.staging.
-  }
   return { runId, startedAt: startedAt.toISOString(), targets };
 }
 
@@ -70,6 +72,7 @@ async function runTarget(
   runId: string,
   target: RetentionTarget,
   ttlHours: number,
+  policy: RetentionPolicy,
 ): Promise<RetentionTargetReport> {
   const started = performance.now();
   const report: RetentionTargetReport = {
@@ -83,34 +86,112 @@ async function runTarget(
     files: [],
     durationMs: 0,
   };
-  const finish = () => ({ ...report, durationMs: performance.now() - started });
-  if (!(ttlHours > 0) || !(await tableExists(connection, target.table))) return finish();
+  const finish = (status: RetentionTargetReport['status']) => ({
+    ...report,
+    status,
+    durationMs: performance.now() - started,
+  });
+  if (!(ttlHours > 0) || !(await tableExists(connection, target.table))) return finish('skipped');
 
   const col = target.timeColumn;
   const watermark = await scalar(connection, `SELECT max(${col}) FROM ${target.table}`);
-  if (watermark === null) return { ...finish(), status: 'ok' };
-  const cutoff = cutoffFor(BigInt(watermark as bigint), ttlHours);
-  report.watermarkNs = String(watermark);
+  if (watermark === null) return finish('ok');
+  const watermarkNs = BigInt(watermark as bigint);
+  const cutoff = cutoffFor(watermarkNs, ttlHours);
+  report.watermarkNs = String(watermarkNs);
   report.cutoffNs = String(cutoff);
 
-  const stagingRoot = join(exportDir, STAGING, runId);
+  // Slices of about maxRowsPerSlice rows each (boundaries from approximate quantiles of event
+  // time), one transaction per slice: a long export neither holds one huge transaction — which
+  // would keep the writer's checkpoints waiting — nor takes DuckDB's threads away from ingest
+  // for minutes at a stretch.
+  const maxRows = policy.maxRowsPerSlice ?? 1_000_000;
+  const old = Number(
+    await scalar(connection, `SELECT count(*) FROM ${target.table} WHERE ${col} < ${cutoff}`),
+  );
+  if (old === 0) return finish('ok');
+  const bounds = await sliceBounds(connection, target, cutoff, Math.ceil(old / maxRows));
+  let lo: bigint | null = null;
+  for (let i = 0; i < bounds.length; i++) {
+    const hi = bounds[i]!;
+    const sliceId = `${runId}-${i}`;
+    try {
+      const slice = await exportSlice(connection, exportDir, sliceId, target, lo, hi, watermarkNs, cutoff);
+      report.rowsExported += slice.rows;
+      report.rowsDeleted += slice.rows;
+      report.bytesExported += slice.bytes;
+      report.files.push(...slice.files);
+    } catch (error) {
+      report.error = (error as Error).message;
+      await connection
+        .run(
+          `INSERT INTO retention_runs (run_id, target, state, started_at, finished_at, watermark_ns, cutoff_ns, error, duration_ms)
+           VALUES ($1, $2, 'failed', now()::TIMESTAMP, now()::TIMESTAMP, $3, $4, $5, $6)`,
+          [sliceId, target.name, watermarkNs, cutoff, report.error, performance.now() - started],
+        )
+        .catch(() => undefined);
+      return finish('failed');
+    }
+    lo = hi;
+    if (i < bounds.length - 1)
+      await new Promise((resolve) => setTimeout(resolve, policy.pauseBetweenSlicesMs ?? 100));
+  }
+  return finish('ok');
+}
+
+/** Increasing upper bounds (exclusive) ending at the cutoff, splitting the old rows into about `slices` parts. */
+async function sliceBounds(
+  connection: DuckDBConnection,
+  target: RetentionTarget,
+  cutoff: bigint,
+  slices: number,
+): Promise<bigint[]> {
+  if (slices <= 1) return [cutoff];
+  const qs = Array.from({ length: slices - 1 }, (_, i) => ((i + 1) / slices).toFixed(6)).join(', ');
+  const reader = await connection.runAndReadAll(
+    `SELECT approx_quantile(${target.timeColumn}, [${qs}]) FROM ${target.table} WHERE ${target.timeColumn} < ${cutoff}`,
+  );
+  const points = ((reader.getRowsJS()[0]?.[0] as (bigint | number)[] | null) ?? []).map((v) => BigInt(v));
+  const bounds: bigint[] = [];
+  for (const p of points) if (p < cutoff && (bounds.length === 0 || p > bounds.at(-1)!)) bounds.push(p);
+  bounds.push(cutoff);
+  return bounds;
+}
+
+/**
+ * One slice, rows with lo ≤ time < hi (no lower bound for the first): COPY to staging, verify,
+ * DELETE, record, COMMIT, publish. Throws after rolling back and removing the staging folder.
+ */
+async function exportSlice(
+  connection: DuckDBConnection,
+  exportDir: string,
+  sliceId: string,
+  target: RetentionTarget,
+  lo: bigint | null,
+  hi: bigint,
+  watermarkNs: bigint,
+  cutoff: bigint,
+): Promise<{ rows: number; bytes: number; files: string[] }> {
+  const started = performance.now();
+  const col = target.timeColumn;
+  const where = lo === null ? `${col} < ${hi}` : `${col} >= ${lo} AND ${col} < ${hi}`;
+  const stagingRoot = join(exportDir, STAGING, sliceId);
   const stagingDir = join(stagingRoot, target.name);
-  const where = `${col} < ${cutoff}`;
   let open = false;
+  let result: { rows: number; bytes: number; files: string[] };
   try {
     await connection.run('BEGIN TRANSACTION');
     open = true;
     const selected = Number(await scalar(connection, `SELECT count(*) FROM ${target.table} WHERE ${where}`));
     if (selected === 0) {
       await connection.run('ROLLBACK');
-      open = false;
-      return { ...finish(), status: 'ok' };
+      return { rows: 0, bytes: 0, files: [] };
     }
     mkdirSync(stagingRoot, { recursive: true });
     const ts = `make_timestamp(${col} // 1000)`;
     const copy = await connection.runAndReadAll(
       `COPY (SELECT *, strftime(${ts}, '%Y-%m-%d') AS date, strftime(${ts}, '%H') AS hour FROM ${target.table} WHERE ${where}) ` +
-        `TO ${quote(stagingDir)} (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (date, hour), FILENAME_PATTERN '${runId}_{uuid}', RETURN_FILES true)`,
+        `TO ${quote(stagingDir)} (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (date, hour), FILENAME_PATTERN '${sliceId}_{uuid}', RETURN_FILES true)`,
     );
     const [copied, files] = (copy.getRowsJS()[0] ?? [0, []]) as [bigint | number, string[]];
     if (Number(copied) !== selected) throw new Error(`COPY wrote ${copied} rows, expected ${selected}`);
@@ -122,55 +203,47 @@ async function runTarget(
     const deleted = (await connection.run(`DELETE FROM ${target.table} WHERE ${where}`)).rowsChanged;
     if (deleted !== selected) throw new Error(`DELETE removed ${deleted} rows, expected ${selected}`);
 
-    const finalPaths = files.map((f) => relative(stagingRoot, f));
-    report.rowsExported = selected;
-    report.rowsDeleted = deleted;
-    report.bytesExported = files.reduce((n, f) => n + statSync(f).size, 0);
-    report.files = finalPaths;
+    result = {
+      rows: selected,
+      bytes: files.reduce((n, f) => n + statSync(f).size, 0),
+      files: files.map((f) => relative(stagingRoot, f)),
+    };
     await connection.run(
       `INSERT INTO retention_runs (run_id, target, state, started_at, watermark_ns, cutoff_ns, rows_exported, rows_deleted, bytes_exported, files)
        VALUES ($1, $2, 'committed', now()::TIMESTAMP, $3, $4, $5, $6, $7, $8::JSON)`,
       [
-        runId,
+        sliceId,
         target.name,
-        BigInt(watermark as bigint),
+        watermarkNs,
         cutoff,
         selected,
         deleted,
-        report.bytesExported,
-        JSON.stringify(finalPaths),
+        result.bytes,
+        JSON.stringify(result.files),
       ],
     );
     await connection.run('COMMIT');
     open = false;
   } catch (error) {
     if (open) await connection.run('ROLLBACK').catch(() => undefined);
-    try {
-      rmSync(stagingDir, { recursive: true, force: true });
-    } catch {
-      // Nothing was published from it; the next start clears export/.staging.
-    }
-    report.status = 'failed';
-    report.error = (error as Error).message;
-    report.rowsExported = 0;
-    report.rowsDeleted = 0;
-    report.bytesExported = 0;
-    report.files = [];
-    await connection
-      .run(
-        `INSERT INTO retention_runs (run_id, target, state, started_at, finished_at, watermark_ns, cutoff_ns, error, duration_ms)
-         VALUES ($1, $2, 'failed', now()::TIMESTAMP, now()::TIMESTAMP, $3, $4, $5, $6)`,
-        [runId, target.name, BigInt(watermark as bigint), cutoff, report.error, performance.now() - started],
-      )
-      .catch(() => undefined);
-    return finish();
+    removeQuietly(stagingRoot);
+    throw error;
   }
-  publishFiles(exportDir, stagingRoot, report.files);
+  publishFiles(exportDir, stagingRoot, result.files);
+  removeQuietly(stagingRoot);
   await connection.run(
     `UPDATE retention_runs SET state = 'published', finished_at = now()::TIMESTAMP, duration_ms = $3 WHERE run_id = $1 AND target = $2`,
-    [runId, target.name, performance.now() - started],
+    [sliceId, target.name, performance.now() - started],
   );
-  return { ...finish(), status: 'ok' };
+  return result;
+}
+
+function removeQuietly(path: string): void {
+  try {
+    rmSync(path, { recursive: true, force: true });
+  } catch {
+    // Nothing was published from it; the next start clears export/.staging.
+  }
 }
 
 /**
