@@ -143,7 +143,7 @@ export async function startGovernor({ config, logger, env }: StartOptions): Prom
   alerts.start();
   // Keeps request_facts close to ingest, so reads (API, alerts, control ticks) catch up little.
   const rollupRefresh = startBackgroundRefresh(signals, {
-    intervalMs: 1000,
+    intervalMs: 2000,
     onError: (error) => log.error({ err: error }, 'refreshing the signal rollups failed'),
   });
   retention.start(app.log);

@@ -7,6 +7,7 @@ import {
   atMs,
   chatRequest,
   gaugeExport,
+  quantileCont,
   traceExport,
   traceIdOf,
 } from './fixtures/trace-fixtures.ts';
@@ -387,5 +388,35 @@ describe('signals on real-world deliveries', () => {
       `SELECT count(*) AS n, count(DISTINCT trace_id) AS traces, max(ttft_ms) FILTER (WHERE trace_id = '${traceIdOf('bulk-7')}') AS ttft FROM requests`,
     );
     expect(row).toEqual({ n: 6000, traces: 6000, ttft: 100 });
+  });
+
+  it('computes utilization: KV usage from vLLM’s gauge, compute against the peak learned from history', async () => {
+    const store = await freshStore();
+    // 10 minutes on 2 replicas; minute m generates (m + 1) × 600 output tokens.
+    const exports: DecodedTraceRequest[] = [];
+    for (let m = 0; m < 10; m++) {
+      for (let i = 0; i < 6; i++) {
+        const trace = `u-${m}-${i}`;
+        const startMs = m * 60_000 + i * 9000 + 1000;
+        exports.push(
+          traceExport(trace, chatRequest({ trace, startMs, queueMs: 1, prefillMs: 1, decodeMs: 100, pool: 'p', replica: `r${i % 2}`, outputTokens: (m + 1) * 100 }).spans),
+        );
+      }
+    }
+    const kv = Array.from({ length: 21 }, (_, i) => ({ atMs: i * 30_000, value: 0.6, attributes: { 'governor.replica': `r${i % 2}` } }));
+    await ingest(store, exports, [gaugeExport([{ name: 'vllm:kv_cache_usage_perc', pool: 'p', points: kv }])]);
+    const signals = createSignals(store, CONFIG);
+    const g = (await signals.snapshot({ windowMs: 60_000, by: ['pool'], atNs: atMs(600_000) })).groups[0]!;
+    // Per replica per minute: (m + 1) × 600 / 60 / 2 tokens/s; the learned peak is the p99 over minutes.
+    const perMinute = Array.from({ length: 10 }, (_, m) => ((m + 1) * 600) / 60 / 2);
+    const peak = quantileCont(perMinute, 0.99)!;
+    expect(g.peakTokensPerSPerReplica).toBeCloseTo(peak, 9);
+    expect(g.tokensPerS).toBeCloseTo(6000 / 60, 9);
+    expect(g.computeUtil).toBeCloseTo(6000 / 60 / 2 / peak, 9);
+    expect(g.memoryUtil).toBeCloseTo(0.6, 9);
+    expect(g.utilizationRatio).toBeCloseTo(0.6 / g.computeUtil!, 9);
+    // The last minute ran at the learned peak: compute-bound (ratio 0.6 / ~1.01 < 0.8).
+    expect(g.utilizationBound).toBe('compute');
+    expect(g.replicas).toBe(2);
   });
 });

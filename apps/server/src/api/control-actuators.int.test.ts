@@ -35,7 +35,7 @@ const a100: PoolTraffic = {
   region: 'us-west',
   replicas: 2,
   ratePerS: 2,
-  prefillMsPerToken: 1.6,
+  prefillMsPerToken: 1.2,
 };
 const auto = [{ name: 'auto-scale', match: { kind: ['scale'] }, auto_apply: true }];
 

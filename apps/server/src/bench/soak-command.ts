@@ -20,7 +20,13 @@ export async function runBenchSoakCommand(args: ParsedArgs): Promise<number> {
   const lines = [
     '',
     `capacity ${r.capacitySpansPerS.toLocaleString('en-US')} spans/s; held ${r.targetSpansPerS.toLocaleString('en-US')} spans/s for ${r.minutes} min`,
-    `acknowledged ${r.ackedSpans.toLocaleString('en-US')} spans, stored ${r.storedSpans.toLocaleString('en-US')}, lost ${r.lostSpans}; refused requests ${r.refusedRequests}, failed ${r.failedRequests}, skipped (64 in flight) ${r.skippedRequests}`,
+    `acknowledged ${r.ackedSpans.toLocaleString('en-US')} spans, stored ${r.storedSpans.toLocaleString('en-US')}, lost ${r.lostSpans}; refused requests ${r.refusedRequests}, failed ${r.failedRequests}${
+      r.failedRequests > 0
+        ? ` (${Object.entries(r.failureReasons)
+            .map(([k, n]) => `${n}× ${k}`)
+            .join(', ')})`
+        : ''
+    }, skipped (64 in flight) ${r.skippedRequests}`,
     `retention: ${r.retention.runs} runs exported ${r.retention.exportedSpans.toLocaleString('en-US')} spans to ${r.retention.exportFiles} Parquet files during the run`,
     `server RSS: ${r.rss.startMiB} MiB at the start of the hold, ${r.rss.endMiB} MiB at the end, max sampled ${r.rss.maxMiB} MiB, peak ${r.rss.peakMiB ?? '–'} MiB`,
     `ack latency over the hold: p50 ${r.ack.p50Ms} ms, p99 ${r.ack.p99Ms} ms, max ${r.ack.maxMs} ms`,

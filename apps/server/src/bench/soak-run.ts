@@ -51,6 +51,8 @@ export interface SoakResult {
   lostSpans: number;
   refusedRequests: number;
   failedRequests: number;
+  /** Why requests failed (HTTP status or socket error code), with counts. */
+  failureReasons: Record<string, number>;
   /** Requests due but not sent because 64 were in flight: the server fell behind the schedule. */
   skippedRequests: number;
   retention: { runs: number; exportedSpans: number; exportFiles: number };
@@ -126,6 +128,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     let windowRefused = 0;
     let windowSkipped = 0;
     const pending = new Set<Promise<void>>();
+    const failures = new Map<string, number>();
+    const noteFailure = (reason: string) => failures.set(reason, (failures.get(reason) ?? 0) + 1);
     const started = performance.now();
     const end = started + options.minutes * 60_000;
     let due = started;
@@ -159,10 +163,14 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
             } else if (r.status === 429 || r.status === 503) {
               refused++;
               windowRefused++;
-            } else failed++;
+            } else {
+              failed++;
+              noteFailure(`HTTP ${r.status}`);
+            }
           },
-          () => {
+          (error: Error & { code?: string }) => {
             failed++;
+            noteFailure(error.code ?? error.message);
           },
         );
         const tracked = p.finally(() => {
@@ -236,6 +244,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       lostSpans: expected - stored,
       refusedRequests: refused,
       failedRequests: failed,
+      failureReasons: Object.fromEntries(failures),
       skippedRequests: skipped,
       retention,
       rss: {

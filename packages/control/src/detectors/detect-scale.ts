@@ -191,31 +191,38 @@ function weighScaleUp(
   to: number,
 ): { beneficial: boolean; note: string; evidence: ReturnType<typeof evidence>[] } {
   const main = s.pool.main;
-  const failing = (s.pool.fast?.errorRate ?? 0) >= ctx.tuning.shedErrorRate;
-  let good = 0;
+  const fast = s.pool.fast;
+  const failing = (fast?.errorRate ?? 0) >= ctx.tuning.shedErrorRate;
+  // In rates (tasks within the SLO per second) so the short window's trouble and the control
+  // window's steady state compare.
+  let goodPerS = 0;
   let costPerHour = 0;
   for (const p of ctx.obs.pools) {
     const replicas = p.replicas ?? 0;
     if (p.gpuHourUsd === null) return { beneficial: true, note: '', evidence: [] };
     costPerHour += replicas * p.gpusPerReplica * p.gpuHourUsd;
-    if (p.main?.goodput != null) good += p.main.goodput * p.main.requests;
+    if (p.main?.goodput != null) goodPerS += p.main.goodput * p.mainRatePerS;
   }
-  if (failing || main?.goodput == null || s.costPerReplicaHour === null || costPerHour <= 0 || good <= 0) {
+  // The pool as it is now (short window, when it holds enough requests), so a sudden overload counts.
+  const recent = fast !== null && fast.requests >= ctx.tuning.minRequests && fast.goodput !== null;
+  const goodput = recent ? fast.goodput : (main?.goodput ?? null);
+  const ratePerS = recent ? s.pool.fastRatePerS : s.pool.mainRatePerS;
+  if (failing || goodput === null || s.costPerReplicaHour === null || costPerHour <= 0 || goodPerS <= 0) {
     return { beneficial: true, note: '', evidence: [] };
   }
   const loadShare = Math.max(s.load.queueShare ?? 0, s.load.contention ? 1 - 1 / s.load.contention : 0);
-  const gain = (1 - main.goodput) * main.requests * Math.min(1, loadShare);
-  const before = good / costPerHour;
-  const after = (good + gain) / (costPerHour + (to - s.replicas) * s.costPerReplicaHour);
+  const gainPerS = (1 - goodput) * ratePerS * Math.min(1, loadShare);
+  const before = (goodPerS * 3600) / costPerHour;
+  const after = ((goodPerS + gainPerS) * 3600) / (costPerHour + (to - s.replicas) * s.costPerReplicaHour);
   const beneficial = after >= before;
   return {
     beneficial,
     note: beneficial
       ? ''
-      : `; it would buy fewer tasks within the SLO than it costs (good tasks per $/h ${round(before, 1)} → ${round(after, 1)}), so it waits for a human`,
+      : `; it would buy fewer tasks within the SLO than it costs (tasks within the SLO per dollar ${round(before, 1)} → ${round(after, 1)}), so it waits for a human`,
     evidence: [
-      evidence('goodTasksPerUsdHour', before, null, ctx.windowLabel),
-      evidence('goodTasksPerUsdHourAfter', after, before, ctx.windowLabel),
+      evidence('tasksWithinSloPerUsd', before, null, ctx.windowLabel),
+      evidence('tasksWithinSloPerUsdAfter', after, before, ctx.windowLabel),
     ],
   };
 }
@@ -332,8 +339,8 @@ function judgeScaleIn(ctx: DetectContext, s: ScaleInputs, target: number): Candi
 
   // (c) Nothing known yet — or the calm history allows no fewer replicas: one replica at a time, only
   // far inside the SLO with next to no queueing. This is also how the calm history learns more.
-  // Far inside the SLO — or, for long prompts that miss it however idle the pool is, prefill running
-  // at its uncontended speed: either way the load is not what TTFT is made of.
+  // Far inside the SLO — or outside it with prefill at its uncontended speed (long prompts that miss
+  // the SLO however idle the pool is): either way the load is not what TTFT is made of.
   const insideBy =
     sloMs !== null && mainTtftP95 !== null ? (tuning.probeMaxSloShare * sloMs - mainTtftP95) / sloMs : null;
   const idleBy =
@@ -341,7 +348,9 @@ function judgeScaleIn(ctx: DetectContext, s: ScaleInputs, target: number): Candi
       ? (tuning.probeMaxContention - load.contention) / tuning.probeMaxContention
       : null;
   const farInside = insideBy !== null && insideBy >= 0;
-  const idleSpeed = idleBy !== null && idleBy >= 0;
+  // Between the two (inside the SLO but not far), one replica less could tip it over: no probe.
+  const idleSpeed =
+    idleBy !== null && idleBy >= 0 && sloMs !== null && mainTtftP95 !== null && mainTtftP95 > sloMs;
   if (!farInside && !idleSpeed) return null;
   const noQueue =
     isQueueNegligible(main, sloMs, tuning.probeMaxQueueSloShare) &&

@@ -13,6 +13,22 @@ export interface VerificationJudgement {
 
 const GOODPUT_DROP = 0.03;
 
+/**
+ * A drop in a rate (goodput) that is more than noise: at least `floor` and at least two standard
+ * errors of the difference of two proportions over the samples behind them.
+ */
+function fellBeyondNoise(
+  before: number,
+  after: number,
+  nBefore: number,
+  nAfter: number,
+  floor: number,
+): boolean {
+  const p = (before * nBefore + after * nAfter) / Math.max(1, nBefore + nAfter);
+  const se = Math.sqrt(Math.max(0, p * (1 - p)) * (1 / Math.max(1, nBefore) + 1 / Math.max(1, nAfter)));
+  return before - after > Math.max(floor, 2 * se);
+}
+
 export function judgeVerification(
   rec: RecommendationRecord,
   before: ScopeMetrics,
@@ -36,7 +52,10 @@ export function judgeVerification(
   const dErr =
     before.errorRate !== null && after.errorRate !== null ? after.errorRate - before.errorRate : null;
   const sloMs = slo.ttft_ms ?? null;
-  const goodputFell = dGood !== null && dGood < -GOODPUT_DROP;
+  const goodputFell =
+    before.goodput !== null &&
+    after.goodput !== null &&
+    fellBeyondNoise(before.goodput, after.goodput, before.requests, after.requests, GOODPUT_DROP);
   const sloBroken =
     sloMs !== null && after.ttftP95Ms !== null && after.ttftP95Ms > sloMs && (before.ttftP95Ms ?? 0) <= sloMs;
   const fmt = (v: number | null, digits = 3) =>

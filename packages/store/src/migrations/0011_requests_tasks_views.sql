@@ -1,6 +1,6 @@
 -- The documented ad-hoc SQL views over request_facts (docs/sql.md): `requests`, one row per trace
 -- (request), and `tasks`, one row per task. Maintained incrementally by @governor/signals; every
--- signals read brings them up to date first, and a background refresh runs every second.
+-- signals read brings them up to date first, and a background refresh runs every two seconds.
 CREATE OR REPLACE VIEW requests AS
 SELECT
   trace_id, root_span_id, name, service, has_root,
