@@ -39,11 +39,12 @@ export {
   DEFAULT_BURN_RATE_WINDOWS,
 } from './config/alerts-config.ts';
 export type { ThresholdOp, AlertEventSource, ReceiverType } from './config/alerts-config.ts';
-export { GROUP_DIMENSIONS } from './api/signals.ts';
+export { GROUP_DIMENSIONS, ATTRIBUTION_HOP_KEYS } from './api/signals.ts';
 export type {
   Percentiles,
   HopLatency,
   GroupDimension,
+  AttributionHopKey,
   SignalGroup,
   SignalsSnapshot,
 } from './api/signals.ts';

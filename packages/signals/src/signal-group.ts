@@ -1,3 +1,4 @@
+import { ATTRIBUTION_HOP_KEYS } from '@governor/conventions';
 import type {
   GroupDimension,
   HopLatency,
@@ -6,24 +7,8 @@ import type {
   SignalsSnapshot,
 } from '@governor/conventions';
 
-/**
- * Hop keys in hop attribution: the hops of DESIGN.md §1 (gateway, router, cache, queue, prefill,
- * decode, stream) plus `runtime` (runtime time not split further), `tool` and `other`
- * (unclassified spans). `queue` is the time in spans classified `scheduler`, or vLLM's
- * gen_ai.latency.time_in_queue.
- */
-export const HOP_KEYS = [
-  'gateway',
-  'router',
-  'cache',
-  'queue',
-  'prefill',
-  'decode',
-  'stream',
-  'runtime',
-  'tool',
-  'other',
-] as const;
+/** Hop keys in hop attribution; defined in conventions so the console shares them. */
+export const HOP_KEYS = ATTRIBUTION_HOP_KEYS;
 export type HopKey = (typeof HOP_KEYS)[number];
 
 /** memory-bound when utilizationRatio > 1.2, compute-bound when < 0.8 (DESIGN.md §1). */

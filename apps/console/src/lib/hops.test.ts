@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HOP_KEYS } from '../../../../packages/signals/src/index.ts';
+import { ATTRIBUTION_HOP_KEYS as HOP_KEYS } from '@governor/conventions';
 import { HOP_ORDER, computeHopSegments, findBottleneck } from './hops.ts';
 import { makeGroup } from '../test-support/make-group.ts';
 

@@ -17,6 +17,26 @@ export interface HopLatency {
   shareOfTtft?: number | null;
 }
 
+/**
+ * Hop keys in hop attribution: the hops of DESIGN.md §1 (gateway, router, cache, queue, prefill,
+ * decode, stream) plus `runtime` (runtime time not split further), `tool` and `other`
+ * (unclassified spans). `queue` is the time in spans classified `scheduler`, or vLLM's
+ * gen_ai.latency.time_in_queue.
+ */
+export const ATTRIBUTION_HOP_KEYS = [
+  'gateway',
+  'router',
+  'cache',
+  'queue',
+  'prefill',
+  'decode',
+  'stream',
+  'runtime',
+  'tool',
+  'other',
+] as const;
+export type AttributionHopKey = (typeof ATTRIBUTION_HOP_KEYS)[number];
+
 export const GROUP_DIMENSIONS = [
   'pool',
   'model',
