@@ -10,7 +10,11 @@ import { createControlMetricsProvider } from './api/control-metrics.ts';
 import { controlPlugin } from './api/control-plugin.ts';
 import { dashboardsPlugin } from './api/dashboards-plugin.ts';
 import { healthPlugin } from './api/health-plugin.ts';
-import { createIngestMetricsProvider, createSignalsMetricsProvider, metricsPlugin } from './api/metrics-plugin.ts';
+import {
+  createIngestMetricsProvider,
+  createSignalsMetricsProvider,
+  metricsPlugin,
+} from './api/metrics-plugin.ts';
 import { type MetricsRegistry, createMetricsRegistry } from './api/metrics-registry.ts';
 import { signalsPlugin } from './api/signals-plugin.ts';
 import { tasksPlugin } from './api/tasks-plugin.ts';

@@ -99,7 +99,9 @@ export async function startGovernor({ config, logger, env }: StartOptions): Prom
   }
   let shuttingDown = false;
   const retention = createRetentionScheduler(store, config);
-  const metrics = createMetricsRegistry((name, error) => log.error({ err: error }, `metrics provider ${name} failed`));
+  const metrics = createMetricsRegistry((name, error) =>
+    log.error({ err: error }, `metrics provider ${name} failed`),
+  );
   const app = await buildApp({
     config,
     store,

@@ -399,12 +399,30 @@ describe('signals on real-world deliveries', () => {
         const trace = `u-${m}-${i}`;
         const startMs = m * 60_000 + i * 9000 + 1000;
         exports.push(
-          traceExport(trace, chatRequest({ trace, startMs, queueMs: 1, prefillMs: 1, decodeMs: 100, pool: 'p', replica: `r${i % 2}`, outputTokens: (m + 1) * 100 }).spans),
+          traceExport(
+            trace,
+            chatRequest({
+              trace,
+              startMs,
+              queueMs: 1,
+              prefillMs: 1,
+              decodeMs: 100,
+              pool: 'p',
+              replica: `r${i % 2}`,
+              outputTokens: (m + 1) * 100,
+            }).spans,
+          ),
         );
       }
     }
-    const kv = Array.from({ length: 21 }, (_, i) => ({ atMs: i * 30_000, value: 0.6, attributes: { 'governor.replica': `r${i % 2}` } }));
-    await ingest(store, exports, [gaugeExport([{ name: 'vllm:kv_cache_usage_perc', pool: 'p', points: kv }])]);
+    const kv = Array.from({ length: 21 }, (_, i) => ({
+      atMs: i * 30_000,
+      value: 0.6,
+      attributes: { 'governor.replica': `r${i % 2}` },
+    }));
+    await ingest(store, exports, [
+      gaugeExport([{ name: 'vllm:kv_cache_usage_perc', pool: 'p', points: kv }]),
+    ]);
     const signals = createSignals(store, CONFIG);
     const g = (await signals.snapshot({ windowMs: 60_000, by: ['pool'], atNs: atMs(600_000) })).groups[0]!;
     // Per replica per minute: (m + 1) × 600 / 60 / 2 tokens/s; the learned peak is the p99 over minutes.

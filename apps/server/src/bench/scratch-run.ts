@@ -13,7 +13,10 @@ const started = Date.now();
 if (policy === 'governor') {
   const { buildBenchConfig } = await import('./control-bench.ts');
   const parsed = { config: buildBenchConfig(fleet, dir, { ttftMs: 2000, e2eMs: 60000 }) };
-  const gov = await startGovernor({ config: parsed.config, logger: process.env.GOV_LOG ? { level: 'error' } : false });
+  const gov = await startGovernor({
+    config: parsed.config,
+    logger: process.env.GOV_LOG ? { level: 'error' } : false,
+  });
   try {
     const summary = await runSimulation({
       workload: workload as never,
@@ -75,7 +78,17 @@ if (policy === 'governor') {
     }
     if (process.env.PROPOSALS)
       for (const r of recs.filter((x) => x.state === 'proposed' || x.state === 'expired'))
-        console.log('P', r.createdAt.slice(11, 19), r.state, r.kind, JSON.stringify(r.target), JSON.stringify(r.action), r.confidence, r.gate, r.reason.slice(0, 200));
+        console.log(
+          'P',
+          r.createdAt.slice(11, 19),
+          r.state,
+          r.kind,
+          JSON.stringify(r.target),
+          JSON.stringify(r.action),
+          r.confidence,
+          r.gate,
+          r.reason.slice(0, 200),
+        );
     console.log(
       JSON.stringify({
         tasks: summary.tasks,
