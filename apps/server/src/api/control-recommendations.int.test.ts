@@ -116,7 +116,8 @@ describe('recommendations from telemetry', () => {
   test('retries piling onto failures get a retry budget', async () => {
     g = await startTestGovernor();
     await runTicks(g, [h100, a100], 0, WARM_UP_MS);
-    const storm = { errorRate: 0.15, retryShare: 0.4 };
+    // Retries of failed requests landing on pools that already queue: the storm amplifies itself.
+    const storm = { errorRate: 0.15, retryShare: 0.4, queueMs: 3000 };
     const [tick] = await runTicks(
       g,
       [

@@ -431,7 +431,7 @@ export function createFleetTraffic(options: FleetTrafficOptions): { next(spans: 
           priority = Math.floor(random() * 3);
           if (random() < 0.08) {
             const steps = 3 + Math.floor(random() * 3);
-            const id = `wf-${requestIndex.toString(36)}`;
+            const id = `wf-${idPrefix}-${requestIndex.toString(36)}`;
             const type = WORKFLOW_TYPES[Math.floor(random() * WORKFLOW_TYPES.length)]!;
             workflow = { id, type, step: 1, steps };
             open = { id, type, tenant, priority, step: 1, steps, poolIndex, dueNs: nowNs };

@@ -10,7 +10,8 @@ import {
   readWeights,
 } from './detect-context.ts';
 import { planPeerCapacity } from './plan-peer-capacity.ts';
-import { readSpeed, round, scoreConfidence, summarizeScope } from './pool-signals.ts';
+import { secondsToNs } from '../time.ts';
+import { readLoad, readSpeed, round, scoreConfidence, summarizeScope } from './pool-signals.ts';
 
 // One pool's errors or latency against its peers serving the same model (DESIGN.md §6): the pool is
 // faulty, not overloaded, so more replicas of it would not help — take traffic away (shift_traffic)
@@ -116,13 +117,26 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
       (p) => p.pool !== pool && !isCircuitOpen(ctx, p.pool) && !ctx.suspects.has(p.pool),
     );
     if (peers.length === 0) continue;
+    // Peers that are themselves load-bound cannot take more: moving traffic there turns errors into
+    // timeouts. Their capacity has to come first (the scale policy), the shift after.
+    if (peers.every((p) => readLoad(p, ctx.state.learning.get(p.pool), tuning).loadBound)) continue;
 
     const errorRate = worst.errorRate ?? 0;
     const slowdown = worst.slowdown ?? 1;
     // Break only a pool that is mostly useless: many errors, or so slow that little capacity is left.
     // A partly degraded pool keeps the share of traffic its remaining capacity can carry, so its peers
     // are not flooded while their new replicas start.
-    const broken = errorRate >= tuning.circuitBreakErrorRate || slowdown >= tuning.circuitBreakLatencyRatio;
+    // Peers that cannot grow now (a scale-in still inside its cooldown, or at max_replicas) can only
+    // take what they have room for: keep half the traffic on the pool unless it is plainly useless.
+    const cooldownNs = secondsToNs(ctx.control.cooldown_s);
+    const peersStuck = peers.some((p) => {
+      const last = readMemory(ctx, 'scale', { pool: p.pool });
+      const shrinking = last?.direction === 'decrease' && ctx.obs.atNs - last.appliedNs <= cooldownNs;
+      return shrinking || (p.maxReplicas !== null && (p.replicas ?? 0) >= p.maxReplicas);
+    });
+    const broken = peersStuck
+      ? errorRate >= 0.5
+      : errorRate >= tuning.circuitBreakErrorRate || slowdown >= tuning.circuitBreakLatencyRatio;
     const ev = [
       evidence(`errorRate{pool=${pool}}`, worst.errorRate, tuning.errorOutlierMinRate, fastWindowLabel),
       evidence(`errorRate{peers of ${pool}}`, worst.peerErrorRate, null, fastWindowLabel),
@@ -154,8 +168,11 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
         worst.latencyOutlier ? (slowdown - tuning.latencyOutlierRatio) / tuning.latencyOutlierRatio + 0.3 : 0,
       ) + (streak >= 2 ? 0.3 : 0);
     // A slowdown seen once may be noise; errors are evidence on their own.
+    // One tick of it may be a transient (a burst of in-flight requests lost with a crashed replica):
+    // proposed at once — that is the detection — but only confident once it persists, unless the
+    // pool is plainly broken.
     const confidence = Math.min(
-      worst.errorOutlier || streak >= 2 ? 1 : 0.5,
+      streak >= 2 || errorRate >= tuning.circuitBreakErrorRate ? 1 : tuning.firstSightConfidence,
       scoreConfidence(margin, worst.requests, tuning.minRequests),
     );
     const scopePools = pools.map((p) => p.pool);
@@ -186,10 +203,12 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
 
     const keep = broken
       ? 0
-      : Math.min(
-          worst.latencyOutlier ? Math.max(0.2, Math.min(0.7, 1 / slowdown)) : 0.7,
-          worst.errorOutlier ? Math.max(0, Math.min(0.7, 1 - 5 * errorRate)) : 0.7,
-        );
+      : peersStuck
+        ? 0.5
+        : Math.min(
+            worst.latencyOutlier ? Math.max(0.2, Math.min(0.7, 1 / slowdown)) : 0.7,
+            worst.errorOutlier ? Math.max(0, Math.min(0.7, 1 - 5 * errorRate)) : 0.7,
+          );
     const current = weights[pool] ?? 0;
     const target = round(current * keep, 3);
     if (current - target < 0.02) continue;

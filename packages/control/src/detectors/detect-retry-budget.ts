@@ -36,10 +36,14 @@ export function detectRetryBudget(ctx: DetectContext): Candidate[] {
     evidence('loadBoundPools', queueBoundPools, 0, fastWindowLabel),
   ];
 
+  // A storm amplifies itself: retries of failed requests land on pools already load-bound. A budget
+  // turns each retry it refuses into a failed task, so failures alone (which retries may fix) are not
+  // enough.
   const storm =
     retryRatio !== null &&
     retryRatio >= tuning.retryRatioHigh &&
-    ((errorRate ?? 0) >= 0.05 || queueBoundPools > 0);
+    (errorRate ?? 0) >= 0.05 &&
+    queueBoundPools > 0;
   if (storm && (current === null || current > tuning.retryBudget)) {
     return [
       {

@@ -231,10 +231,10 @@ function judgeScaleIn(ctx: DetectContext, s: ScaleInputs, target: number): Candi
   const { tuning, windowLabel, fastWindowLabel } = ctx;
   const { pool, replicas, util, load, sloMs, floor } = s;
   if (replicas <= floor) return null;
+  // Evidence for N−1 (or for silence) needs a whole control window of watching.
+  const watchedMs = ctx.state.firstTickNs === null ? 0 : Number(ctx.obs.atNs - ctx.state.firstTickNs) / 1e6;
+  if (watchedMs < ctx.obs.windowMs) return null;
   if (s.ratePerS <= 0) {
-    // Silence only counts once a whole control window of it has been watched.
-    const watchedMs = ctx.state.firstTickNs === null ? 0 : Number(ctx.obs.atNs - ctx.state.firstTickNs) / 1e6;
-    if (watchedMs < ctx.obs.windowMs) return null;
     return {
       kind: 'scale',
       target: { pool: pool.pool },

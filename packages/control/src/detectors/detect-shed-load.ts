@@ -8,9 +8,22 @@ import { readModelPressure } from './read-model-pressure.ts';
 // priority still admitted. In-flight workflow steps are always admitted — they already spent money,
 // and failing them wastes it. Lifted one level at a time once the pools are comfortable again.
 
+/** Retries per request over the fleet's demand in the short window (gateway rejections included). */
+function readFleetRetryRatio(ctx: DetectContext): number {
+  let sum = 0;
+  let weight = 0;
+  for (const d of ctx.obs.priorities) {
+    if (d.retryRatio === null) continue;
+    sum += d.retryRatio * d.requests;
+    weight += d.requests;
+  }
+  return weight > 0 ? sum / weight : 0;
+}
+
 export function detectShedLoad(ctx: DetectContext, skipModels: ReadonlySet<string>): Candidate[] {
   const out: Candidate[] = [];
   const { fastWindowLabel, tuning, slo, control } = ctx;
+  const retryStorm = readFleetRetryRatio(ctx) >= tuning.retryRatioHigh;
   for (const [model, pools] of groupByModel(ctx.obs.pools)) {
     const key = `model=${model}`;
     const current = ctx.state.actuated.shed[key] ?? null;
@@ -43,9 +56,12 @@ export function detectShedLoad(ctx: DetectContext, skipModels: ReadonlySet<strin
     // Shedding turns tasks away, so it waits until overload turns into failures (timeouts, errors) on
     // the pools: a task that only misses the SLO still succeeds, a shed one never does.
     const failing = (pressure.poolErrorRate ?? 0) >= tuning.shedErrorRate;
+    // While retries are a large part of the load, capping them (retry_budget) comes first: a refused
+    // retry costs one attempt of a task that is failing anyway, a shed task is a whole task lost.
     if (
       pressure.overloaded &&
       failing &&
+      !retryStorm &&
       !skipModels.has(model) &&
       (pressure.capacityPending || pressure.atCeiling)
     ) {

@@ -60,6 +60,8 @@ export interface ControlTuning {
   unprofitableConfidence: number;
   /** Largest fraction of replicas removed in one scale-in. */
   maxScaleInFraction: number;
+  /** Confidence cap of an outlier seen for one tick only (a transient, until it persists). */
+  firstSightConfidence: number;
   /** EWMA weight of a new sample in learned baselines. */
   learningRate: number;
 }
@@ -91,5 +93,6 @@ export const DEFAULT_TUNING: ControlTuning = {
   efficiencyRatio: 0.8,
   unprofitableConfidence: 0.4,
   maxScaleInFraction: 0.5,
+  firstSightConfidence: 0.45,
   learningRate: 0.3,
 };

@@ -176,6 +176,8 @@ export interface ControlState {
   lastTickNs: bigint | null;
   /** Event time of the first tick: a control window of silence only counts once fully observed. */
   firstTickNs: bigint | null;
+  /** Replicas each pool reported at the last tick, to notice scaling Governor did not do. */
+  observedReplicas: Record<string, number>;
 }
 
 export function createEmptyState(): ControlState {
@@ -197,5 +199,6 @@ export function createEmptyState(): ControlState {
     outbox: [],
     lastTickNs: null,
     firstTickNs: null,
+    observedReplicas: {},
   };
 }

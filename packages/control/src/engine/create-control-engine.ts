@@ -373,6 +373,7 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
     });
     const previousObservation = lastObservation;
     lastObservation = obs;
+    noteExternalScaling(s, obs, atNs);
     const ctx = buildContext(s, obs);
 
     // Human decisions made between ticks travel with this tick's response (lockstep callers).
@@ -445,6 +446,28 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
       recommendations: [...out.touched.values()].map(toRecommendation),
       actions: [...handedOut, ...out.actions],
     };
+  }
+
+  /**
+   * A pool whose replica count moved without Governor (an operator, another autoscaler, a fault)
+   * was scaled all the same: its cooldown and hysteresis start from that change.
+   */
+  function noteExternalScaling(s: ControlState, obs: FleetObservation, atNs: bigint) {
+    for (const p of obs.pools) {
+      if (p.replicas === null) continue;
+      const previous = s.observedReplicas[p.pool];
+      s.observedReplicas[p.pool] = p.replicas;
+      if (previous === undefined || previous === p.replicas) continue;
+      const direction = p.replicas > previous ? 'increase' : 'decrease';
+      const key = `scale|pool=${p.pool}`;
+      const memory = s.memory.get(key);
+      const explained =
+        memory !== undefined &&
+        memory.direction === direction &&
+        atNs - memory.appliedNs <= secondsToNs(control.settle_timeout_s);
+      if (explained) continue;
+      s.memory.set(key, { direction, appliedNs: atNs, recommendationId: 'external', expectReplicas: null });
+    }
   }
 
   function verifyRecord(

@@ -76,8 +76,9 @@ export function judgeVerification(
     case 'circuit_break':
     case 'shift_traffic':
       if (rec.direction === 'decrease' || rec.kind === 'circuit_break') {
-        if (goodputFell && (dErr === null || dErr >= -0.005))
-          worse = 'moving traffic away cut goodput without reducing errors';
+        // Fewer errors are no excuse for a collapse: the peers could not carry the traffic.
+        if (goodputFell && (dErr === null || dErr >= -0.005 || (dGood !== null && dGood < -0.1)))
+          worse = 'moving traffic away cut goodput (the peers could not carry it, or errors did not fall)';
       } else if (goodputFell || (dErr !== null && dErr > 0.02)) {
         worse = 'traffic given back to the pool raised errors or cut goodput';
       }

@@ -19,9 +19,12 @@ WITH src_spans AS (SELECT * FROM sig_spans),
 -- @include trace-facts.sql
 SELECT * FROM trace_facts;
 
--- What earlier refreshes wrote for the touched traces and for the other requests of their tasks.
+-- What earlier refreshes wrote for the touched traces and for the other requests of their tasks
+-- (the end_ns bounds prune the scan to the row groups that hold them).
 CREATE OR REPLACE TEMP TABLE sig_old AS
-SELECT * FROM request_facts WHERE {{trace_key_filter}} OR {{task_key_filter}};
+SELECT * FROM request_facts
+WHERE end_ns >= {{old_lo_end_ns}} AND end_ns <= {{old_hi_end_ns}}
+  AND ({{trace_key_filter}} OR {{task_key_filter}});
 
 -- The tasks involved: the touched traces' tasks now, and the ones they belonged to before.
 CREATE OR REPLACE TEMP TABLE sig_tasks AS
@@ -45,7 +48,8 @@ WITH task_rows AS (
 SELECT * FROM facts;
 
 DELETE FROM request_facts
-WHERE ({{trace_key_filter}} OR {{task_key_filter}})
+WHERE end_ns >= {{old_lo_end_ns}} AND end_ns <= {{old_hi_end_ns}}
+  AND ({{trace_key_filter}} OR {{task_key_filter}})
   AND trace_id IN (SELECT trace_id FROM sig_out);
 INSERT INTO request_facts BY NAME SELECT * FROM sig_out;
 

@@ -25,6 +25,7 @@ const MAX_LITERAL_TRACES = 5000;
 /** After rowids moved (retention compacted span_store), recompute this much event time. */
 const CATCH_UP_HORIZON_NS = 3_600_000_000_000n;
 const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
 const TRACE_ID = /^[0-9a-f]{32}$/;
 
 export interface RefreshResult {
@@ -110,6 +111,15 @@ function createFactsRefresher(store: Store): FactsRefresher {
     return { mode: 'incremental', loRowid: lastRowid, hiRowid, maxRowid, minStartNs: INT64_MIN };
   };
 
+  /** Rows of request_facts by trace key or task key (literal lists; an empty list matches nothing). */
+  const queryKnownFacts = (traceKeys: string[], taskKeys: string[]) =>
+    store.query<Row>(
+      KNOWN_FACTS_SQL.replace('{{trace_keys}}', traceKeys.length > 0 ? traceKeys.join(',') : 'NULL').replace(
+        '{{task_keys}}',
+        taskKeys.length > 0 ? taskKeys.join(',') : 'NULL',
+      ),
+    );
+
   const applyBatch = async (batch: Batch): Promise<{ traces: number }> => {
     const range = { lo_rowid: batch.loRowid, hi_rowid: batch.hiRowid, min_start_ns: batch.minStartNs };
     const [summary = {}] = await store.query<Row>(PLAN_NEW_SPANS_SQL, range);
@@ -132,6 +142,8 @@ function createFactsRefresher(store: Store): FactsRefresher {
         hi_ns: '-1',
         trace_key_filter: 'false',
         task_key_filter: 'false',
+        old_lo_end_ns: '0',
+        old_hi_end_ns: '-1',
       });
     } else if (traces <= MAX_LITERAL_TRACES) {
       const rows = await store.query<Row>(PLAN_NEW_TRACES_SQL, range);
@@ -149,22 +161,40 @@ function createFactsRefresher(store: Store): FactsRefresher {
         if (lo !== null && lo < loNs) loNs = lo;
         if (hi !== null && hi > hiNs) hiNs = hi;
       }
-      const known = await store.query<Row>(
-        KNOWN_FACTS_SQL.replace('{{trace_keys}}', [...traceKeys].join(',')),
-      );
+      const known = await queryKnownFacts([...traceKeys], [...taskKeys]);
+      // A touched trace may have belonged to another task before (a late span named its workflow):
+      // that task's other requests need their task columns recomputed too.
+      const formerTasks = [
+        ...new Set(
+          known
+            .filter((f) => ids.has(String(f.trace_id)) && !taskKeys.has(integerLiteral(f.task_key)))
+            .map((f) => integerLiteral(f.task_key)),
+        ),
+      ];
+      if (formerTasks.length > 0) {
+        for (const k of formerTasks) taskKeys.add(k);
+        known.push(...(await queryKnownFacts([], formerTasks)));
+      }
+      let oldLoEnd: bigint | null = null;
+      let oldHiEnd: bigint | null = null;
       for (const f of known) {
+        const end = toBigIntOrNull(f.end_ns);
+        if (end !== null && (oldLoEnd === null || end < oldLoEnd)) oldLoEnd = end;
+        if (end !== null && (oldHiEnd === null || end > oldHiEnd)) oldHiEnd = end;
         if (!ids.has(String(f.trace_id))) continue;
         const lo = toBigIntOrNull(f.first_span_ns);
         const hi = toBigIntOrNull(f.last_span_ns);
         if (lo !== null && lo < loNs) loNs = lo;
         if (hi !== null && hi > hiNs) hiNs = hi;
-        taskKeys.add(integerLiteral(f.task_key));
       }
       Object.assign(fill, {
         touched_traces: `SELECT unnest([${[...ids].map((id) => `'${id}'`).join(',')}]) AS trace_id`,
-        span_trace_filter: `s.trace_id IN (${[...ids].map((id) => `'${id}'`).join(',')})`,
+        span_trace_filter: 's.trace_id IN (SELECT trace_id FROM sig_traces)',
         trace_key_filter: `trace_key IN (${[...traceKeys].join(',')})`,
         task_key_filter: `task_key IN (${[...taskKeys].join(',')})`,
+        // Earlier rows lie in this end_ns range (an empty range when there are none).
+        old_lo_end_ns: String(oldLoEnd ?? 0n),
+        old_hi_end_ns: String(oldHiEnd ?? -1n),
       });
     } else {
       const [known = {}] = await store.query<Row>(PLAN_BULK_RANGE_SQL, range);
@@ -179,6 +209,8 @@ function createFactsRefresher(store: Store): FactsRefresher {
         // The touched traces' tasks now, and the tasks they belonged to before.
         task_key_filter:
           'task_key IN (SELECT task_key FROM sig_trace_facts UNION SELECT task_key FROM request_facts WHERE trace_key IN (SELECT (hash(trace_id) >> 1)::BIGINT FROM sig_traces))',
+        old_lo_end_ns: String(INT64_MIN),
+        old_hi_end_ns: String(INT64_MAX),
       });
     }
     Object.assign(fill, { lo_ns: fill.lo_ns ?? String(loNs), hi_ns: fill.hi_ns ?? String(hiNs) });
