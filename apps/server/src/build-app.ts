@@ -1,5 +1,5 @@
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
-import type { GovernorConfig } from '@governor/conventions';
+import { type GovernorConfig, parseByteSize } from '@governor/conventions';
 import type { Store } from '@governor/store';
 import type { ControlEngine } from '@governor/control';
 import type { AlertEngine } from '@governor/alerts';
@@ -116,6 +116,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     retention,
     http: httpMetrics,
     events,
+    duckdb: {
+      memoryLimitBytes: parseByteSize(config.server.duckdb_memory_limit),
+      threads: config.server.duckdb_threads,
+    },
     ...(control ? { controlPendingDeliveries: () => control.pendingDeliveries() } : {}),
     ...(alerts ? { alertDeliveries: () => alerts.deliveryStats() } : {}),
   });

@@ -50,16 +50,43 @@ export function checkConfig(
       return `:${pos.line}:${pos.col}`;
     };
   }
+  const envErrors: string[] = [];
+  try {
+    readLogLevel(env);
+  } catch (error) {
+    envErrors.push((error as Error).message);
+  }
   const overridden = new Map<string, string>();
   let withEnv: unknown;
   try {
     withEnv = applyEnvOverrides(raw, env, overridden);
   } catch (error) {
-    return { ok: false, errors: [(error as Error).message] };
+    return { ok: false, errors: [...envErrors, (error as Error).message] };
   }
   const result = parseGovernorConfig(withEnv);
-  if (result.ok) return result;
-  return { ok: false, errors: result.issues.map((issue) => formatIssue(where, issue, locate, overridden)) };
+  if (result.ok && envErrors.length === 0) return result;
+  const issues = result.ok ? [] : result.issues;
+  return {
+    ok: false,
+    errors: [...envErrors, ...issues.map((issue) => formatIssue(where, issue, locate, overridden))],
+  };
+}
+
+/** Levels pino (Fastify's logger) knows; `silent` turns logging off. */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/**
+ * GOVERNOR_LOG_LEVEL (not a config key: it applies before the config is read), default `info`.
+ * Throws a one-line ConfigError naming the variable and the levels when it is not one of them.
+ */
+export function readLogLevel(env: NodeJS.ProcessEnv = process.env): LogLevel {
+  const value = env.GOVERNOR_LOG_LEVEL;
+  if (value === undefined || value.trim() === '') return 'info';
+  const level = LOG_LEVELS.find((l) => l === value.trim().toLowerCase());
+  if (!level)
+    throw new ConfigError(`GOVERNOR_LOG_LEVEL: expected one of ${LOG_LEVELS.join(', ')}; got "${value}"`);
+  return level;
 }
 
 function formatIssue(
@@ -107,6 +134,8 @@ export const ENV_OVERRIDES: readonly [variable: string, path: readonly string[],
   ['GOVERNOR_CHECKPOINT_INTERVAL_S', ['server', 'checkpoint_interval_s'], 'number'],
   ['GOVERNOR_SQL_TIMEOUT_MS', ['server', 'sql_timeout_ms'], 'number'],
   ['GOVERNOR_INSECURE', ['server', 'insecure'], 'boolean'],
+  ['GOVERNOR_DUCKDB_MEMORY_LIMIT', ['server', 'duckdb_memory_limit'], 'string'],
+  ['GOVERNOR_DUCKDB_THREADS', ['server', 'duckdb_threads'], 'number'],
   ['GOVERNOR_SPANS_TTL_HOURS', ['retention', 'spans_ttl_hours'], 'number'],
   ['GOVERNOR_ROLLUPS_TTL_HOURS', ['retention', 'rollups_ttl_hours'], 'number'],
   ['GOVERNOR_RETENTION_INTERVAL_S', ['retention', 'run_interval_s'], 'number'],

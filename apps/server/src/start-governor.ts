@@ -17,6 +17,7 @@ import { createTokenRegistry } from './auth/token-registry.ts';
 import { type MetricsRegistry, createMetricsRegistry } from './api/metrics-registry.ts';
 import { buildApp } from './build-app.ts';
 import { createRetentionScheduler } from './retention/retention-scheduler.ts';
+import { storeOptionsFrom } from './store-options.ts';
 import { type EventBus, createEventBus } from './events/event-bus.ts';
 import { type IngestPipeline, createIngestPipeline } from './otlp/ingest-pipeline.ts';
 import { type OtlpGrpcServer, startOtlpGrpcServer } from './otlp/otlp-grpc-server.ts';
@@ -54,7 +55,7 @@ export async function startGovernor({ config, logger, env }: StartOptions): Prom
   const auth = createTokenRegistry(config.auth, env ?? process.env);
   const bind = checkBindAddress(config.server.host, auth.enabled, config.server.insecure);
   const store = await createStore({
-    dataDir: config.server.data_dir,
+    ...storeOptionsFrom(config.server),
     maxQueuedRows: config.server.max_queued_spans,
     checkpointIntervalMs: config.server.checkpoint_interval_s * 1000,
   });

@@ -3,6 +3,7 @@ export type { Outcome } from './attributes.ts';
 export { HOPS, isHop, DEFAULT_HOP_RULES } from './hops.ts';
 export type { Hop, HopRule } from './hops.ts';
 export { parseDurationMs } from './duration.ts';
+export { BYTE_SIZE_UNITS, parseByteSize } from './byte-size.ts';
 export {
   GovernorConfig,
   ServerConfig,
@@ -14,6 +15,7 @@ export {
   AuthToken,
   AuthConfig,
   RetentionConfig,
+  DEFAULT_DUCKDB_MEMORY_LIMIT,
   parseGovernorConfig,
 } from './config/config.ts';
 export type { ConfigIssue } from './config/config.ts';

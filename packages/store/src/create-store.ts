@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { DEFAULT_DUCKDB_MEMORY_LIMIT } from '@governor/conventions';
 import { type BatchWriter, createBatchWriter } from './batch-writer.ts';
 import { type ConnectionPool, createConnectionPool } from './connection-pool.ts';
 import { STAGE_FILE, attachIngestStage } from './ingest-stage.ts';
@@ -23,8 +24,12 @@ export interface StoreOptions {
   checkpointIntervalMs?: number;
   /** Checkpoint after this many rows even before the interval (default 250,000). */
   checkpointRows?: number;
-  /** DuckDB memory_limit for the whole instance, e.g. '4GB'. */
+  /**
+   * DuckDB memory_limit for the whole instance, e.g. '1GB' (10^9 bytes) or '512MiB'; default that of
+   * `server.duckdb_memory_limit` (1GB).
+   */
   memoryLimit?: string;
+  /** DuckDB worker threads for the whole instance; default 2. */
   threads?: number;
   extraMigrationDirs?: readonly string[];
 }
@@ -61,7 +66,7 @@ export async function createStore(options: StoreOptions): Promise<Store> {
     // The writer schedules checkpoints itself (by time and rows) with commits going to the ingest
     // stage meanwhile; an automatic one would run inside a flush and block the event loop.
     checkpoint_threshold: '16GB',
-    memory_limit: options.memoryLimit ?? '4GB',
+    memory_limit: options.memoryLimit ?? DEFAULT_DUCKDB_MEMORY_LIMIT,
     threads: String(options.threads ?? 2),
   });
   const setup = await instance.connect();

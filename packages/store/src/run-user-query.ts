@@ -121,6 +121,13 @@ export async function runUserQuery(
         `the query ran longer than ${options.timeoutMs} ms and was cancelled; narrow its time range or add filters`,
       );
     }
+    if (/^Out of Memory Error/i.test(message)) {
+      // DuckDB's own hint (SET memory_limit) is not open to a read-only user; the operator's knob is.
+      throw new UserQueryError(
+        'GOV_ERR_SQL_FAILED',
+        `the query needed more memory than the instance's DuckDB memory_limit allows (${message.split('\n')[0]}); aggregate fewer rows or a shorter time range, or ask the operator to raise server.duckdb_memory_limit`,
+      );
+    }
     throw fileAccessError(error) ?? new UserQueryError('GOV_ERR_SQL_FAILED', message);
   } finally {
     clearTimeout(timer);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { GovernorConfig } from '@governor/conventions';
 import { encodeTraceRequestProtobuf } from '@governor/otlp';
-import { syntheticTraceRequest } from '@governor/otlp/fixtures';
+import { syntheticTraceRequest, traceRequestToJson } from '@governor/otlp/fixtures';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningGovernor, startGovernor } from '../start-governor.ts';
 import { sha256Hex } from './token-registry.ts';
@@ -42,12 +42,32 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const body = () =>
-  Buffer.from(
-    encodeTraceRequestProtobuf(
-      syntheticTraceRequest({ spans: 8, seed: 1, startNs: 1_700_000_000_000_000_000n }),
-    ),
-  );
+const request = () => syntheticTraceRequest({ spans: 8, seed: 1, startNs: 1_700_000_000_000_000_000n });
+const body = () => Buffer.from(encodeTraceRequestProtobuf(request()));
+
+/** google.rpc.Status from protobuf: field 1 `code` (varint), field 2 `message` (string). */
+function readRpcStatus(bytes: Buffer): { code: number; message: string } {
+  let pos = 0;
+  const varint = () => {
+    let value = 0;
+    for (let shift = 0; ; shift += 7) {
+      const b = bytes[pos++]!;
+      value += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) return value;
+    }
+  };
+  const status = { code: 0, message: '' };
+  while (pos < bytes.length) {
+    const key = varint();
+    if (key === 0x08) status.code = varint();
+    else if ((key & 7) === 2) {
+      const length = varint();
+      if (key >>> 3 === 2) status.message = bytes.toString('utf8', pos, pos + length);
+      pos += length;
+    } else throw new Error(`unexpected protobuf key ${key} in google.rpc.Status`);
+  }
+  return status;
+}
 
 async function call(method: string, path: string, token?: string, payload?: unknown) {
   const headers: Record<string, string> = {};
@@ -117,6 +137,38 @@ describe('HTTP auth', () => {
     expect((await call('POST', '/v1/traces', TOKENS.read, body())).status).toBe(403);
     expect((await call('POST', '/v1/traces', TOKENS.ingest, body())).status).toBe(200);
     expect((await call('POST', '/v1/traces', TOKENS.admin, body())).status).toBe(200);
+  });
+
+  it('answers refused OTLP/HTTP with google.rpc.Status code 16 UNAUTHENTICATED or 7 PERMISSION_DENIED', async () => {
+    const otlp = async (token: string | undefined, format: 'protobuf' | 'json') => {
+      const headers: Record<string, string> = {
+        'content-type': format === 'json' ? 'application/json' : 'application/x-protobuf',
+      };
+      if (token) headers.authorization = `Bearer ${token}`;
+      const response = await fetch(`${governor.httpUrl}/v1/traces`, {
+        method: 'POST',
+        headers,
+        body: format === 'json' ? JSON.stringify(traceRequestToJson(request())) : body(),
+      });
+      const bytes = Buffer.from(await response.arrayBuffer());
+      expect(response.headers.get('content-type')).toMatch(
+        format === 'json' ? /^application\/json/ : /^application\/x-protobuf/,
+      );
+      const status =
+        format === 'json'
+          ? (JSON.parse(bytes.toString()) as { code: number; message: string })
+          : readRpcStatus(bytes);
+      return { http: response.status, code: status.code, message: status.message };
+    };
+    for (const format of ['protobuf', 'json'] as const) {
+      expect(await otlp(undefined, format)).toMatchObject({ http: 401, code: 16, message: /needs a token/ });
+      expect(await otlp('not-a-token-anyone-knows-0', format)).toMatchObject({ http: 401, code: 16 });
+      expect(await otlp(TOKENS.read, format)).toMatchObject({
+        http: 403,
+        code: 7,
+        message: /needs scope "ingest"/,
+      });
+    }
   });
 
   it('does not let encoded or unknown API paths past the hook', async () => {

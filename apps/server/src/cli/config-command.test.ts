@@ -1,9 +1,9 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../auth/token-registry.ts';
-import { ConfigError, loadConfig } from '../load-config.ts';
+import { ConfigError, ENV_OVERRIDES, loadConfig } from '../load-config.ts';
 import { runConfigCommand } from './config-command.ts';
 import { parseArgs } from './parse-args.ts';
 
@@ -87,6 +87,49 @@ describe('governor config check', () => {
     expect(negative.err).toContain('GOVERNOR_HTTP_PORT (overrides server.http_port): Too small');
   });
 
+  it('checks the DuckDB settings from the file and the environment, blaming the right one', async () => {
+    const path = file('duckdb.yaml', 'server:\n  duckdb_memory_limit: lots\n');
+    const r = await run(['check', path]);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain(
+      `${path}:2:3: server.duckdb_memory_limit: expected a size with a unit (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB), e.g. 1GB or 512MB; got "lots"`,
+    );
+    const fromEnv = await run(['check', file('empty.yaml', 'server: {}\n')], {
+      GOVERNOR_DUCKDB_MEMORY_LIMIT: '64MB',
+      GOVERNOR_DUCKDB_THREADS: 'two',
+    });
+    expect(fromEnv.code).toBe(1);
+    expect(fromEnv.err).toContain('GOVERNOR_DUCKDB_THREADS: expected a number, got "two"');
+    const tooSmall = await run(['check', file('empty.yaml', 'server: {}\n')], {
+      GOVERNOR_DUCKDB_MEMORY_LIMIT: '64MB',
+    });
+    expect(tooSmall.err).toContain(
+      'GOVERNOR_DUCKDB_MEMORY_LIMIT (overrides server.duckdb_memory_limit): must be at least 128MB',
+    );
+  });
+
+  it('warns when the DuckDB memory limit is more than the machine has', async () => {
+    const r = await run(['check', file('huge.yaml', 'server:\n  duckdb_memory_limit: 900TB\n')]);
+    expect(r.code).toBe(0);
+    expect(r.err).toMatch(
+      /^warning: server\.duckdb_memory_limit 900TB is more than this machine's [\d.]+ GiB/,
+    );
+    expect((await run(['check', file('small.yaml', 'server:\n  duckdb_memory_limit: 512MB\n')])).err).toBe(
+      '',
+    );
+  });
+
+  it('reports an unknown GOVERNOR_LOG_LEVEL with the allowed levels', async () => {
+    const r = await run(['check', file('plain.yaml', 'server: {}\n')], { GOVERNOR_LOG_LEVEL: 'loud' });
+    expect(r.code).toBe(1);
+    expect(r.err).toBe(
+      `GOVERNOR_LOG_LEVEL: expected one of trace, debug, info, warn, error, fatal, silent; got "loud"\n1 error in ${dir}/plain.yaml\n`,
+    );
+    expect(
+      (await run(['check', file('plain.yaml', 'server: {}\n')], { GOVERNOR_LOG_LEVEL: 'WARN' })).code,
+    ).toBe(0);
+  });
+
   it('warns about what start would refuse in this environment, without failing', async () => {
     const path = file(
       'public.yaml',
@@ -116,14 +159,31 @@ describe('governor config token / hash-token', () => {
 });
 
 describe('loadConfig', () => {
+  it('has every GOVERNOR_* override in the table of docs/operations.md', () => {
+    const doc = readFileSync(join(import.meta.dirname, '../../../../docs/operations.md'), 'utf8');
+    const rows = doc.split('\n').filter((line) => line.startsWith('| `GOVERNOR_'));
+    for (const [variable, path] of ENV_OVERRIDES) {
+      const row = rows.find((line) => line.startsWith(`| \`${variable}\` `));
+      expect(row, variable).toContain(`\`${path.join('.')}\``);
+    }
+  });
+
   it('applies documented environment overrides', () => {
     const config = loadConfig(undefined, {
       GOVERNOR_HOST: '0.0.0.0',
       GOVERNOR_SPANS_TTL_HOURS: '48',
       GOVERNOR_INSECURE: 'true',
       GOVERNOR_SQL_TIMEOUT_MS: '2500',
+      GOVERNOR_DUCKDB_MEMORY_LIMIT: '2GiB',
+      GOVERNOR_DUCKDB_THREADS: '4',
     });
-    expect(config.server).toMatchObject({ host: '0.0.0.0', insecure: true, sql_timeout_ms: 2500 });
+    expect(config.server).toMatchObject({
+      host: '0.0.0.0',
+      insecure: true,
+      sql_timeout_ms: 2500,
+      duckdb_memory_limit: '2GiB',
+      duckdb_threads: 4,
+    });
     expect(config.retention.spans_ttl_hours).toBe(48);
   });
 

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { totalmem } from 'node:os';
+import { parseByteSize } from '@governor/conventions';
 import { checkBindAddress } from '../auth/check-bind-address.ts';
 import { isScope } from '../auth/scopes.ts';
 import { createTokenRegistry, sha256Hex } from '../auth/token-registry.ts';
@@ -59,6 +61,12 @@ function check(
     checkBindAddress(result.config.server.host, authEnabled, result.config.server.insecure);
   } catch (error) {
     warnings.push((error as Error).message);
+  }
+  const memoryLimitBytes = parseByteSize(result.config.server.duckdb_memory_limit);
+  if (memoryLimitBytes > totalmem()) {
+    warnings.push(
+      `server.duckdb_memory_limit ${result.config.server.duckdb_memory_limit} is more than this machine's ${(totalmem() / 2 ** 30).toFixed(1)} GiB of memory; DuckDB would be killed before it spills to disk`,
+    );
   }
   for (const w of warnings) err(`warning: ${w}\n`);
   const c = result.config;

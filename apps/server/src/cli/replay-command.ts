@@ -8,6 +8,7 @@ import {
 import { createSignals } from '@governor/signals';
 import { createStore } from '@governor/store';
 import { loadConfig } from '../load-config.ts';
+import { storeOptionsFrom } from '../store-options.ts';
 import { formatTable } from './format-table.ts';
 import { type ParsedArgs, flagString } from './parse-args.ts';
 
@@ -40,7 +41,7 @@ export async function runReplayCommand(args: ParsedArgs): Promise<number> {
 
   let store: Awaited<ReturnType<typeof createStore>>;
   try {
-    store = await createStore({ dataDir: config.server.data_dir });
+    store = await createStore(storeOptionsFrom(config.server));
   } catch (error) {
     process.stderr.write(
       `cannot open the data directory ${config.server.data_dir}: ${(error as Error).message}\n` +

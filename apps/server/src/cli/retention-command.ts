@@ -2,6 +2,7 @@ import type { RetentionReport } from '@governor/store';
 import { createStore } from '@governor/store';
 import { loadConfig } from '../load-config.ts';
 import { retentionPolicyFrom } from '../retention/retention-scheduler.ts';
+import { storeOptionsFrom } from '../store-options.ts';
 import { type ParsedArgs, flagString } from './parse-args.ts';
 
 export const RETENTION_USAGE = `usage:
@@ -23,7 +24,7 @@ export async function runRetentionCommand(args: ParsedArgs): Promise<number> {
   let report: RetentionReport;
   if (args.flags.offline === true) {
     const dataDir = flagString(args, 'data-dir') ?? config.server.data_dir;
-    const store = await createStore({ dataDir });
+    const store = await createStore(storeOptionsFrom(config.server, dataDir));
     try {
       report = await store.runRetention(retentionPolicyFrom(config));
     } finally {

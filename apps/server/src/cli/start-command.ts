@@ -1,11 +1,13 @@
 import type { GovernorConfig } from '@governor/conventions';
-import { loadConfig } from '../load-config.ts';
+import { loadConfig, readLogLevel } from '../load-config.ts';
 import { startGovernor } from '../start-governor.ts';
 import { type ParsedArgs, flagNumber, flagString } from './parse-args.ts';
 import { type DemoFleet, startDemoFleet } from './start-demo-fleet.ts';
 
 export async function runStartCommand(args: ParsedArgs): Promise<number> {
+  // Both throw a ConfigError (one line per problem, exit 1) before the data directory is touched.
   const config: GovernorConfig = loadConfig(flagString(args, 'config'));
+  const level = readLogLevel(process.env);
   const dataDir = flagString(args, 'data-dir');
   const host = flagString(args, 'host');
   const httpPort = flagNumber(args, 'http-port');
@@ -18,7 +20,7 @@ export async function runStartCommand(args: ParsedArgs): Promise<number> {
 
   const governor = await startGovernor({
     config,
-    logger: { level: process.env.GOVERNOR_LOG_LEVEL ?? 'info' },
+    logger: { level },
   });
   const log = governor.app.log;
   log.info(

@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +6,7 @@ import { GovernorConfig } from '@governor/conventions';
 import { encodeTraceRequestProtobuf } from '@governor/otlp';
 import { syntheticTraceRequest } from '@governor/otlp/fixtures';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parsePrometheusText } from '../../test/parse-prometheus-text.ts';
 import { findFreePort } from '../bench/spawn-governor-process.ts';
 import { type RunningGovernor, startGovernor } from '../start-governor.ts';
 
@@ -83,11 +84,43 @@ describe('self-observability on /metrics', () => {
     expect((await scrape(INGEST)).status).toBe(403);
   });
 
-  it('reports storage, retention, HTTP and process figures in valid exposition format', async () => {
+  it('passes promtool check metrics, the whole scrape', async () => {
     const { status, text } = await scrape(READ);
     expect(status).toBe(200);
-    // promtool's linter: names, types, suffixes, histogram shape.
-    execFileSync('/usr/bin/promtool', ['check', 'metrics'], { input: text, stdio: ['pipe', 'pipe', 'pipe'] });
+    // Prometheus' own parser and linter over everything /metrics serves (every provider): names,
+    // types, suffixes, histogram shape. It prints nothing and exits 0 only when all of it is clean.
+    const promtool = spawnSync('/usr/bin/promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    expect(promtool.error).toBeUndefined();
+    expect(`${promtool.stdout}${promtool.stderr}`).toBe('');
+    expect(promtool.status).toBe(0);
+  });
+
+  it('writes request latency as a histogram: cumulative buckets up to +Inf, _sum and _count', async () => {
+    const families = parsePrometheusText((await scrape(READ)).text);
+    const histogram = families.get('governor_http_request_duration_seconds');
+    expect(histogram?.type).toBe('histogram');
+    const route = (s: { labels: Record<string, string> }) =>
+      s.labels.method === 'POST' && s.labels.route === '/v1/traces';
+    const samples = histogram!.samples.filter(route);
+    const buckets = samples.filter((s) => s.name.endsWith('_bucket'));
+    const bounds = buckets.map((b) => b.labels.le);
+    expect(bounds.at(-1)).toBe('+Inf');
+    expect(bounds.slice(0, -1).map(Number)).toEqual(
+      [...bounds.slice(0, -1).map(Number)].sort((a, b) => a - b),
+    );
+    const counts = buckets.map((b) => b.value);
+    for (let i = 1; i < counts.length; i++) expect(counts[i]).toBeGreaterThanOrEqual(counts[i - 1]!);
+    const count = samples.find((s) => s.name.endsWith('_count'))?.value;
+    expect(count).toBe(2);
+    expect(counts.at(-1)).toBe(count);
+    expect(samples.find((s) => s.name.endsWith('_sum'))?.value).toBeGreaterThan(0);
+    // No stray family of the suffixed names (what a counter-typed bucket would look like).
+    expect(families.has('governor_http_request_duration_seconds_bucket')).toBe(false);
+  });
+
+  it('reports storage, retention, HTTP and process figures', async () => {
+    const { status, text } = await scrape(READ);
+    expect(status).toBe(200);
 
     expect(value(text, 'governor_table_rows{table="span_store"}')).toBe(80);
     expect(value(text, 'governor_export_files{table="spans"}')).toBe(1);
@@ -110,6 +143,9 @@ describe('self-observability on /metrics', () => {
     expect(value(text, 'governor_control_ticks_total')).toBeGreaterThanOrEqual(0);
     expect(value(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
     expect(value(text, 'governor_metrics_provider_up{provider="governor"}')).toBe(1);
+    // The DuckDB settings in effect: the defaults of server.duckdb_memory_limit (1GB) and threads.
+    expect(value(text, 'governor_duckdb_memory_limit_bytes')).toBe(1_000_000_000);
+    expect(value(text, 'governor_duckdb_threads')).toBe(2);
   });
 
   it('is scraped by a real Prometheus with a bearer token from a file', async () => {

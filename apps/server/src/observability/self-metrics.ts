@@ -1,4 +1,4 @@
-import { createPrometheusText, escapeLabelValue } from '@governor/signals';
+import { type PrometheusText, createPrometheusText } from '@governor/signals';
 import type { StorageStats, Store } from '@governor/store';
 import type { EventBus } from '../events/event-bus.ts';
 import type { RetentionScheduler } from '../retention/retention-scheduler.ts';
@@ -21,6 +21,8 @@ export interface SelfMetricsSources {
   controlPendingDeliveries?: () => number;
   /** Storage stats scan every table's storage info; refreshed at most this often. Default 30 s. */
   storageEveryMs?: number;
+  /** The DuckDB instance's settings (server.duckdb_memory_limit in bytes, server.duckdb_threads). */
+  duckdb?: { memoryLimitBytes: number; threads: number };
 }
 
 export interface SelfMetrics {
@@ -186,7 +188,21 @@ export function createSelfMetrics(sources: SelfMetricsSources): SelfMetrics {
       text
         .family('process_uptime_seconds', 'gauge', 'Seconds since the process started.')
         .sample({}, process.uptime());
-      return text.toString() + renderHttpHistogram(sources.http);
+      renderHttpHistogram(text, sources.http);
+
+      if (sources.duckdb) {
+        text
+          .family(
+            'governor_duckdb_memory_limit_bytes',
+            'gauge',
+            'DuckDB memory_limit for the whole instance (server.duckdb_memory_limit); ingest, signals and ad-hoc SQL share it.',
+          )
+          .sample({}, sources.duckdb.memoryLimitBytes);
+        text
+          .family('governor_duckdb_threads', 'gauge', 'DuckDB worker threads (server.duckdb_threads).')
+          .sample({}, sources.duckdb.threads);
+      }
+      return text.toString();
     },
     close() {
       unsubscribe();
@@ -194,23 +210,19 @@ export function createSelfMetrics(sources: SelfMetricsSources): SelfMetrics {
   };
 }
 
-/** The text builder has no histogram type; this family is written by hand in the same format. */
-function renderHttpHistogram(http: HttpMetrics): string {
-  const routes = http.snapshot();
-  if (routes.length === 0) return '';
-  const name = 'governor_http_request_duration_seconds';
-  const lines = [
-    `# HELP ${name} HTTP request latency by method and route pattern (for OTLP: the ack latency, commit included).`,
-    `# TYPE ${name} histogram`,
-  ];
-  for (const rt of routes) {
-    const labels = `method="${escapeLabelValue(rt.method)}",route="${escapeLabelValue(rt.route)}"`;
-    for (let i = 0; i < http.bucketsS.length; i++) {
-      lines.push(`${name}_bucket{${labels},le="${http.bucketsS[i]}"} ${rt.buckets[i] ?? 0}`);
-    }
-    lines.push(`${name}_bucket{${labels},le="+Inf"} ${rt.count}`);
-    lines.push(`${name}_sum{${labels}} ${rt.sumS}`);
-    lines.push(`${name}_count{${labels}} ${rt.count}`);
+/** Cumulative buckets, `+Inf` equal to the count, then `_sum` and `_count`, per method and route. */
+function renderHttpHistogram(text: PrometheusText, http: HttpMetrics): void {
+  const family = text.family(
+    'governor_http_request_duration_seconds',
+    'histogram',
+    'HTTP request latency by method and route pattern (for OTLP: the ack latency, commit included).',
+  );
+  for (const rt of http.snapshot()) {
+    const labels = { method: rt.method, route: rt.route };
+    for (let i = 0; i < http.bucketsS.length; i++)
+      family.sample({ ...labels, le: String(http.bucketsS[i]) }, rt.buckets[i] ?? 0, '_bucket');
+    family.sample({ ...labels, le: '+Inf' }, rt.count, '_bucket');
+    family.sample(labels, rt.sumS, '_sum');
+    family.sample(labels, rt.count, '_count');
   }
-  return `${lines.join('\n')}\n`;
 }

@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { encodeExportResponseProtobuf } from '@governor/otlp';
 import { toGovernorError } from '../errors.ts';
+import { grpcCodeForHttpStatus } from './grpc-code-for-http-status.ts';
 import type { IngestPipeline, OtlpSignal } from './ingest-pipeline.ts';
 
 // OTLP/gRPC receiver (TraceService/Export, MetricsService/Export). Messages pass through as raw
@@ -26,14 +27,6 @@ function serviceFor(signal: OtlpSignal): grpc.ServiceDefinition {
     },
   } as grpc.ServiceDefinition;
 }
-
-const GRPC_STATUS_FOR_HTTP: Record<number, grpc.status> = {
-  400: grpc.status.INVALID_ARGUMENT,
-  403: grpc.status.PERMISSION_DENIED,
-  401: grpc.status.UNAUTHENTICATED,
-  413: grpc.status.RESOURCE_EXHAUSTED,
-  503: grpc.status.UNAVAILABLE,
-};
 
 export interface OtlpGrpcServer {
   port: number;
@@ -69,7 +62,7 @@ export async function startOtlpGrpcServer(options: OtlpGrpcOptions): Promise<Otl
           const metadata = new grpc.Metadata();
           if (gov.retryAfterS !== undefined) metadata.set('retry-after', String(gov.retryAfterS));
           callback({
-            code: GRPC_STATUS_FOR_HTTP[gov.statusCode] ?? grpc.status.INTERNAL,
+            code: grpcCodeForHttpStatus(gov.statusCode) as grpc.status,
             details: gov.message,
             metadata,
           });

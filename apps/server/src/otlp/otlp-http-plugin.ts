@@ -6,6 +6,7 @@ import {
   encodeRpcStatusProtobuf,
 } from '@governor/otlp';
 import { GovernorError, toGovernorError } from '../errors.ts';
+import { grpcCodeForHttpStatus } from './grpc-code-for-http-status.ts';
 import type { IngestPipeline, OtlpFormat, OtlpSignal } from './ingest-pipeline.ts';
 import { readBody } from './read-body.ts';
 
@@ -16,8 +17,6 @@ export interface OtlpHttpOptions {
   pipeline: IngestPipeline;
   maxBodyBytes: number;
 }
-
-const GRPC_CODE_FOR_STATUS: Record<number, number> = { 400: 3, 413: 8, 415: 3, 429: 8, 503: 14, 500: 13 };
 
 function formatOf(contentType: string | undefined): OtlpFormat | null {
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
@@ -63,7 +62,7 @@ export async function otlpHttpPlugin(app: FastifyInstance, options: OtlpHttpOpti
 }
 
 function sendStatus(request: FastifyRequest, reply: FastifyReply, error: GovernorError): void {
-  const grpcCode = GRPC_CODE_FOR_STATUS[error.statusCode] ?? 2;
+  const grpcCode = grpcCodeForHttpStatus(error.statusCode);
   if (error.retryAfterS !== undefined) reply.header('Retry-After', String(error.retryAfterS));
   // The rest of an oversized body is being discarded; close the connection once the 413 is out
   // instead of reading it all.

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BYTE_SIZE_UNITS, parseByteSize } from '../byte-size.ts';
 import { HOPS } from '../hops.ts';
 import { AlertsConfig, ReceiverConfig } from './alerts-config.ts';
 import { ControlConfig, PolicyConfig, ActuatorConfig } from './control-config.ts';
@@ -7,6 +8,29 @@ import { type RawIssue, describeIssues } from './describe-config-issue.ts';
 
 // The one YAML file of DESIGN.md §5, snake_case like the OpenTelemetry Collector's config.
 // Parsed once at start; everything inside Governor trusts the typed result.
+
+export const DEFAULT_DUCKDB_MEMORY_LIMIT = '1GB';
+/** A floor against slips like `128KB`: DuckDB accepts far less, then fails ordinary queries. */
+const MIN_DUCKDB_MEMORY_LIMIT = '128MB';
+
+function checkMemoryLimit(value: string, ctx: z.RefinementCtx): void {
+  let bytes: number;
+  try {
+    bytes = parseByteSize(value);
+  } catch {
+    ctx.addIssue({
+      code: 'custom',
+      message: `expected a size with a unit (${BYTE_SIZE_UNITS.join(', ')}), e.g. 1GB or 512MB; got "${value}"`,
+    });
+    return;
+  }
+  if (bytes < parseByteSize(MIN_DUCKDB_MEMORY_LIMIT)) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be at least ${MIN_DUCKDB_MEMORY_LIMIT} (DuckDB needs room for ingest and the signal queries); got "${value}"`,
+    });
+  }
+}
 
 export const ServerConfig = z
   .object({
@@ -27,6 +51,13 @@ export const ServerConfig = z
     insecure: z.boolean().default(false),
     /** Ad-hoc SQL (POST /api/sql) is interrupted after this long. */
     sql_timeout_ms: z.number().int().positive().default(10_000),
+    /**
+     * DuckDB's memory_limit for the whole instance: ingest, signals, retention and ad-hoc SQL share
+     * it (DuckDB has no per-connection limit). Past it, big sorts and aggregates spill to disk or fail.
+     */
+    duckdb_memory_limit: z.string().superRefine(checkMemoryLimit).default(DEFAULT_DUCKDB_MEMORY_LIMIT),
+    /** DuckDB worker threads for the whole instance. */
+    duckdb_threads: z.number().int().min(1).max(256).default(2),
   })
   .strict();
 export type ServerConfig = z.infer<typeof ServerConfig>;
