@@ -80,6 +80,19 @@ describe('recommendations from telemetry', () => {
     expect(find(recs, 'scale', 'a100-west').filter((r) => r.action.to! > r.action.from!)).toEqual([]);
   });
 
+  test('a pool that lost half its replicas keeps the share its ready replicas carry instead of being broken', async () => {
+    g = await startTestGovernor();
+    await runTicks(g, [h100, a100], 0, WARM_UP_MS);
+    // Half of A100's replicas crashed and are being replaced: the requests on them failed.
+    const crashed = { ...a100, readyReplicas: Math.floor(a100.replicas / 2), errorRate: 0.3 };
+    const [tick] = await runTicks(g, [h100, crashed], WARM_UP_MS, WARM_UP_MS + 30_000);
+    const recs = tick!.recommendations;
+    expect(find(recs, 'circuit_break', 'a100-west')).toEqual([]);
+    const shift = find(recs, 'shift_traffic', 'a100-west')[0]!;
+    // A100 had half the weight; it keeps half of that (its ready share), H100 takes the rest.
+    expect(shift.action).toEqual({ weights: { 'a100-west': 0.25, 'h100-east': 0.75 } });
+  });
+
   test('with every pool at max_replicas and requests timing out, new low-priority tasks are shed first', async () => {
     g = await startTestGovernor({ pools: TEST_POOLS.map((p) => ({ ...p, max_replicas: 2 })) });
     const priorities: [number, number][] = [
@@ -228,6 +241,7 @@ describe('recommendations from telemetry', () => {
       pools: [
         { name: 'light', gpu_type: 'H100', model: 'm-light' },
         { name: 'slow', gpu_type: 'H100', model: 'm-slow' },
+        { name: 'slow-pair', gpu_type: 'H100', model: 'm-slow-pair' },
         { name: 'single', gpu_type: 'H100', model: 'm-single' },
         { name: 'idle', gpu_type: 'H100', model: 'm-idle' },
         { name: 'sized-ok', gpu_type: 'H100', model: 'm-ok', peak_tokens_per_s_per_replica: 400 },
@@ -237,6 +251,7 @@ describe('recommendations from telemetry', () => {
     const traffic: PoolTraffic[] = [
       { pool: 'light', model: 'm-light', replicas: 4, ratePerS: 2 },
       { pool: 'slow', model: 'm-slow', replicas: 3, ratePerS: 2, prefillMsPerToken: 1.3 },
+      { pool: 'slow-pair', model: 'm-slow-pair', replicas: 2, ratePerS: 1.3, prefillMsPerToken: 1.3 },
       { pool: 'single', model: 'm-single', replicas: 1, ratePerS: 1 },
       { pool: 'idle', model: 'm-idle', replicas: 3, ratePerS: 0 },
       { pool: 'sized-ok', model: 'm-ok', replicas: 4, ratePerS: 8 },
@@ -248,7 +263,11 @@ describe('recommendations from telemetry', () => {
     // Capacity unknown: one replica at a time, only far inside the SLO.
     expect(scaleIn('light')[0]).toMatchObject({ action: { from: 4, to: 3 } });
     expect(scaleIn('light')[0]!.reason).toMatch(/capacity is not known yet/);
-    expect(scaleIn('slow')).toEqual([]);
+    // TTFT near the SLO but made of the prompts' own prefill (uncontended, no queue): probe one less,
+    // keeping two replicas as a spare.
+    expect(scaleIn('slow')[0]).toMatchObject({ action: { from: 3, to: 2 } });
+    expect(scaleIn('slow')[0]!.reason).toMatch(/prompts' own prefill/);
+    expect(scaleIn('slow-pair')).toEqual([]);
     expect(scaleIn('single')).toEqual([]);
     // No traffic: down to min_replicas (1), not to zero.
     expect(scaleIn('idle')[0]).toMatchObject({ action: { from: 3, to: 1 } });

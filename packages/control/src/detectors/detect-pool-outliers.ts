@@ -134,9 +134,21 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
       const shrinking = last?.direction === 'decrease' && ctx.obs.atNs - last.appliedNs <= cooldownNs;
       return shrinking || (p.maxReplicas !== null && (p.replicas ?? 0) >= p.maxReplicas);
     });
-    const broken = peersStuck
-      ? errorRate >= 0.5
-      : errorRate >= tuning.circuitBreakErrorRate || slowdown >= tuning.circuitBreakLatencyRatio;
+    // Replicas lost (crashed, preempted) while their replacements start: the errors are requests that
+    // were on them and the overload of the survivors. The pool is short of capacity, not broken; it
+    // keeps the share of traffic its ready replicas can carry rather than flooding its peers.
+    const ready = worst.pool.readyReplicas;
+    const desired = worst.pool.replicas;
+    const capacityShare =
+      !worst.latencyOutlier && ready !== null && desired !== null && desired > 0 && ready < desired
+        ? ready / desired
+        : null;
+    const broken =
+      capacityShare !== null
+        ? capacityShare === 0
+        : peersStuck
+          ? errorRate >= 0.5
+          : errorRate >= tuning.circuitBreakErrorRate || slowdown >= tuning.circuitBreakLatencyRatio;
     const ev = [
       evidence(`errorRate{pool=${pool}}`, worst.errorRate, tuning.errorOutlierMinRate, fastWindowLabel),
       evidence(`errorRate{peers of ${pool}}`, worst.peerErrorRate, null, fastWindowLabel),
@@ -203,12 +215,14 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
 
     const keep = broken
       ? 0
-      : peersStuck
-        ? 0.5
-        : Math.min(
-            worst.latencyOutlier ? Math.max(0.2, Math.min(0.7, 1 / slowdown)) : 0.7,
-            worst.errorOutlier ? Math.max(0, Math.min(0.7, 1 - 5 * errorRate)) : 0.7,
-          );
+      : capacityShare !== null
+        ? Math.min(capacityShare, 0.9)
+        : peersStuck
+          ? 0.5
+          : Math.min(
+              worst.latencyOutlier ? Math.max(0.2, Math.min(0.7, 1 / slowdown)) : 0.7,
+              worst.errorOutlier ? Math.max(0, Math.min(0.7, 1 - 5 * errorRate)) : 0.7,
+            );
     const current = weights[pool] ?? 0;
     const target = round(current * keep, 3);
     if (current - target < 0.02) continue;

@@ -32,6 +32,16 @@ export function readScaleReadiness(ctx: DetectContext, pool: PoolView): ScaleRea
     return { settled: false, why: `scaled ${Math.round(elapsedS)} s ago; signals not yet fresh` };
   if (memory.direction === 'increase' && memory.expectReplicas !== null) {
     if (pool.readyReplicas !== null && pool.readyReplicas >= memory.expectReplicas) {
+      // The new replicas are serving, but first they drain the backlog that built while they
+      // started: judge the pool again after one short window for that and one that shows them
+      // carrying the steady load.
+      const readyForS = memory.readyNs === undefined ? 0 : Number(ctx.obs.atNs - memory.readyNs) / 1e9;
+      if (readyForS < 2 * freshWindowS && elapsedS < ctx.control.settle_timeout_s) {
+        return {
+          settled: false,
+          why: `${pool.readyReplicas} of ${memory.expectReplicas} replicas ready for ${Math.round(readyForS)} s; signals not yet fresh`,
+        };
+      }
       return { settled: true, why: `${pool.readyReplicas} of ${memory.expectReplicas} replicas ready` };
     }
     const limitS = pool.readyReplicas === null ? ctx.control.cooldown_s : ctx.control.settle_timeout_s;
@@ -348,9 +358,15 @@ function judgeScaleIn(ctx: DetectContext, s: ScaleInputs, target: number): Candi
       ? (tuning.probeMaxContention - load.contention) / tuning.probeMaxContention
       : null;
   const farInside = insideBy !== null && insideBy >= 0;
-  // Between the two (inside the SLO but not far), one replica less could tip it over: no probe.
+  // Prefill at its uncontended speed means the replicas have spare compute and TTFT is the prompts'
+  // own prefill, not load. Inside the SLO but not far, one replica less could still tip it over, so
+  // there the probe keeps two replicas: a spare for the replica or peer that fails next.
   const idleSpeed =
-    idleBy !== null && idleBy >= 0 && sloMs !== null && mainTtftP95 !== null && mainTtftP95 > sloMs;
+    idleBy !== null &&
+    idleBy >= 0 &&
+    sloMs !== null &&
+    mainTtftP95 !== null &&
+    (mainTtftP95 > sloMs || replicas - 1 >= 2);
   if (!farInside && !idleSpeed) return null;
   const noQueue =
     isQueueNegligible(main, sloMs, tuning.probeMaxQueueSloShare) &&

@@ -85,6 +85,8 @@ export interface TargetMemory {
   recommendationId: string;
   /** For scale: the replica count asked for; the target has settled when the pool reports it. */
   expectReplicas: number | null;
+  /** For a scale-up: when the pool first reported the replicas asked for (their load is visible a window later). */
+  readyNs?: bigint;
 }
 
 /** What Governor believes is in effect on the fleet (set by applied actions). */

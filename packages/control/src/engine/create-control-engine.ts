@@ -454,6 +454,15 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
    */
   function noteExternalScaling(s: ControlState, obs: FleetObservation, atNs: bigint) {
     for (const p of obs.pools) {
+      const asked = s.memory.get(`scale|pool=${p.pool}`);
+      if (
+        asked?.expectReplicas != null &&
+        asked.readyNs === undefined &&
+        p.readyReplicas !== null &&
+        p.readyReplicas >= asked.expectReplicas
+      ) {
+        asked.readyNs = atNs;
+      }
       if (p.replicas === null) continue;
       const previous = s.observedReplicas[p.pool];
       s.observedReplicas[p.pool] = p.replicas;

@@ -65,6 +65,18 @@ describe('verification: roll back only harm the action could cause', () => {
     ).toBe('verified');
   });
 
+  test('a retry budget is judged by goodput: refused retries that raise the error rate are no harm while goodput rises', () => {
+    const storm = metrics({ goodput: 0.69, errorRate: 0.31 });
+    const calmer = metrics({ goodput: 0.85, errorRate: 0.43 });
+    expect(judgeVerification(rec('retry_budget', 'increase'), storm, calmer, slo, 20).verdict).toBe(
+      'verified',
+    );
+    const worse = metrics({ goodput: 0.6, errorRate: 0.43 });
+    const judged = judgeVerification(rec('retry_budget', 'increase'), storm, worse, slo, 20);
+    expect(judged.verdict).toBe('rolled_back');
+    expect(judged.summary).toMatch(/recoverable failures into failed tasks/);
+  });
+
   test('too little traffic since the action is not evidence of harm', () => {
     const quiet = metrics({ requests: 3, goodput: 0.2 });
     expect(judgeVerification(rec('shed_load', 'increase'), metrics({}), quiet, slo, 20).verdict).toBe(

@@ -94,7 +94,9 @@ export function judgeVerification(
     case 'retry_budget':
       if (
         rec.direction === 'increase'
-          ? (dErr !== null && dErr > 0.05) || (dGood !== null && dGood < -0.05)
+          ? // Refused retries count as errors; they are harm only when goodput did not rise with them.
+            (dErr !== null && dErr > 0.05 && (dGood === null || dGood <= 0)) ||
+            (dGood !== null && dGood < -0.05)
           : dErr !== null && dErr > 0.03
       ) {
         worse =
