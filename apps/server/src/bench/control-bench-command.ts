@@ -123,17 +123,23 @@ export function formatScenario(s: ScenarioResult): string {
 
 export function formatControlBenchReport(report: ControlBenchReport): string {
   const lines = report.scenarios.map(formatScenario);
-  const wins = report.scenarios.filter(
+  const ran = report.scenarios.filter((s) => s.governor.error === undefined);
+  const wins = ran.filter(
     (s) => (s.governor.ratioToBestBaseline ?? 0) >= 1 && (s.governor.goodputDeltaToBestBaseline ?? -1) >= 0,
   ).length;
-  const goodWins = report.scenarios.filter(
-    (s) => (s.governor.goodPerDollarRatioToBestBaseline ?? 0) >= 1,
-  ).length;
+  // Pareto: no baseline that delivers at least Governor's goodput earns more successes per dollar.
+  const undominated = ran.filter((s) => (s.governor.ratioToBestBaselineAtEqualGoodput ?? 1) >= 1);
+  const byMargin = undominated.filter((s) => (s.governor.ratioToBestBaselineAtEqualGoodput ?? 1.25) >= 1.25);
+  const goodWins = ran.filter((s) => (s.governor.goodPerDollarRatioToBestBaseline ?? 0) >= 1).length;
+  const total = report.scenarios.length;
   lines.push(
     [
-      `Governor has the best success per dollar at equal or better goodput in ${wins} of ${report.scenarios.length} scenario runs`,
-      `and the most tasks within the SLO per dollar in ${goodWins} of them (seed ${report.seed}, control interval ${report.controlIntervalS} s).`,
-    ].join(' '),
+      `Of ${total} scenario runs (seed ${report.seed}, control interval ${report.controlIntervalS} s):`,
+      `  best success per dollar of all policies, at equal or better goodput than that baseline: ${wins}`,
+      `  no baseline with equal or better goodput earns more successes per dollar: ${undominated.length} (by ≥ 1.25×, or none matches its goodput: ${byMargin.length})`,
+      `  most tasks within the SLO per dollar: ${goodWins}`,
+      ...(ran.length < total ? [`  Governor run failed: ${total - ran.length}`] : []),
+    ].join('\n'),
   );
   return lines.join('\n\n');
 }
