@@ -58,8 +58,21 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+const BENCH_USAGE: Record<string, string> = {
+  ingest: BENCH_INGEST_USAGE,
+  signals: BENCH_SIGNALS_USAGE,
+  soak: BENCH_SOAK_USAGE,
+  control: BENCH_CONTROL_USAGE,
+};
+
 async function runBenchCommand(argv: string[]): Promise<number> {
   const [subcommand, ...rest] = argv;
+  // A benchmark runs for minutes: `--help` must print its usage, never start it.
+  const usage = subcommand === undefined ? undefined : BENCH_USAGE[subcommand];
+  if (usage && (rest.includes('--help') || rest.includes('-h'))) {
+    process.stdout.write(`usage: ${usage}\n`);
+    return 0;
+  }
   switch (subcommand) {
     case 'ingest':
       return runBenchIngestCommand(parseArgs(rest, ['in-process', 'json', 'ingest-only']));

@@ -1,0 +1,18 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { CLI_PATH, REPO_ROOT } from '../bench/spawn-governor-process.ts';
+
+// A benchmark runs for minutes and loads the machine: asking for its usage must never start it.
+
+const run = promisify(execFile);
+
+describe('governor bench <name> --help', () => {
+  it.each(['ingest', 'signals', 'soak', 'control'])('prints the usage of %s and exits 0', async (name) => {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', CLI_PATH, 'bench', name, '--help'], {
+      cwd: REPO_ROOT,
+      timeout: 30_000,
+    });
+    expect(stdout).toMatch(new RegExp(`^usage: governor bench ${name} `));
+  });
+});
