@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import type { ControlBenchReport, GovernorFindings, ScenarioResult } from './control-bench.ts';
+import { formatControlBenchReport } from './control-bench-command.ts';
+
+const findings = (f: Partial<GovernorFindings>): GovernorFindings => ({
+  ratioToBestBaseline: null,
+  bestBaseline: null,
+  goodputDeltaToBestBaseline: null,
+  ratioToBestBaselineAtEqualGoodput: null,
+  goodPerDollarRatioToBestBaseline: null,
+  bestBaselineByGoodPerDollar: null,
+  detectionIntervals: null,
+  detectedBy: null,
+  recommendations: 0,
+  applied: 0,
+  rolledBack: 0,
+  ...f,
+});
+const scenario = (name: string, governor: GovernorFindings): ScenarioResult => ({
+  name,
+  workload: 'azure-conv',
+  durationMin: 20,
+  policies: [],
+  governor,
+  wallS: 1,
+});
+
+describe('bench control verdict', () => {
+  it('counts strict wins, undominated runs (and those by the 1.25× margin) and in-SLO-per-dollar wins apart', () => {
+    const report: ControlBenchReport = {
+      seed: 1,
+      durationMin: 20,
+      controlIntervalS: 30,
+      scenarios: [
+        // Cheapest of all and at least as good: a strict win, undominated, by margin, best in-SLO/$.
+        scenario(
+          'a',
+          findings({
+            ratioToBestBaseline: 1.3,
+            goodputDeltaToBestBaseline: 0,
+            ratioToBestBaselineAtEqualGoodput: 1.3,
+            goodPerDollarRatioToBestBaseline: 1.2,
+          }),
+        ),
+        // A cheaper baseline with worse goodput; none matches Governor's goodput.
+        scenario('b', findings({ ratioToBestBaseline: 0.7, goodputDeltaToBestBaseline: 0.3 })),
+        // A baseline with better goodput earns a little less per dollar: undominated, not by margin.
+        scenario('c', findings({ ratioToBestBaseline: 0.8, ratioToBestBaselineAtEqualGoodput: 1.1 })),
+        // Dominated.
+        scenario('d', findings({ ratioToBestBaseline: 0.5, ratioToBestBaselineAtEqualGoodput: 0.9 })),
+        scenario('e', findings({ error: 'evaluate answered 500' })),
+      ],
+    };
+    const verdict = formatControlBenchReport(report).split('\n\n').at(-1)!;
+    expect(verdict).toContain('Of 5 scenario runs');
+    expect(verdict).toContain('at equal or better goodput than that baseline: 1\n');
+    expect(verdict).toContain(
+      'earns more successes per dollar: 3 (by ≥ 1.25×, or none matches its goodput: 2)',
+    );
+    expect(verdict).toContain('most tasks within the SLO per dollar: 1\n');
+    expect(verdict).toContain('Governor run failed: 1');
+  });
+});
