@@ -48,6 +48,12 @@ describe('console with auth on', () => {
     );
     await page.waitForSelector('[data-testid="live-mode"][data-mode="sse"]');
     expect(await page.locator('[data-testid="auth-banner"]').count()).toBe(0);
+
+    // GET /api/storage needs only the read scope.
+    await page.goto(`${governor.httpUrl}/?view=storage`);
+    await page.waitForSelector('[data-testid="storage-table"] tr[data-table="span_store"]');
+    await page.waitForSelector('[data-testid="storage-runs"] [data-state="empty"]');
+    expect(await page.locator('[data-testid="auth-banner"]').count()).toBe(0);
     await page.close();
   });
 });

@@ -11,6 +11,8 @@ import {
   type Page,
   launchChromium,
 } from '../../apps/console/test/launch-chromium.ts';
+import { formatBytes, formatCount } from '../../apps/console/src/lib/format.ts';
+import type { StorageResponse } from '../../packages/conventions/src/index.ts';
 import { type ConsoleFixture, startConsoleFixture } from './support/start-console-fixture.ts';
 
 // The console in real Chromium against a real Governor fed by the simulator. Every view is
@@ -264,6 +266,94 @@ describe('console against a real Governor', () => {
     expect(
       await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth),
     ).toBeLessThanOrEqual(0);
+    await page.setViewportSize(DESKTOP);
+  });
+
+  // After the views that read spans: this test moves the oldest spans to Parquet.
+  it('storage: rows and disk per table, Parquet history, TTLs and the latest retention run', async () => {
+    await open('view=storage');
+    await page.waitForSelector('[data-testid="storage-table"] tr[data-table="span_store"]');
+    expect(
+      await page.textContent('[data-testid="retention-table"] tr[data-target="spans"] [data-col="ttl"]'),
+    ).toContain('2 min');
+    expect(
+      await page.textContent(
+        '[data-testid="retention-table"] tr[data-target="request_facts"] [data-col="ttl"]',
+      ),
+    ).toBe('forever');
+    // The run at start found nothing to export, which leaves no record.
+    await page.waitForSelector('[data-testid="storage-runs"] [data-state="empty"]');
+
+    // What `governor retention run --url` asks for; auth is off here, so no admin token is needed.
+    const report = (await (await fetch(`${fixture.url}/api/retention/run`, { method: 'POST' })).json()) as {
+      targets: { target: string; status: string; rowsExported: number }[];
+    };
+    const spansRun = report.targets.find((t) => t.target === 'spans')!;
+    expect(spansRun).toMatchObject({ status: 'ok' });
+    expect(spansRun.rowsExported).toBeGreaterThan(0);
+
+    await open('view=storage');
+    await page.waitForSelector('[data-testid="retention-runs"] tr[data-target="spans"]');
+    const storage = (await (await fetch(`${fixture.url}/api/storage`)).json()) as StorageResponse;
+    const spanStore = storage.tables.find((t) => t.table === 'span_store')!;
+    const spansExport = storage.exports.find((e) => e.target === 'spans')!;
+    expect(spanStore.rows).toBeGreaterThan(0);
+    expect(spansExport.files).toBeGreaterThan(0);
+    // Exported rows left the live table but nothing was lost: `spans` reads both.
+    const sql = (await (
+      await fetch(`${fixture.url}/api/sql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ sql: 'SELECT count(*) FROM spans' }),
+      })
+    ).json()) as { rows: number[][] };
+    expect(Number(sql.rows[0]![0])).toBe(spanStore.rows + spansRun.rowsExported);
+
+    // The page shows the server's figures (a live refresh may land first; wait for the same text).
+    const cellText = async (selector: string, expected: string) =>
+      page.waitForFunction(
+        ([sel, text]) => document.querySelector(sel)?.textContent?.includes(text) === true,
+        [selector, expected] as const,
+      );
+    await cellText(
+      '[data-testid="storage-table"] tr[data-table="span_store"] [data-col="rows"]',
+      formatCount(spanStore.rows),
+    );
+    // Rows written since the last checkpoint take no blocks yet; the page says where they are.
+    await cellText(
+      '[data-testid="storage-table"] tr[data-table="span_store"] [data-col="bytes"]',
+      spanStore.bytes === 0 ? 'in WAL' : formatBytes(spanStore.bytes),
+    );
+    const parquet = '[data-testid="retention-table"] tr[data-target="spans"] [data-col="parquet"]';
+    await cellText(parquet, formatBytes(spansExport.bytes));
+    await cellText(parquet, `${spansExport.files} file`);
+    await cellText(
+      '[data-testid="retention-table"] tr[data-target="spans"] [data-col="partitions"]',
+      spansExport.oldestPartition!.replace('T', ' '),
+    );
+    const run = '[data-testid="retention-runs"] tr[data-target="spans"]';
+    expect(await page.textContent(`${run} [data-col="result"]`)).toBe('exported');
+    expect(await page.textContent(`${run} [data-col="rows-exported"]`)).toBe(
+      `${formatCount(spansRun.rowsExported)} rows`,
+    );
+    expect(await page.textContent('[data-testid="storage-summary"]')).toMatch(
+      /Next retention run\s*in \d+ (min|h|d)/,
+    );
+    await screenshot('storage');
+
+    await page.setViewportSize(PHONE);
+    await open('view=storage');
+    await page.waitForSelector('[data-testid="retention-runs"] tr[data-target="spans"]');
+    await screenshot('narrow-storage');
+    expect(
+      await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth),
+    ).toBeLessThanOrEqual(0);
+    // Every column fits: no table needs sideways scrolling inside its panel either.
+    expect(
+      await page.$$eval('[data-testid="view-storage"] .table-wrap', (wraps) =>
+        wraps.map((w) => w.scrollWidth - w.clientWidth),
+      ),
+    ).toEqual([0, 0, 0]);
     await page.setViewportSize(DESKTOP);
   });
 

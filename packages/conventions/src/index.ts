@@ -96,3 +96,10 @@ export type {
   ReceiverView,
   ReceiverTestResponse,
 } from './api/alerts.ts';
+export type {
+  StorageResponse,
+  StorageStats,
+  TableStorage,
+  ExportStorage,
+  RetentionRunSummary,
+} from './api/storage.ts';

@@ -87,6 +87,10 @@ export async function startConsoleFixture(): Promise<ConsoleFixture> {
       },
     ],
     slo: { ttft_ms: 2000, e2e_ms: 60_000 },
+    // Raw spans older than 2 min (event time) go to Parquet, but only when the storage test asks
+    // (POST /api/retention/run, after the views that read spans): the run at start finds the
+    // tables empty and the next scheduled one is a day away.
+    retention: { spans_ttl_hours: 2 / 60, metric_points_ttl_hours: 0, run_interval_s: 86_400 },
     control: { tick: 'lockstep' },
     dashboards: { dir: dashboardsDir },
     alerts: {
@@ -105,6 +109,14 @@ export async function startConsoleFixture(): Promise<ConsoleFixture> {
     receivers: [{ name: 'ops-webhook', type: 'webhook', url: webhook.url }],
   });
   const governor = await startGovernor({ config, env: {} });
+  // The first retention run starts with Governor; let it finish on the empty tables before the
+  // simulated traffic arrives, so that all spans are live until the storage test exports some.
+  await waitUntil(async () => {
+    const storage = (await (await fetch(`${governor.httpUrl}/api/storage`)).json()) as {
+      retention: { nextRunAt: string | null };
+    };
+    return storage.retention.nextRunAt !== null;
+  }, 'the first retention run to finish');
   const simulatedMs = 6 * 60_000;
   await runSimulation({
     workload: 'synthetic-mix',

@@ -11,6 +11,7 @@ import { FleetView } from '../views/FleetView/index.ts';
 import { HopsView } from '../views/HopsView/index.ts';
 import { RecommendationsView } from '../views/RecommendationsView/index.ts';
 import { SqlView } from '../views/SqlView/index.ts';
+import { StorageView } from '../views/StorageView/index.ts';
 import { TasksView } from '../views/TasksView/index.ts';
 import { TracesView } from '../views/TracesView/index.ts';
 import { VIEWS, type ViewId, resolveView } from './views.ts';
@@ -119,5 +120,7 @@ function ViewSwitch({ view }: { view: ViewId }) {
       return <SqlView />;
     case 'dashboards':
       return <DashboardsView />;
+    case 'storage':
+      return <StorageView />;
   }
 }

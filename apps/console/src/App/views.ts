@@ -7,6 +7,7 @@ export const VIEWS = [
   { id: 'alerts', label: 'Alerts', title: 'Alerts' },
   { id: 'sql', label: 'SQL', title: 'SQL console' },
   { id: 'dashboards', label: 'Dashboards', title: 'Dashboards' },
+  { id: 'storage', label: 'Storage', title: 'Storage and retention' },
 ] as const;
 
 export type ViewId = (typeof VIEWS)[number]['id'];

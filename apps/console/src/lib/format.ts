@@ -80,3 +80,34 @@ export function formatWithUnit(
     }
   }
 }
+
+const BYTE_UNITS = ['KiB', 'MiB', 'GiB', 'TiB'] as const;
+
+/** Bytes in binary units (DuckDB's blocks and files are powers of two): `512 B`, `1.5 MiB`, `12 GiB`. */
+export function formatBytes(bytes: number | null | undefined): string {
+  if (bytes === null || bytes === undefined || !Number.isFinite(bytes)) return MISSING;
+  if (Math.abs(bytes) < 1024) return `${bytes} B`;
+  let value = bytes;
+  let unit: (typeof BYTE_UNITS)[number] = 'KiB';
+  for (const next of BYTE_UNITS) {
+    value /= 1024;
+    unit = next;
+    if (Math.abs(value) < 1024) break;
+  }
+  return `${value.toFixed(Math.abs(value) >= 100 ? 0 : 1)} ${unit}`;
+}
+
+/** An exact count with thousands separators (row counts an operator compares with SQL). */
+export function formatCount(value: number | null | undefined): string {
+  if (value === null || value === undefined || !Number.isFinite(value)) return MISSING;
+  return value.toLocaleString('en-US');
+}
+
+/** A retention TTL: 0 keeps forever; under an hour in minutes, whole days in days. */
+export function formatTtlHours(hours: number | null | undefined): string {
+  if (hours === null || hours === undefined || !Number.isFinite(hours)) return MISSING;
+  if (hours <= 0) return 'forever';
+  if (hours < 1) return `${Math.round(hours * 60)} min`;
+  if (hours >= 24 && hours % 24 === 0) return `${hours / 24} d`;
+  return `${Number.isInteger(hours) ? hours : hours.toFixed(1)} h`;
+}

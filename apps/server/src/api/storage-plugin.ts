@@ -1,3 +1,4 @@
+import type { StorageResponse } from '@governor/conventions';
 import type { StorageStats, Store } from '@governor/store';
 import type { FastifyInstance } from 'fastify';
 import type { RetentionScheduler } from '../retention/retention-scheduler.ts';
@@ -10,14 +11,6 @@ export interface StorageOptions {
   retention: RetentionScheduler;
   /** Stats are cached this long; collecting them scans every table's storage info. */
   cacheMs?: number;
-}
-
-export interface StorageResponse extends StorageStats {
-  retention: {
-    enabled: boolean;
-    ttlHours: Record<string, number>;
-    nextRunAt: string | null;
-  };
 }
 
 export async function storagePlugin(app: FastifyInstance, options: StorageOptions): Promise<void> {

@@ -30,9 +30,10 @@ export async function runBenchSoakCommand(args: ParsedArgs): Promise<number> {
     `retention: ${r.retention.runs} runs exported ${r.retention.exportedSpans.toLocaleString('en-US')} spans to ${r.retention.exportFiles} Parquet files during the run`,
     `server RSS: ${r.rss.startMiB} MiB at the start of the hold, ${r.rss.endMiB} MiB at the end, max sampled ${r.rss.maxMiB} MiB, peak ${r.rss.peakMiB ?? '–'} MiB`,
     `ack latency over the hold: p50 ${r.ack.p50Ms} ms, p99 ${r.ack.p99Ms} ms, max ${r.ack.maxMs} ms`,
+    `shutdown on SIGTERM (flush, checkpoint, close): ${(r.shutdownMs / 1000).toFixed(1)} s, exit ${r.shutdownExit}`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
   const json = flagString(args, 'json');
   if (json) writeFileSync(json, `${JSON.stringify(result, null, 2)}\n`);
-  return r.lostSpans === 0 && r.failedRequests === 0 ? 0 : 1;
+  return r.lostSpans === 0 && r.failedRequests === 0 && r.shutdownExit === 0 ? 0 : 1;
 }

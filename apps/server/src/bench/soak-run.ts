@@ -58,6 +58,9 @@ export interface SoakResult {
   retention: { runs: number; exportedSpans: number; exportFiles: number };
   rss: { startMiB: number; endMiB: number; maxMiB: number; peakMiB: number | null };
   ack: { p50Ms: number | null; p99Ms: number | null; maxMs: number | null };
+  /** From SIGTERM to exit after the hold: flush, final checkpoint, close. */
+  shutdownMs: number;
+  shutdownExit: number | string;
 }
 
 const ADMIN_TOKEN = `soak-admin-${Math.random().toString(36).slice(2)}-${Date.now()}`;
@@ -233,7 +236,14 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const retention = await retentionTotals(g.url);
     const sortedAll = allLatencies.sort((a, b) => a - b);
     const memory = g.memory();
+    const stoppedAt = performance.now();
+    g.child.kill('SIGTERM');
+    const shutdownExit = await g.exited;
+    const shutdownMs = Math.round(performance.now() - stoppedAt);
+    governor = null;
     return {
+      shutdownMs,
+      shutdownExit,
       capacitySpansPerS: Math.round(capacity),
       targetSpansPerS: Math.round(target),
       spansPerBatch: source.spansPerBatch,

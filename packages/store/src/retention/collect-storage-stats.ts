@@ -1,6 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import type { ExportStorage, StorageStats, TableStorage } from '@governor/conventions';
 import { toJsValue } from '../to-js-value.ts';
 import { listExportFiles } from './export-files.ts';
 import { RETENTION_TARGETS } from './retention-targets.ts';
@@ -9,41 +10,7 @@ import { RETENTION_TARGETS } from './retention-targets.ts';
 // table's share of checkpointed blocks (pragma_storage_info); rows written since the last
 // CHECKPOINT live in the WAL and are counted there.
 
-export interface TableStorage {
-  table: string;
-  rows: number;
-  /** Distinct checkpointed blocks × block size. */
-  bytes: number;
-}
-
-export interface ExportStorage {
-  target: string;
-  files: number;
-  bytes: number;
-  oldestPartition: string | null;
-  newestPartition: string | null;
-}
-
-export interface StorageStats {
-  collectedAt: string;
-  database: {
-    fileBytes: number;
-    walBytes: number;
-    blockSize: number;
-    usedBlocks: number;
-    freeBlocks: number;
-  };
-  tables: TableStorage[];
-  exports: ExportStorage[];
-  lastRetentionRuns: {
-    target: string;
-    state: string;
-    finishedAt: string | null;
-    rowsExported: number;
-    cutoffNs: string | null;
-    error: string | null;
-  }[];
-}
+export type { ExportStorage, StorageStats, TableStorage };
 
 export async function collectStorageStats(
   connection: DuckDBConnection,
@@ -90,7 +57,9 @@ export async function collectStorageStats(
       })
     : [];
   const runs = await rows(
-    `SELECT target, state, finished_at::VARCHAR AS finished_at, rows_exported, cutoff_ns::VARCHAR AS cutoff_ns, error
+    // finished_at holds the wall clock in the session's time zone (now()::TIMESTAMP); answer RFC 3339 UTC.
+    `SELECT target, state, strftime(timezone('UTC', finished_at::TIMESTAMPTZ), '%Y-%m-%dT%H:%M:%S.%gZ') AS finished_at,
+            rows_exported, cutoff_ns::VARCHAR AS cutoff_ns, error
      FROM retention_runs QUALIFY row_number() OVER (PARTITION BY target ORDER BY started_at DESC) = 1 ORDER BY target`,
   );
   return {

@@ -185,5 +185,9 @@ describe('after a restart', () => {
     expect(stats.lastRetentionRuns).toEqual([
       expect.objectContaining({ target: 'spans', rowsExported: 100 }),
     ]);
+    // RFC 3339 UTC whatever the server's time zone (finished_at is stored as local wall time).
+    const finishedAt = stats.lastRetentionRuns[0]!.finishedAt!;
+    expect(finishedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(Math.abs(Date.parse(finishedAt) - Date.now())).toBeLessThan(60_000);
   });
 });

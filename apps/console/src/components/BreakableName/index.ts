@@ -1,0 +1,1 @@
+export { BreakableName } from './BreakableName.tsx';

@@ -1,0 +1,1 @@
+export { RetentionRunTable } from './RetentionRunTable.tsx';

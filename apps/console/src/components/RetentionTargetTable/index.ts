@@ -1,0 +1,1 @@
+export { RetentionTargetTable } from './RetentionTargetTable.tsx';

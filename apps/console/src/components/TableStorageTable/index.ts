@@ -1,0 +1,1 @@
+export { TableStorageTable } from './TableStorageTable.tsx';

@@ -1,0 +1,1 @@
+export { StorageView } from './StorageView.tsx';
