@@ -158,6 +158,21 @@ describe('signals over a fleet with known answers', () => {
     expectGroupMatches(snapshot.groups[0]!, (r) => r.spec.pool === H100_POOL && r.spec.tenant === 'globex');
   });
 
+  it('groups and filters by dimensions only the pool config supplies', async () => {
+    // The H100 pool's spans name no model, region or GPU type: its config entry does.
+    const byGpu = await signals.snapshot({ windowMs: WINDOW_MS, by: ['gpu_type'], atNs: atMs(AT_MS) });
+    expect(byGpu.groups.map((g) => g.key)).toEqual([{ gpu_type: 'A100' }, { gpu_type: 'H100' }]);
+    expectGroupMatches(byGpu.groups[1]!, (r) => r.spec.pool === H100_POOL);
+    const east = await signals.snapshot({
+      windowMs: WINDOW_MS,
+      by: ['model'],
+      atNs: atMs(AT_MS),
+      filter: { region: 'us-east' },
+    });
+    expect(east.groups.map((g) => g.key)).toEqual([{ model: 'llama-3.1-70b' }]);
+    expectGroupMatches(east.groups[0]!, (r) => r.spec.pool === H100_POOL);
+  });
+
   it('defaults `at` to the watermark: newest event time minus the lateness', async () => {
     const newest = Math.max(...scenario.requests.map((r) => r.truth.endMs));
     expect(await signals.watermarkNs()).toBe(atMs(newest) - 10_000_000_000n);

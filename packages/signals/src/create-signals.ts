@@ -12,7 +12,7 @@ import type { SignalGroupDetail, SignalsSnapshotDetail } from './signal-group.ts
 import { pickSqlParams, toBigIntOrNull, toNumberOrNull } from './sql-params.ts';
 import { assembleGroups, emptyGroup } from './snapshot/assemble-groups.ts';
 import { computePoolBuckets } from './snapshot/pool-costs.ts';
-import { buildWindowParams, type WindowSpec } from './snapshot/window-params.ts';
+import { buildWindowParams, foldWindowFlags, type WindowSpec } from './snapshot/window-params.ts';
 import { type SqlTransform, WINDOW_SQL, groupKeyId, runWindowQueries } from './snapshot/window-rows.ts';
 import { type TaskSearch, type TaskSummary, searchTasks } from './tasks/tasks.ts';
 import {
@@ -145,20 +145,16 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
         pendingAfterNs: toNs,
       };
       const { transform, extra } = transformFor(spec);
-      const sql = transform(WINDOW_SQL.learnedPeak);
-      cached = store
-        .query<Record<string, unknown>>(
-          sql,
-          pickSqlParams(sql, { ...buildWindowParams(spec, config), ...extra }),
-        )
-        .then((rows) => {
-          const peaks = new Map<string, number>();
-          for (const row of rows) {
-            const peak = toNumberOrNull(row.peak_tokens_per_s);
-            if (typeof row.pool === 'string' && peak !== null && peak > 0) peaks.set(row.pool, peak);
-          }
-          return peaks;
-        });
+      const params = { ...buildWindowParams(spec, config), ...extra };
+      const sql = foldWindowFlags(transform(WINDOW_SQL.learnedPeak), params);
+      cached = store.query<Record<string, unknown>>(sql, pickSqlParams(sql, params)).then((rows) => {
+        const peaks = new Map<string, number>();
+        for (const row of rows) {
+          const peak = toNumberOrNull(row.peak_tokens_per_s);
+          if (typeof row.pool === 'string' && peak !== null && peak > 0) peaks.set(row.pool, peak);
+        }
+        return peaks;
+      });
       cached.catch(() => learnedPeaks.delete(slot));
       if (learnedPeaks.size > 16) learnedPeaks.delete(learnedPeaks.keys().next().value!);
       learnedPeaks.set(slot, cached);
@@ -171,10 +167,7 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
     if (refresher) await refresher.ensureFresh();
     const { transform, extra } = transformFor(spec);
     const params = { ...buildWindowParams(spec, config), ...extra };
-    const rows = await runWindowQueries(store, params, transform, {
-      by: spec.by,
-      filtered: Object.keys(spec.filter).length > 0,
-    });
+    const rows = await runWindowQueries(store, params, transform, config);
     const bucketCount = Number((spec.toNs - spec.fromNs + spec.stepNs - 1n) / spec.stepNs);
     const bucketSeconds = (bucket: number) => {
       const start = spec.fromNs + BigInt(bucket) * spec.stepNs;

@@ -81,7 +81,11 @@ const GAUGES: readonly Gauge[] = [
     help: 'Tasks that ended in the window, succeeded and met the SLO.',
     read: (g) => g.goodTasks,
   },
-  { name: 'governor_replicas', help: 'Mean replicas over the window.', read: (g) => g.replicas },
+  {
+    name: 'governor_replicas',
+    help: 'Replicas: time-weighted mean over the part of the window the pool reported.',
+    read: (g) => g.replicas,
+  },
   {
     name: 'governor_generated_tokens_per_second',
     help: 'Output tokens per second over the window.',

@@ -93,11 +93,12 @@ kids_ordered AS (
 ),
 covered AS (
   -- Length of the union of the children's intervals, and of its part before the first token.
+  -- DuckDB's least() skips NULLs: the first child (no prev_end) must start its sweep at cs, not ft.
   SELECT
     trace_id,
     pid,
     sum(greatest(0, ce - greatest(cs, coalesce(prev_end, cs)))) AS cov_ns,
-    sum(greatest(0, least(ce, ft) - greatest(cs, coalesce(least(prev_end, ft), cs)))) AS cov_ft_ns
+    sum(greatest(0, least(ce, ft) - greatest(cs, CASE WHEN prev_end IS NULL THEN cs ELSE least(prev_end, ft) END))) AS cov_ft_ns
   FROM kids_ordered
   GROUP BY trace_id, pid
 ),
@@ -141,12 +142,13 @@ parts AS (
     trace_id,
     hop_key,
     CASE WHEN split THEN greatest(0, self_ms - (q_ms + p_ms + d_ms) * k) ELSE self_ms END AS ms,
-    CASE WHEN split THEN greatest(0, self_ft_ms - least(self_ft_ms, (q_ms + p_ms) * k)) ELSE self_ft_ms END AS ms_ft
+    -- least()/greatest() skip NULLs: without a first token (self_ft_ms NULL) every TTFT part stays NULL.
+    CASE WHEN split AND self_ft_ms IS NOT NULL THEN greatest(0, self_ft_ms - least(self_ft_ms, (q_ms + p_ms) * k)) ELSE self_ft_ms END AS ms_ft
   FROM scaled
   UNION ALL
-  SELECT trace_id, 'queue', q_ms * k, least(q_ms * k, self_ft_ms) FROM scaled WHERE split AND has_q
+  SELECT trace_id, 'queue', q_ms * k, CASE WHEN self_ft_ms IS NOT NULL THEN least(q_ms * k, self_ft_ms) END FROM scaled WHERE split AND has_q
   UNION ALL
-  SELECT trace_id, 'prefill', p_ms * k, least(p_ms * k, greatest(0, self_ft_ms - q_ms * k)) FROM scaled WHERE split AND has_p
+  SELECT trace_id, 'prefill', p_ms * k, CASE WHEN self_ft_ms IS NOT NULL THEN least(p_ms * k, greatest(0, self_ft_ms - q_ms * k)) END FROM scaled WHERE split AND has_p
   UNION ALL
   SELECT trace_id, 'decode', d_ms * k, CASE WHEN self_ft_ms IS NULL THEN NULL ELSE 0.0 END FROM scaled WHERE split AND has_d
 ),

@@ -187,7 +187,7 @@ function capacityOf(pools: readonly PoolBucket[]): Capacity {
   let peakReplicas = 0;
   let queueDepth: number | null = null;
   for (const p of pools) {
-    if (p.meanReplicas !== null) replicas = (replicas ?? 0) + p.meanReplicas;
+    if (p.replicas !== null) replicas = (replicas ?? 0) + p.replicas;
     if (p.kvUsage !== null) {
       const w = p.meanReplicas ?? 1;
       kvWeighted += p.kvUsage * w;

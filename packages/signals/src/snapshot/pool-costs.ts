@@ -16,7 +16,12 @@ export interface PoolBucket {
   tokens: number;
   outputTokens: number | null;
   explicitCostUsd: number | null;
-  /** Time-weighted mean replicas over the bucket (gauge), else distinct replicas seen in spans. */
+  /**
+   * Replicas as an operator reads them: the gauge's time-weighted mean over the part of the bucket
+   * the gauge covers (else the distinct replicas seen in spans).
+   */
+  replicas: number | null;
+  /** Replica-seconds ÷ the whole bucket: the capacity the bucket's traffic had (for utilization). */
   meanReplicas: number | null;
   replicaSeconds: number | null;
   gpusPerReplica: number;
@@ -57,6 +62,22 @@ export function computePoolBuckets(
             ? spanReplicas * seconds
             : null;
     const meanReplicas = replicaSeconds === null || seconds <= 0 ? null : replicaSeconds / seconds;
+    // Over the covered span, not the bucket: a pool that reported for only part of the window (it
+    // started late, or its gauge went stale) ran its real replica count while it ran, and the
+    // whole-window mean would read as a fraction of it. Time-weighted rather than the latest value
+    // because every other figure of a snapshot is a window aggregate, a single scrape cannot make it
+    // jump, and replicas × covered time × GPUs × $/GPU-hour stays the pool's cost.
+    const coveredNs = toNumberOrNull(row.covered_ns);
+    const replicas =
+      pool === null
+        ? null
+        : replicaNs !== null
+          ? coveredNs !== null && coveredNs > 0
+            ? replicaNs / coveredNs
+            : meanReplicas
+          : spanReplicas > 0
+            ? spanReplicas
+            : null;
     const gpusPerReplica = toNumberOrNull(row.gpus_per_replica) ?? 1;
     const gpuHourUsd = priceFor(gpuType, config);
     const replicaCostUsd =
@@ -93,6 +114,7 @@ export function computePoolBuckets(
       tokens,
       outputTokens,
       explicitCostUsd,
+      replicas,
       meanReplicas,
       replicaSeconds,
       gpusPerReplica,

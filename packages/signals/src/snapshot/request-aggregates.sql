@@ -1,10 +1,14 @@
--- Request- and task-level signals per (bucket, group): counts, exact latency percentiles (linear
--- interpolation, DuckDB quantile_cont), error/preemption/retry/cache rates, tokens, hop attribution
--- and tasks.
+-- Request- and task-level counts and sums per (bucket, group, pool, in_filter), over every request
+-- of the window. window-rows.ts adds them up three ways: over pools (in_filter rows) for the
+-- group's figures; per pool (in_filter rows) for what the group used of each pool — the basis for
+-- allocating the pool's cost (GPU time, else tokens, else request count); over groups (all rows)
+-- for what each pool served (its replicas and dimensions are read in pool-gauges.sql). One scan
+-- serves all three, so averages come as sums and counts.
+-- The percentiles are in request-percentiles.sql (run in parallel with this query).
 --
 -- Hops: shares are the mean over requests of the hop's share of the request's attributed time
--- (absent hop = 0), so they add up to 1; their percentiles, server TTFT and task e2e are in
--- more-percentiles.sql (run in parallel with this query); the queue hop's percentiles are queue_q.
+-- (absent hop = 0), so they add up to 1. A request's shares are all NULL or none is (NULL without
+-- attributed time), so one count per kind of share is their denominator.
 --
 -- Tasks: a task is counted in the window and group of its last request (is_task_last), i.e. the
 -- window in which it ENDED. It succeeded when it is complete (every declared workflow step seen) and
@@ -22,14 +26,11 @@ flagged AS (
     ($slo_ttft_ms::DOUBLE IS NULL OR task_final_max_ttft_ms IS NULL OR task_final_max_ttft_ms <= $slo_ttft_ms::DOUBLE)
       AND ($slo_e2e_ms::DOUBLE IS NULL OR task_final_max_e2e_ms IS NULL OR task_final_max_e2e_ms <= $slo_e2e_ms::DOUBLE) AS task_in_slo,
     coalesce(cache_hit, cached_tokens > 0) AS cache_hit_known
-  FROM keyed_requests
+  FROM keyed_all
 )
 SELECT
-  bucket, k_pool, k_model, k_region, k_gpu_type, k_tenant, k_priority, k_workflow_type,
+  bucket, k_pool, k_model, k_region, k_gpu_type, k_tenant, k_priority, k_workflow_type, pool, in_filter,
   count(*) AS requests,
-  quantile_cont(ttft_ms, [0.5, 0.95, 0.99]) AS ttft_q,
-  quantile_cont(e2e_ms, [0.5, 0.95, 0.99]) AS e2e_q,
-  quantile_cont(hop_queue_ms, [0.5, 0.95, 0.99]) AS queue_q,
   -- sum of casts: several times cheaper in DuckDB than count(*) FILTER (…)
   sum((outcome NOT IN ('success', 'cancelled'))::INTEGER) AS errors,
   sum(preempted::INTEGER) AS preempted,
@@ -38,32 +39,39 @@ SELECT
   count(cache_hit_known) AS cache_known,
   sum(output_tokens) AS output_tokens,
   sum(input_tokens) AS input_tokens,
-  avg(kv_usage) AS span_kv_usage,
-  avg(queue_depth) AS span_queue_depth,
-  avg(share_gateway) AS hop_gateway_share,
-  avg(share_router) AS hop_router_share,
-  avg(share_cache) AS hop_cache_share,
-  avg(share_queue) AS hop_queue_share,
-  avg(share_prefill) AS hop_prefill_share,
-  avg(share_decode) AS hop_decode_share,
-  avg(share_stream) AS hop_stream_share,
-  avg(share_runtime) AS hop_runtime_share,
-  avg(share_tool) AS hop_tool_share,
-  avg(share_other) AS hop_other_share,
-  avg(ttft_share_gateway) AS hop_gateway_ttft_share,
-  avg(ttft_share_router) AS hop_router_ttft_share,
-  avg(ttft_share_cache) AS hop_cache_ttft_share,
-  avg(ttft_share_queue) AS hop_queue_ttft_share,
-  avg(ttft_share_prefill) AS hop_prefill_ttft_share,
-  avg(ttft_share_decode) AS hop_decode_ttft_share,
-  avg(ttft_share_stream) AS hop_stream_ttft_share,
-  avg(ttft_share_runtime) AS hop_runtime_ttft_share,
-  avg(ttft_share_tool) AS hop_tool_ttft_share,
-  avg(ttft_share_other) AS hop_other_ttft_share,
+  sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) AS tokens,
+  sum(gpu_ms) AS gpu_ms,
+  sum(cost_usd) AS explicit_cost_usd,
+  sum(kv_usage) AS kv_usage_sum,
+  count(kv_usage) AS kv_usage_n,
+  sum(queue_depth) AS queue_depth_sum,
+  count(queue_depth) AS queue_depth_n,
+  count(share_gateway) AS share_n,
+  sum(share_gateway) AS hop_gateway_share_sum,
+  sum(share_router) AS hop_router_share_sum,
+  sum(share_cache) AS hop_cache_share_sum,
+  sum(share_queue) AS hop_queue_share_sum,
+  sum(share_prefill) AS hop_prefill_share_sum,
+  sum(share_decode) AS hop_decode_share_sum,
+  sum(share_stream) AS hop_stream_share_sum,
+  sum(share_runtime) AS hop_runtime_share_sum,
+  sum(share_tool) AS hop_tool_share_sum,
+  sum(share_other) AS hop_other_share_sum,
+  count(ttft_share_gateway) AS ttft_share_n,
+  sum(ttft_share_gateway) AS hop_gateway_ttft_share_sum,
+  sum(ttft_share_router) AS hop_router_ttft_share_sum,
+  sum(ttft_share_cache) AS hop_cache_ttft_share_sum,
+  sum(ttft_share_queue) AS hop_queue_ttft_share_sum,
+  sum(ttft_share_prefill) AS hop_prefill_ttft_share_sum,
+  sum(ttft_share_decode) AS hop_decode_ttft_share_sum,
+  sum(ttft_share_stream) AS hop_stream_ttft_share_sum,
+  sum(ttft_share_runtime) AS hop_runtime_ttft_share_sum,
+  sum(ttft_share_tool) AS hop_tool_ttft_share_sum,
+  sum(ttft_share_other) AS hop_other_ttft_share_sum,
   sum((is_task_last AND NOT task_pending)::INTEGER) AS tasks,
   sum((is_task_last AND task_complete AND task_finals_ok)::INTEGER) AS successful_tasks,
   sum((is_task_last AND task_complete AND task_finals_ok AND task_in_slo)::INTEGER) AS good_tasks,
   sum((is_task_last AND NOT task_complete AND NOT task_pending)::INTEGER) AS abandoned_tasks,
   sum((is_task_last AND task_pending)::INTEGER) AS pending_tasks
 FROM flagged
-GROUP BY bucket, k_pool, k_model, k_region, k_gpu_type, k_tenant, k_priority, k_workflow_type
+GROUP BY bucket, k_pool, k_model, k_region, k_gpu_type, k_tenant, k_priority, k_workflow_type, pool, in_filter

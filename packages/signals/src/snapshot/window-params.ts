@@ -25,8 +25,10 @@ export function buildWindowParams(spec: WindowSpec, config: GovernorConfig): Rec
     pending_after_ns: spec.pendingAfterNs,
     slo_ttft_ms: config.slo.ttft_ms ?? null,
     slo_e2e_ms: config.slo.e2e_ms ?? null,
+    // The pools whose config fills in a dimension their spans lack. Only model, region and GPU type
+    // are filled in: when no grouping or filter reads them, the list is empty and the join is free.
     pools_json: JSON.stringify(
-      config.pools.map((p) => ({
+      (readsConfigDimensions(spec) ? config.pools : []).map((p) => ({
         name: p.name,
         gpu_type: p.gpu_type ?? null,
         model: p.model ?? null,
@@ -42,4 +44,24 @@ export function buildWindowParams(spec: WindowSpec, config: GovernorConfig): Rec
     params[`f_${dim}`] = spec.filter[dim] ?? null;
   }
   return params;
+}
+
+const CONFIG_DIMENSIONS: readonly GroupDimension[] = ['model', 'region', 'gpu_type'];
+
+function readsConfigDimensions(spec: WindowSpec): boolean {
+  return CONFIG_DIMENSIONS.some((d) => spec.by.includes(d) || spec.filter[d] !== undefined);
+}
+
+/**
+ * Writes the grouping flags and absent filters of a window query as literals, so DuckDB folds the
+ * key and filter expressions away instead of evaluating them per row; only booleans and NULL are
+ * written, every filter value stays a parameter.
+ */
+export function foldWindowFlags(sql: string, params: Readonly<Record<string, ParamValue>>): string {
+  return sql.replace(/\$((?:by|f)_[a-z_]+)\b/g, (match, name: string) => {
+    const value = params[name];
+    if (typeof value === 'boolean') return String(value);
+    if (value === null && name.startsWith('f_')) return 'NULL';
+    return match;
+  });
 }

@@ -1,17 +1,24 @@
-import { GROUP_DIMENSIONS, type GroupDimension } from '@governor/conventions';
+import { GROUP_DIMENSIONS, type GovernorConfig, type GroupDimension } from '@governor/conventions';
 import type { Store } from '@governor/store';
 import { loadSql } from '../load-sql.ts';
+import { HOP_KEYS, type GroupKey } from '../signal-group.ts';
 import { type ParamValue, pickSqlParams, toNumberOrNull } from '../sql-params.ts';
-import type { GroupKey } from '../signal-group.ts';
+import { foldWindowFlags } from './window-params.ts';
 
 // Runs the window queries and types their rows. Heavy lifting (percentiles, counts) happens in
 // DuckDB; cost allocation and ratios are computed from these rows in assemble-groups.ts.
+//
+// A window is read by three statements that run in parallel on separate connections: the
+// request-level sums per (bucket, group, pool) — added up here into the group's figures, the
+// group's use of each pool, and each pool's usage — the percentiles per (bucket, group), and the
+// pools' gauges (with a narrow scan for their replicas and dimensions). The wide scan of the
+// window's requests thus runs twice, not once per kind of figure.
 
 export const WINDOW_SQL = {
-  requests: loadSql(import.meta.url, 'request-aggregates.sql'),
-  more: loadSql(import.meta.url, 'more-percentiles.sql'),
-  pools: loadSql(import.meta.url, 'pool-buckets.sql'),
-  weights: loadSql(import.meta.url, 'group-weights.sql'),
+  aggregates: loadSql(import.meta.url, 'request-aggregates.sql'),
+  percentiles: loadSql(import.meta.url, 'request-percentiles.sql'),
+  gauges: loadSql(import.meta.url, 'pool-gauges.sql'),
+  poolUsage: loadSql(import.meta.url, 'pool-usage.sql'),
   learnedPeak: loadSql(import.meta.url, 'learned-peak.sql'),
 } as const;
 
@@ -19,9 +26,38 @@ export type Row = Record<string, unknown>;
 
 const KEY_COLUMNS = GROUP_DIMENSIONS.map((d) => `k_${d}`);
 
+/** Counts and sums of request-aggregates.sql that add up across its rows. */
+const ADDITIVE = [
+  'requests',
+  'errors',
+  'preempted',
+  'retries',
+  'cache_hits',
+  'cache_known',
+  'kv_usage_sum',
+  'kv_usage_n',
+  'queue_depth_sum',
+  'queue_depth_n',
+  'share_n',
+  'ttft_share_n',
+  ...HOP_KEYS.flatMap((hop) => [`hop_${hop}_share_sum`, `hop_${hop}_ttft_share_sum`]),
+  'tasks',
+  'successful_tasks',
+  'good_tasks',
+  'abandoned_tasks',
+  'pending_tasks',
+] as const;
+/** Sums that stay NULL when no request carried the value (e.g. no token counts: tokens/s unknown). */
+const NULLABLE_SUMS = ['output_tokens', 'input_tokens', 'gpu_ms', 'explicit_cost_usd'] as const;
+/** What a group used of a pool: the basis for allocating the pool's cost. */
+const USAGE = ['requests', 'gpu_ms', 'tokens', 'output_tokens', 'explicit_cost_usd'] as const;
+
 export interface WindowRows {
+  /** Per (bucket, group): counts, rates, hop shares, tasks and percentiles. */
   requests: Row[];
+  /** Per (bucket, pool): what the pool served, its gauges and its config. */
   pools: Row[];
+  /** Per (bucket, group, pool): what the group's requests used of the pool. */
   weights: Row[];
 }
 
@@ -32,34 +68,151 @@ export async function runWindowQueries(
   store: Store,
   params: Record<string, ParamValue>,
   transform: SqlTransform,
-  shape: { by: readonly GroupDimension[]; filtered: boolean },
+  config: GovernorConfig,
 ): Promise<WindowRows> {
   const run = (sql: string) => {
-    const final = transform(sql);
+    const final = foldWindowFlags(transform(sql), params);
     return store.query<Row>(final, pickSqlParams(final, params));
   };
-  // Grouped by pool (or not at all) and unfiltered, every group is whole pools: what a group used
-  // of each pool is the pool's own usage, so the weights query is not needed.
-  const weightsFromPools = !shape.filtered && shape.by.every((d) => d === 'pool');
-  // The two sorting-heavy queries first: they run in parallel on separate connections.
-  const [requests, more, pools, weights] = await Promise.all([
-    run(WINDOW_SQL.requests),
-    run(WINDOW_SQL.more),
-    run(WINDOW_SQL.pools),
-    weightsFromPools ? Promise.resolve(null) : run(WINDOW_SQL.weights),
+  const [aggregates, percentiles, gauges] = await Promise.all([
+    run(WINDOW_SQL.aggregates),
+    run(WINDOW_SQL.percentiles),
+    run(WINDOW_SQL.gauges),
   ]);
-  const byPool = shape.by.includes('pool');
-  const rowKey = (row: Row) => JSON.stringify([row.bucket, ...KEY_COLUMNS.map((c) => row[c] ?? null)]);
-  const moreByKey = new Map(more.map((row) => [rowKey(row), row]));
+
+  const rolled = rollUpAggregates(aggregates);
+  for (const row of percentiles) {
+    const group = rolled.groups.get(rowKey(row));
+    if (group) Object.assign(group, row);
+  }
   return {
-    requests: requests.map((row) => ({ ...moreByKey.get(rowKey(row)), ...row })),
-    pools,
-    weights:
-      weights ??
-      pools
-        .filter((p) => (toNumberOrNull(p.requests) ?? 0) > 0)
-        .map((p) => ({ ...p, k_pool: byPool ? p.pool : null })),
+    requests: [...rolled.groups.values()].map(finishGroup),
+    pools: buildPoolRows(rolled.pools, gauges, config),
+    weights: rolled.weights,
   };
+}
+
+/** Only the per-pool rows of a window (what each pool served, its gauges and config). */
+export async function runPoolQueries(
+  store: Store,
+  params: Record<string, ParamValue>,
+  config: GovernorConfig,
+): Promise<Row[]> {
+  const run = (sql: string) => {
+    const final = foldWindowFlags(sql, params);
+    return store.query<Row>(final, pickSqlParams(final, params));
+  };
+  const [usage, gauges] = await Promise.all([run(WINDOW_SQL.poolUsage), run(WINDOW_SQL.gauges)]);
+  return buildPoolRows(rollUpAggregates(usage).pools, gauges, config);
+}
+
+/**
+ * Adds up request-aggregates.sql rows per group (in_filter rows), per (group, pool) and per pool;
+ * pool-usage.sql rows (no in_filter) add to the pools only.
+ */
+function rollUpAggregates(aggregates: readonly Row[]) {
+  const groups = new Map<string, Row>();
+  const pools = new Map<string, Row>();
+  const weights: Row[] = [];
+  for (const row of aggregates) {
+    const poolId = poolKey(row);
+    let usage = pools.get(poolId);
+    if (!usage) {
+      usage = { bucket: row.bucket, pool: row.pool ?? null };
+      pools.set(poolId, usage);
+    }
+    addUsage(usage, row);
+    if (row.in_filter !== true) continue;
+    weights.push(pick(row, ['bucket', ...KEY_COLUMNS, 'pool', ...USAGE]));
+    const id = rowKey(row);
+    let group = groups.get(id);
+    if (!group) {
+      group = pick(row, ['bucket', ...KEY_COLUMNS]);
+      groups.set(id, group);
+    }
+    for (const column of ADDITIVE)
+      group[column] = (toNumberOrNull(group[column]) ?? 0) + (toNumberOrNull(row[column]) ?? 0);
+    for (const column of NULLABLE_SUMS) group[column] = addNullable(group[column], row[column]);
+  }
+  return { groups, pools, weights };
+}
+
+function buildPoolRows(pools: Map<string, Row>, gauges: readonly Row[], config: GovernorConfig): Row[] {
+  const configPools = new Map(config.pools.map((p) => [p.name, p]));
+  const gaugesById = new Map(gauges.map((g) => [poolKey(g), g]));
+  for (const [id, g] of gaugesById) {
+    if (!pools.has(id)) pools.set(id, { bucket: g.bucket, pool: g.pool ?? null });
+  }
+  return [...pools.entries()].map(([id, u]) => {
+    const gauge = gaugesById.get(id) ?? {};
+    const cfg = typeof u.pool === 'string' ? configPools.get(u.pool) : undefined;
+    return {
+      bucket: u.bucket,
+      pool: u.pool,
+      requests: toNumberOrNull(u.requests) ?? 0,
+      gpu_ms: u.gpu_ms ?? null,
+      tokens: toNumberOrNull(u.tokens) ?? 0,
+      output_tokens: u.output_tokens ?? null,
+      explicit_cost_usd: u.explicit_cost_usd ?? null,
+      span_replicas: toNumberOrNull(gauge.span_replicas) ?? 0,
+      replica_ns: gauge.replica_ns ?? null,
+      covered_ns: gauge.covered_ns ?? null,
+      model: cfg?.model ?? gauge.model ?? null,
+      region: cfg?.region ?? gauge.region ?? null,
+      gpu_type: cfg?.gpu_type ?? gauge.gpu_type ?? null,
+      gpus_per_replica: cfg?.gpus_per_replica ?? null,
+      peak_tokens_per_s: cfg?.peak_tokens_per_s_per_replica ?? null,
+      kv_usage: gauge.kv_usage ?? ratio(u.kv_usage_sum, u.kv_usage_n),
+      queue_depth: gauge.queue_depth ?? ratio(u.queue_depth_sum, u.queue_depth_n),
+    } satisfies Row;
+  });
+}
+
+/** Adds one aggregates row (any group, filtered or not) to its pool's usage. */
+function addUsage(u: Row, row: Row): void {
+  u.requests = (toNumberOrNull(u.requests) ?? 0) + (toNumberOrNull(row.requests) ?? 0);
+  u.tokens = (toNumberOrNull(u.tokens) ?? 0) + (toNumberOrNull(row.tokens) ?? 0);
+  for (const column of ['gpu_ms', 'output_tokens', 'explicit_cost_usd'] as const)
+    u[column] = addNullable(u[column], row[column]);
+  for (const column of ['kv_usage_sum', 'kv_usage_n', 'queue_depth_sum', 'queue_depth_n'] as const)
+    u[column] = addNullable(u[column], row[column]);
+}
+
+/** Turns a group's summed row into the figures assemble-groups.ts reads. */
+function finishGroup(group: Row): Row {
+  const out: Row = { ...group };
+  out.span_kv_usage = ratio(group.kv_usage_sum, group.kv_usage_n);
+  out.span_queue_depth = ratio(group.queue_depth_sum, group.queue_depth_n);
+  for (const hop of HOP_KEYS) {
+    out[`hop_${hop}_share`] = ratio(group[`hop_${hop}_share_sum`], group.share_n);
+    out[`hop_${hop}_ttft_share`] = ratio(group[`hop_${hop}_ttft_share_sum`], group.ttft_share_n);
+  }
+  return out;
+}
+
+function addNullable(a: unknown, b: unknown): number | null {
+  const x = toNumberOrNull(a);
+  const y = toNumberOrNull(b);
+  return x === null ? y : y === null ? x : x + y;
+}
+
+function ratio(sum: unknown, count: unknown): number | null {
+  const n = toNumberOrNull(count);
+  return n === null || n <= 0 ? null : (toNumberOrNull(sum) ?? 0) / n;
+}
+
+function pick(row: Row, columns: readonly string[]): Row {
+  const out: Row = {};
+  for (const c of columns) out[c] = row[c] ?? null;
+  return out;
+}
+
+function rowKey(row: Row): string {
+  return JSON.stringify([toNumberOrNull(row.bucket), ...KEY_COLUMNS.map((c) => row[c] ?? null)]);
+}
+
+function poolKey(row: Row): string {
+  return JSON.stringify([toNumberOrNull(row.bucket), row.pool ?? null]);
 }
 
 /** The group key of a row (k_* columns) restricted to the dimensions grouped by. */

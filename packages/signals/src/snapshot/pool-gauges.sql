@@ -1,0 +1,62 @@
+-- Per (bucket, pool): the pool's replica-time from the replicas gauge, its KV-cache usage and queue
+-- depth from vLLM's gauges, and — from the requests that ended in the bucket — the distinct replicas
+-- they named (replicas when the pool has no gauge) and the model, region and GPU type they carried
+-- (for a pool the config does not describe). What the pool served comes from
+-- request-aggregates.sql; cost, utilization and allocation are computed from both in pool-costs.ts
+-- and assemble-groups.ts.
+WITH
+-- @include replica-gauge.sql
+,
+pool_requests AS (
+  SELECT bucket, pool, count(replica) AS span_replicas, any_value(model) AS model,
+    any_value(region) AS region, any_value(gpu_type) AS gpu_type
+  FROM (
+    -- distinct replicas per pool by grouping: cheaper in DuckDB than count(DISTINCT …)
+    SELECT
+      ((end_ns - $from_ns::BIGINT - 1) // $step_ns::BIGINT)::BIGINT AS bucket,
+      pool,
+      replica,
+      any_value(model) AS model,
+      any_value(region) AS region,
+      any_value(gpu_type) AS gpu_type
+    FROM request_facts
+    WHERE end_ns > $from_ns::BIGINT AND end_ns <= $to_ns::BIGINT
+    GROUP BY ALL
+  )
+  GROUP BY bucket, pool
+),
+kv_gauge AS (
+  SELECT (time_ns - $from_ns::BIGINT - 1) // $step_ns::BIGINT AS bucket, pool, avg(value) AS kv_usage
+  FROM metric_points
+  WHERE name = 'vllm:kv_cache_usage_perc' AND pool IS NOT NULL AND value IS NOT NULL
+    AND time_ns > $from_ns::BIGINT AND time_ns <= $to_ns::BIGINT
+  GROUP BY ALL
+),
+queue_series AS (
+  SELECT
+    (time_ns - $from_ns::BIGINT - 1) // $step_ns::BIGINT AS bucket,
+    pool,
+    coalesce(replica, '') || '|' || coalesce(service, '') || '|' || coalesce(attributes::VARCHAR, '') AS series,
+    avg(value) AS waiting
+  FROM metric_points
+  WHERE name = 'vllm:num_requests_waiting' AND pool IS NOT NULL AND value IS NOT NULL
+    AND time_ns > $from_ns::BIGINT AND time_ns <= $to_ns::BIGINT
+  GROUP BY ALL
+),
+queue_gauge AS (
+  SELECT bucket, pool, sum(waiting) AS queue_depth FROM queue_series GROUP BY ALL
+),
+keys AS (
+  SELECT bucket, pool FROM pool_requests
+  UNION SELECT bucket, pool FROM replica_time
+  UNION SELECT bucket, pool FROM kv_gauge
+  UNION SELECT bucket, pool FROM queue_gauge
+)
+SELECT
+  k.bucket, k.pool, pr.span_replicas, pr.model, pr.region, pr.gpu_type,
+  rt.replica_ns, rt.covered_ns, kv.kv_usage, q.queue_depth
+FROM keys k
+LEFT JOIN pool_requests pr ON pr.bucket = k.bucket AND pr.pool IS NOT DISTINCT FROM k.pool
+LEFT JOIN replica_time rt ON rt.bucket = k.bucket AND rt.pool = k.pool
+LEFT JOIN kv_gauge kv ON kv.bucket = k.bucket AND kv.pool = k.pool
+LEFT JOIN queue_gauge q ON q.bucket = k.bucket AND q.pool = k.pool
