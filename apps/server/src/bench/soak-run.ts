@@ -236,6 +236,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const retention = await retentionTotals(g.url);
     const sortedAll = allLatencies.sort((a, b) => a - b);
     const memory = g.memory();
+    const endRss = rssMiB();
     const stoppedAt = performance.now();
     g.child.kill('SIGTERM');
     const shutdownExit = await g.exited;
@@ -259,7 +260,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       retention,
       rss: {
         startMiB: Math.round(startRss),
-        endMiB: Math.round(rssMiB()),
+        endMiB: Math.round(endRss),
         maxMiB: Math.max(Math.round(startRss), ...intervals.map((i) => i.rssMiB)),
         peakMiB: memory ? Math.round(memory.peakRssBytes / 1024 / 1024) : null,
       },
