@@ -781,10 +781,13 @@ export class Simulation {
     const target = Math.max(0, Math.min(pool.spec.maxReplicas, Math.round(replicas)));
     const direction = Math.sign(target - pool.desired);
     if (direction !== 0) {
-      const last = pool.lastScale;
-      if (last && last.direction === -direction && this.nowMs - last.atMs <= this.config.reversalWindowMs)
-        this.reversals += 1;
-      pool.lastScale = { direction, atMs: this.nowMs };
+      // A reversal is the policy undoing its own scaling; a fault's replica changes are the world's.
+      if (!source.startsWith('fault:')) {
+        const last = pool.lastScale;
+        if (last && last.direction === -direction && this.nowMs - last.atMs <= this.config.reversalWindowMs)
+          this.reversals += 1;
+        pool.lastScale = { direction, atMs: this.nowMs };
+      }
       this.actionLog.push({
         atMs: this.nowMs,
         source,
