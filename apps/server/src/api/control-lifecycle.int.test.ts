@@ -1,8 +1,15 @@
 import type { ControlAction, Recommendation } from '@governor/conventions';
 import type { AuditView } from '@governor/control';
 import { afterEach, describe, expect, test } from 'vitest';
-import { type TestGovernor, runTicks, startTestGovernor } from './fixtures/control-test-governor.ts';
-import { T0_MS, type PoolTraffic, iso, sendTraffic } from './fixtures/fleet-telemetry.ts';
+import {
+  A100_TRAFFIC,
+  H100_TRAFFIC,
+  type TestGovernor,
+  WARM_UP_MS,
+  runTicks,
+  startTestGovernor,
+} from './fixtures/control-test-governor.ts';
+import { T0_MS, iso, sendTraffic } from './fixtures/fleet-telemetry.ts';
 
 // The recommendation lifecycle through the HTTP API, the auto-apply policy gate, hysteresis and
 // cooldowns, verification with automatic rollback, and GET /api/events.
@@ -13,18 +20,8 @@ afterEach(async () => {
   g = null;
 });
 
-const h100: PoolTraffic = { pool: 'h100-east', model: 'llama-8b', replicas: 2, ratePerS: 2 };
-// Prefill per token slower in proportion to the lower GPU price: both pools cost the same per token.
-const a100: PoolTraffic = {
-  pool: 'a100-west',
-  model: 'llama-8b',
-  gpuType: 'A100',
-  region: 'us-west',
-  replicas: 2,
-  ratePerS: 2,
-  prefillMsPerToken: 0.4,
-};
-const WARM_UP_MS = 180_000;
+const h100 = H100_TRAFFIC;
+const a100 = A100_TRAFFIC;
 const queued = { queueMs: 3000 };
 
 const scaleUps = (recs: Recommendation[], pool: string) =>

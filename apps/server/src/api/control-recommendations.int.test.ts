@@ -1,8 +1,11 @@
 import type { Recommendation } from '@governor/conventions';
 import { afterEach, describe, expect, test } from 'vitest';
 import {
+  A100_TRAFFIC,
+  H100_TRAFFIC,
   TEST_POOLS,
   type TestGovernor,
+  WARM_UP_MS,
   runTicks,
   startTestGovernor,
 } from './fixtures/control-test-governor.ts';
@@ -17,18 +20,8 @@ afterEach(async () => {
   g = null;
 });
 
-const h100: PoolTraffic = { pool: 'h100-east', model: 'llama-8b', replicas: 2, ratePerS: 2 };
-// Prefill per token slower in proportion to the lower GPU price: both pools cost the same per token.
-const a100: PoolTraffic = {
-  pool: 'a100-west',
-  model: 'llama-8b',
-  gpuType: 'A100',
-  region: 'us-west',
-  replicas: 2,
-  ratePerS: 2,
-  prefillMsPerToken: 0.4,
-};
-const WARM_UP_MS = 180_000;
+const h100 = H100_TRAFFIC;
+const a100 = A100_TRAFFIC;
 
 const find = (recs: Recommendation[], kind: string, pool?: string) =>
   recs.filter((r) => r.kind === kind && (pool === undefined || r.target.pool === pool));
