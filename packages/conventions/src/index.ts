@@ -42,6 +42,7 @@ export {
 } from './config/alerts-config.ts';
 export type { ThresholdOp, AlertEventSource, ReceiverType } from './config/alerts-config.ts';
 export { GROUP_DIMENSIONS, ATTRIBUTION_HOP_KEYS } from './api/signals.ts';
+export { SIGNAL_PATHS, isSignalPath } from './api/signal-paths.ts';
 export type {
   Percentiles,
   HopLatency,

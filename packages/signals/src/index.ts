@@ -9,7 +9,7 @@ export type {
   SeriesResult,
   TaskQuery,
 } from './create-signals.ts';
-export { readSignalValue, isSignalPath, SIGNAL_PATHS } from './read-signal-value.ts';
+export { readSignalValue } from './read-signal-value.ts';
 export { HOP_KEYS } from './signal-group.ts';
 export type {
   HopKey,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isSignalPath, readSignalValue } from './read-signal-value.ts';
+import { readSignalValue } from './read-signal-value.ts';
 import type { SignalGroupDetail } from './signal-group.ts';
 import { emptyGroup } from './snapshot/assemble-groups.ts';
 
@@ -27,14 +27,5 @@ describe('readSignalValue', () => {
     expect(readSignalValue(group, 'key.pool')).toBeNull();
     expect(readSignalValue(group, 'nope.p95')).toBeNull();
     expect(readSignalValue(group, 'successPerDollar')).toBeNull();
-  });
-
-  it('knows which paths are signals', () => {
-    expect(isSignalPath('ttftMs.p95')).toBe(true);
-    expect(isSignalPath('hops.queue.p95')).toBe(true);
-    expect(isSignalPath('costPerSuccessfulTaskUsd')).toBe(true);
-    expect(isSignalPath('hops.teleport.p95')).toBe(false);
-    expect(isSignalPath('ttft.p95')).toBe(false);
-    expect(isSignalPath('key')).toBe(false);
   });
 });

@@ -14,6 +14,8 @@ describe('parseEvidenceSignal', () => {
     expect(parseEvidenceSignal('errorRate{peers of pool-a}').chartable).toBe(false);
     expect(parseEvidenceSignal('engineTimeVsBaseline{pool=a}').chartable).toBe(false);
     expect(parseEvidenceSignal('hops.queue.p95').chartable).toBe(true);
+    expect(parseEvidenceSignal('goodTasks').chartable).toBe(true);
+    expect(parseEvidenceSignal('hops.teleport.p95').chartable).toBe(false);
   });
 
   it('picks units', () => {

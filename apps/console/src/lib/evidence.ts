@@ -1,27 +1,7 @@
+import { isSignalPath } from '@governor/conventions';
+
 // Evidence names a signal, sometimes with a selector: `ttftMs.p95`, `errorRate{pool=pool-a}`,
 // `errorRate{peers of pool-a}`. Only fields of GET /api/signals/series can be charted.
-
-const SERIES_SCALARS = new Set([
-  'requests',
-  'errorRate',
-  'preemptionRate',
-  'goodput',
-  'utilizationRatio',
-  'memoryUtil',
-  'computeUtil',
-  'successPerDollar',
-  'costPerSuccessfulTaskUsd',
-  'costUsd',
-  'tasks',
-  'successfulTasks',
-  'retryRatio',
-  'queueDepth',
-  'cacheHitRate',
-  'tokensPerS',
-  'replicas',
-]);
-const SERIES_PATTERN =
-  /^(?:(?:ttftMs|serverTtftMs|e2eMs|queueMs)\.p(?:50|95|99)|hops\.[a-z]+\.(?:p50|p95|shareOfE2e|shareOfTtft))$/;
 
 export interface ParsedEvidenceSignal {
   signal: string;
@@ -39,8 +19,7 @@ export function parseEvidenceSignal(text: string): ParsedEvidenceSignal {
     if (eq) labels[eq[1]!] = eq[2]!;
     else selectorUnderstood = false;
   }
-  const known = SERIES_SCALARS.has(signal) || SERIES_PATTERN.test(signal);
-  return { signal, labels, chartable: known && selectorUnderstood };
+  return { signal, labels, chartable: isSignalPath(signal) && selectorUnderstood };
 }
 
 /** Unit for formatting a signal's values. */

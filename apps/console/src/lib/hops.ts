@@ -1,24 +1,15 @@
-import type { HopLatency, SignalGroup } from '@governor/conventions';
+import {
+  ATTRIBUTION_HOP_KEYS,
+  type AttributionHopKey,
+  type HopLatency,
+  type SignalGroup,
+} from '@governor/conventions';
 
-// Hop attribution keys of GET /api/signals (`hops.<key>`): the hops of DESIGN.md §1 with `queue`
-// for time in the scheduler, plus `runtime` (not split further), `tool` and `other`
-// (unclassified). Span-level hops (conventions' HOPS) use `scheduler` for the same thing; both map here.
-export const HOP_ORDER = [
-  'gateway',
-  'router',
-  'cache',
-  'queue',
-  'prefill',
-  'decode',
-  'stream',
-  'runtime',
-  'tool',
-  'other',
-] as const;
-export type HopKey = (typeof HOP_ORDER)[number];
+// Span-level hops (conventions' HOPS) use `scheduler` for what hop attribution (ATTRIBUTION_HOP_KEYS)
+// calls `queue`; the labels and colours below map both to the same thing.
 
 /** Hops that can happen before the first token (what TTFT is made of). */
-export const TTFT_HOPS: readonly HopKey[] = [
+export const TTFT_HOPS: readonly AttributionHopKey[] = [
   'gateway',
   'router',
   'cache',
@@ -67,7 +58,7 @@ export function hopColor(hop: string | null): string {
 export type HopBasis = 'e2e' | 'ttft';
 
 export interface HopSegment {
-  hop: HopKey;
+  hop: AttributionHopKey;
   ms: number;
   share: number | null;
 }
@@ -84,7 +75,7 @@ export function computeHopSegments(group: SignalGroup, basis: HopBasis): HopSegm
   const total = basis === 'e2e' ? group.e2eMs.p50 : group.ttftMs.p50;
   const hops = hopsOf(group);
   const segments: HopSegment[] = [];
-  for (const hop of HOP_ORDER) {
+  for (const hop of ATTRIBUTION_HOP_KEYS) {
     const latency = hops[hop];
     if (!latency) continue;
     const share = basis === 'e2e' ? latency.shareOfE2e : latency.shareOfTtft;

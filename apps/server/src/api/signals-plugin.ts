@@ -1,6 +1,6 @@
 import type { GovernorConfig } from '@governor/conventions';
-import { GROUP_DIMENSIONS } from '@governor/conventions';
-import { MAX_SERIES_POINTS, type Signals, isSignalPath } from '@governor/signals';
+import { GROUP_DIMENSIONS, isSignalPath } from '@governor/conventions';
+import { MAX_SERIES_POINTS, type Signals } from '@governor/signals';
 import type { FastifyInstance } from 'fastify';
 import { GovernorError } from '../errors.ts';
 import {

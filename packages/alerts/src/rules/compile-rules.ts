@@ -1,5 +1,9 @@
-import { type AlertRuleConfig, type GovernorConfig, parseDurationMs } from '@governor/conventions';
-import { isSignalPath } from '@governor/signals';
+import {
+  type AlertRuleConfig,
+  type GovernorConfig,
+  isSignalPath,
+  parseDurationMs,
+} from '@governor/conventions';
 import type { CompiledRule } from './compiled-rule.ts';
 
 export interface AlertConfigIssue {

@@ -12,6 +12,7 @@ import { Panel } from '../Panel/index.ts';
 import { ResultChart } from '../ResultChart/index.ts';
 import { ResultTable } from '../ResultTable/index.ts';
 import { AsyncContent, EmptyState } from '../StateView/index.ts';
+import { TableHead } from '../TableHead/index.ts';
 import { TimeSeriesChart } from '../TimeSeriesChart/index.ts';
 
 type PanelData = { type: 'sql'; result: SqlResult } | { type: 'signal'; series: Series[]; stepMs: number };
@@ -162,17 +163,9 @@ function SeriesTable({
   return (
     <div className="table-wrap">
       <table className="table table--compact">
-        <thead>
-          <tr>
-            <th scope="col">Series</th>
-            <th scope="col" className="num">
-              Latest
-            </th>
-            <th scope="col" className="num">
-              Max
-            </th>
-          </tr>
-        </thead>
+        <TableHead
+          columns={['Series', { label: 'Latest', numeric: true }, { label: 'Max', numeric: true }]}
+        />
         <tbody>
           {series.map((s) => {
             const values = s.points.map((p) => p.value).filter((v): v is number => v !== null);

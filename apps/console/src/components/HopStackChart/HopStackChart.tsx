@@ -1,6 +1,7 @@
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { ATTRIBUTION_HOP_KEYS } from '@governor/conventions';
 import { formatMs, formatPercent } from '../../lib/format.ts';
-import { HOP_COLORS, HOP_ORDER, type HopSegment, hopLabel } from '../../lib/hops.ts';
+import { HOP_COLORS, type HopSegment, hopLabel } from '../../lib/hops.ts';
 
 export interface HopStackRow {
   label: string;
@@ -15,7 +16,7 @@ export function HopStackChart({
   rows: HopStackRow[];
   onSelect?: (label: string) => void;
 }) {
-  const hops = HOP_ORDER.filter((hop) => rows.some((r) => r.segments.some((s) => s.hop === hop)));
+  const hops = ATTRIBUTION_HOP_KEYS.filter((hop) => rows.some((r) => r.segments.some((s) => s.hop === hop)));
   const data = rows.map((row) => {
     const out: Record<string, string | number> = { label: row.label };
     for (const s of row.segments) {

@@ -8,6 +8,7 @@ import { chooseStepMs } from '../../lib/time-range.ts';
 import { useApi } from '../../lib/use-api.ts';
 import { parseDurationMsSafe } from '../../lib/parse-duration.ts';
 import { AsyncContent, EmptyState } from '../StateView/index.ts';
+import { TableHead } from '../TableHead/index.ts';
 import { TimeSeriesChart } from '../TimeSeriesChart/index.ts';
 
 const STATE_LABELS: Record<string, string> = {
@@ -194,18 +195,14 @@ function EvidenceList({ evidence }: { evidence: Evidence[] }) {
     <div className="table-wrap">
       <table className="table table--compact evidence">
         <caption className="visually-hidden">Evidence</caption>
-        <thead>
-          <tr>
-            <th scope="col">Evidence</th>
-            <th scope="col" className="num">
-              Value
-            </th>
-            <th scope="col" className="num">
-              Threshold
-            </th>
-            <th scope="col">Window</th>
-          </tr>
-        </thead>
+        <TableHead
+          columns={[
+            'Evidence',
+            { label: 'Value', numeric: true },
+            { label: 'Threshold', numeric: true },
+            'Window',
+          ]}
+        />
         <tbody>
           {evidence.map((e) => {
             const parsed = parseEvidenceSignal(e.signal);

@@ -1,4 +1,4 @@
-import type { SignalGroup } from '@governor/conventions';
+import { ATTRIBUTION_HOP_KEYS, type SignalGroup } from '@governor/conventions';
 import { useId } from 'react';
 import { type Series, fetchSeries, fetchSignals } from '../../api/signals.ts';
 import { HopStackChart } from '../../components/HopStackChart/index.ts';
@@ -10,7 +10,6 @@ import { ApiError } from '../../lib/api-client.ts';
 import { formatMs, formatPercent } from '../../lib/format.ts';
 import {
   HOP_COLORS,
-  HOP_ORDER,
   type HopBasis,
   computeHopSegments,
   findBottleneck,
@@ -24,7 +23,9 @@ import { chooseStepMs, toIso } from '../../lib/time-range.ts';
 import { useApi } from '../../lib/use-api.ts';
 import { hrefFor, navigateTo, useUrlParams } from '../../lib/url-state.ts';
 
-const HOP_SERIES_COLORS = Object.fromEntries(HOP_ORDER.map((hop) => [hopLabel(hop), HOP_COLORS[hop]!]));
+const HOP_SERIES_COLORS = Object.fromEntries(
+  ATTRIBUTION_HOP_KEYS.map((hop) => [hopLabel(hop), HOP_COLORS[hop]!]),
+);
 
 export function HopsView() {
   const [params, setParams] = useUrlParams();
@@ -138,7 +139,7 @@ function BottleneckList({ groups, basis }: { groups: SignalGroup[]; basis: HopBa
 }
 
 function HopTable({ groups }: { groups: SignalGroup[] }) {
-  const hops = HOP_ORDER.filter((hop) => groups.some((g) => readHop(g, hop)));
+  const hops = ATTRIBUTION_HOP_KEYS.filter((hop) => groups.some((g) => readHop(g, hop)));
   return (
     <details className="details">
       <summary>p50 / p95 per hop</summary>
@@ -193,7 +194,7 @@ function HopsOverTime({
     pending ? null : `hops-over-time ${rangeKey} ${pool ?? ''} ${basis}`,
     async (abort) => {
       const results = await Promise.all(
-        (basis === 'ttft' ? TTFT_HOPS : HOP_ORDER).map(async (hop): Promise<Series | null> => {
+        (basis === 'ttft' ? TTFT_HOPS : ATTRIBUTION_HOP_KEYS).map(async (hop): Promise<Series | null> => {
           try {
             const r = await fetchSeries(
               {

@@ -4,6 +4,7 @@ import { CostTable } from '../../components/CostTable/index.ts';
 import { OutcomeBadge } from '../../components/OutcomeBadge/index.ts';
 import { Panel } from '../../components/Panel/index.ts';
 import { StatTiles } from '../../components/StatTiles/index.ts';
+import { TableHead } from '../../components/TableHead/index.ts';
 import { AsyncContent, EmptyState } from '../../components/StateView/index.ts';
 import { formatDateTime, formatMs, formatNumber, formatPercent, formatUsd } from '../../lib/format.ts';
 import { useTimeRange } from '../../lib/time-context.tsx';
@@ -113,24 +114,18 @@ function WastedWork({ tasks }: { tasks: TaskRow[] }) {
       </p>
       <div className="table-wrap">
         <table className="table table--compact">
-          <thead>
-            <tr>
-              <th scope="col">Start</th>
-              <th scope="col">Task</th>
-              <th scope="col">Tenant</th>
-              <th scope="col">Workflow</th>
-              <th scope="col">Outcome</th>
-              <th scope="col" className="num">
-                Retries
-              </th>
-              <th scope="col" className="num">
-                Duration
-              </th>
-              <th scope="col" className="num">
-                Cost
-              </th>
-            </tr>
-          </thead>
+          <TableHead
+            columns={[
+              'Start',
+              'Task',
+              'Tenant',
+              'Workflow',
+              'Outcome',
+              { label: 'Retries', numeric: true },
+              { label: 'Duration', numeric: true },
+              { label: 'Cost', numeric: true },
+            ]}
+          />
           <tbody>
             {tasks.slice(0, 100).map((t) => (
               <tr key={t.taskId}>

@@ -4,6 +4,7 @@ import { type TraceSummary, fetchTrace, searchTraces } from '../../api/traces.ts
 import { OutcomeBadge } from '../../components/OutcomeBadge/index.ts';
 import { Panel } from '../../components/Panel/index.ts';
 import { AsyncContent, EmptyState } from '../../components/StateView/index.ts';
+import { TableHead } from '../../components/TableHead/index.ts';
 import { TraceWaterfall } from '../../components/TraceWaterfall/index.ts';
 import { formatDateTime, formatMs } from '../../lib/format.ts';
 import { useTimeRange } from '../../lib/time-context.tsx';
@@ -180,29 +181,19 @@ function TraceTable({ traces, selected }: { traces: TraceSummary[]; selected: st
   return (
     <div className="table-wrap">
       <table className="table" data-testid="trace-table">
-        <thead>
-          <tr>
-            <th scope="col">Start</th>
-            <th scope="col">Trace</th>
-            <th scope="col">Pool</th>
-            <th scope="col" className="hide-narrow">
-              Model
-            </th>
-            <th scope="col" className="hide-narrow">
-              Tenant
-            </th>
-            <th scope="col">Outcome</th>
-            <th scope="col" className="num hide-narrow">
-              TTFT
-            </th>
-            <th scope="col" className="num">
-              Duration
-            </th>
-            <th scope="col" className="num hide-narrow">
-              Spans
-            </th>
-          </tr>
-        </thead>
+        <TableHead
+          columns={[
+            'Start',
+            'Trace',
+            'Pool',
+            { label: 'Model', hideNarrow: true },
+            { label: 'Tenant', hideNarrow: true },
+            'Outcome',
+            { label: 'TTFT', numeric: true, hideNarrow: true },
+            { label: 'Duration', numeric: true },
+            { label: 'Spans', numeric: true, hideNarrow: true },
+          ]}
+        />
         <tbody>
           {[...traces]
             .sort((a, b) => b.startMs - a.startMs)

@@ -1,0 +1,2 @@
+export { TableHead } from './TableHead.tsx';
+export type { TableColumn } from './TableHead.tsx';
