@@ -5,7 +5,7 @@ import { BENCH_SIGNALS_USAGE, runBenchSignalsCommand } from './bench/signals-ben
 import { BENCH_SOAK_USAGE, runBenchSoakCommand } from './bench/soak-command.ts';
 import { BENCH_INGEST_USAGE, runBenchIngestCommand } from './cli/bench-ingest-command.ts';
 import { runConfigCommand } from './cli/config-command.ts';
-import { parseArgs } from './cli/parse-args.ts';
+import { UsageError, parseArgs } from './cli/parse-args.ts';
 import { runQueryCommand } from './cli/query-command.ts';
 import { REPLAY_USAGE, runReplayCommand } from './cli/replay-command.ts';
 import { runRetentionCommand } from './cli/retention-command.ts';
@@ -93,6 +93,10 @@ async function runBenchCommand(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
+    if (error instanceof UsageError) {
+      process.stderr.write(`governor: ${error.message} (see governor --help)\n`);
+      process.exit(2);
+    }
     if (error instanceof ConfigError) process.stderr.write(`${error.message}\n`);
     else process.stderr.write(`governor: ${(error as Error).stack ?? String(error)}\n`);
     process.exit(1);

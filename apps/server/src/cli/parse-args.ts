@@ -23,6 +23,9 @@ export function parseArgs(argv: readonly string[], switches: readonly string[] =
   return { positional, flags };
 }
 
+/** A command line that cannot be run as given: one line on stderr and exit code 2, no stack trace. */
+export class UsageError extends Error {}
+
 export function flagString(args: ParsedArgs, name: string): string | undefined {
   const v = args.flags[name];
   return typeof v === 'string' ? v : undefined;
@@ -32,6 +35,6 @@ export function flagNumber(args: ParsedArgs, name: string): number | undefined {
   const v = flagString(args, name);
   if (v === undefined) return undefined;
   const n = Number(v);
-  if (!Number.isFinite(n)) throw new Error(`--${name} expects a number, got "${v}"`);
+  if (!Number.isFinite(n)) throw new UsageError(`--${name} expects a number, got "${v}"`);
   return n;
 }

@@ -16,3 +16,16 @@ describe('governor bench <name> --help', () => {
     expect(stdout).toMatch(new RegExp(`^usage: governor bench ${name} `));
   });
 });
+
+describe('a flag that expects a number', () => {
+  it('gets a one-line usage error and exit code 2, not a stack trace', async () => {
+    const failed = await run(process.execPath, ['--import', 'tsx', CLI_PATH, 'start', '--http-port', 'abc'], {
+      cwd: REPO_ROOT,
+      timeout: 30_000,
+    }).catch((error: { code: number; stderr: string }) => error);
+    expect('code' in failed && failed.code).toBe(2);
+    expect((failed as { stderr: string }).stderr).toBe(
+      'governor: --http-port expects a number, got "abc" (see governor --help)\n',
+    );
+  });
+});
