@@ -335,8 +335,8 @@ describe('signals on real-world deliveries', () => {
 
   it('reports a pool’s replicas over the part of the window its gauge covers, and costs only that part', async () => {
     const store = await freshStore();
-    // A 15-minute window (0, 900] s. `late` first reports at 840 s (a series' first point also
-    // covers the 5 minutes before it): it ran [540, 900] s, 6 of the 15 minutes, with 4 replicas.
+    // A 15-minute window (0, 900] s. `late` first reports at 840 s, every 30 s (a series' first point
+    // also covers one reporting interval before it): it ran [810, 900] s with 4 replicas.
     // `gone` reported until −180 s and went stale 5 minutes later: it ran [0, 120] s with 5.
     const every30s = (fromMs: number, toMs: number, value: number) =>
       Array.from({ length: (toMs - fromMs) / 30_000 + 1 }, (_, i) => ({ atMs: fromMs + i * 30_000, value }));
@@ -363,12 +363,12 @@ describe('signals on real-world deliveries', () => {
     const gone = byPool.groups.find((g) => g.key.pool === 'gone')!;
     expect(late.replicas).toBeCloseTo(4, 12);
     expect(gone.replicas).toBeCloseTo(5, 12);
-    // Cost is the replica-time actually covered: 4 × 360 s × 2 GPUs and 5 × 120 s × 1 GPU at $3.6/h.
-    expect(late.costUsd).toBeCloseTo((4 * 360 * 2 * 3.6) / 3600, 12);
+    // Cost is the replica-time actually covered: 4 × 90 s × 2 GPUs and 5 × 120 s × 1 GPU at $3.6/h.
+    expect(late.costUsd).toBeCloseTo((4 * 90 * 2 * 3.6) / 3600, 12);
     expect(gone.costUsd).toBeCloseTo((5 * 120 * 1 * 3.6) / 3600, 12);
     const fleet = (await signals.snapshot({ windowMs: 900_000, by: [], atNs: atMs(900_000) })).groups[0]!;
     expect(fleet.replicas).toBeCloseTo(9, 12);
-    expect(fleet.costUsd).toBeCloseTo((4 * 360 * 2 * 3.6 + 5 * 120 * 3.6) / 3600, 12);
+    expect(fleet.costUsd).toBeCloseTo((4 * 90 * 2 * 3.6 + 5 * 120 * 3.6) / 3600, 12);
     // A series step the gauge covers in full reads the same as the snapshot.
     const series = await signals.series({
       signal: 'replicas',
@@ -378,7 +378,7 @@ describe('signals on real-world deliveries', () => {
       stepMs: 300_000,
     });
     const points = (pool: string) => series.series.find((s) => s.key.pool === pool)!.points.map((p) => p.v);
-    expect(points('late')).toEqual([null, 4, 4]);
+    expect(points('late')).toEqual([null, null, 4]);
     expect(points('gone')).toEqual([5, null, null]);
   });
 

@@ -1,9 +1,10 @@
 -- Fragment (CTEs): replica-time per (bucket, pool) from the `governor.pool.replicas` gauge, read as
 -- a step function: a value holds until the pool's next point, at most $stale_ns (then the series is
 -- stale, as in Prometheus), so a point before the window start sets the window's initial value. A
--- series' first point also covers the $stale_ns before it (an exporter reports a pool that already
--- runs; its capacity cost money before the first report). Several points of one pool at the same
--- instant count once (their maximum).
+-- series' first point also covers one reporting interval before it (the gap to its next point, at
+-- most $stale_ns): an exporter reports a pool that already runs, and its capacity cost money since
+-- the scrape before — but not for minutes before anyone was watching. Several points of one pool at
+-- the same instant count once (their maximum).
 gauge_buckets AS (
   SELECT
     b AS bucket,
@@ -26,7 +27,8 @@ replica_segments AS (
     pool,
     value,
     CASE
-      WHEN lag(time_ns) OVER (PARTITION BY pool ORDER BY time_ns) IS NULL THEN time_ns - $stale_ns::BIGINT
+      WHEN lag(time_ns) OVER (PARTITION BY pool ORDER BY time_ns) IS NULL THEN
+        time_ns - least($stale_ns::BIGINT, coalesce(lead(time_ns) OVER (PARTITION BY pool ORDER BY time_ns) - time_ns, $stale_ns::BIGINT))
       ELSE time_ns
     END AS seg_start,
     least(lead(time_ns, 1, $to_ns::BIGINT) OVER (PARTITION BY pool ORDER BY time_ns), time_ns + $stale_ns::BIGINT, $to_ns::BIGINT) AS seg_end
