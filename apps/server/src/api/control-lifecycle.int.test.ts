@@ -401,3 +401,30 @@ describe('GET /api/events', () => {
     );
   });
 });
+
+describe('verification while a fault persists', () => {
+  test('traffic taken from a pool that is still failing is not given back, even as goodput falls', async () => {
+    g = await startTestGovernor({ policies: [{ name: 'auto', auto_apply: true, min_confidence: 0.3 }] });
+    await runTicks(g, [h100, a100], 0, WARM_UP_MS);
+    const failing = { ...a100, errorRate: 0.3 };
+    const [first] = await runTicks(g, [h100, failing], WARM_UP_MS, WARM_UP_MS + 30_000);
+    const moved = first!.actions.filter((a) => a.kind === 'circuit_break' || a.kind === 'shift_traffic');
+    expect(moved.map((a) => a.kind).sort()).toEqual(['circuit_break', 'shift_traffic']);
+    // The peer that took the traffic now queues past the SLO (goodput falls) while A100 keeps failing:
+    // rolling back would send the traffic back to the failing pool.
+    const later = await runTicks(
+      g,
+      [{ ...h100, ...queued }, failing],
+      WARM_UP_MS + 30_000,
+      WARM_UP_MS + 30_000 + 420_000,
+    );
+    const rollbacks = later.flatMap((t) => t.actions).filter((a) => a.type === 'rollback');
+    expect(rollbacks.filter((a) => a.kind === 'circuit_break' || a.kind === 'shift_traffic')).toEqual([]);
+    const log = await audit();
+    for (const a of moved) {
+      expect(log.find((x) => x.recommendationId === a.recommendationId && x.decision === 'rolled_back')).toBe(
+        undefined,
+      );
+    }
+  });
+});

@@ -13,6 +13,7 @@ import {
   type QueuedActuator,
 } from '../actuators/create-delivery-queue.ts';
 import type { DetectContext } from '../detectors/detect-context.ts';
+import { assessPoolAgainstPeers } from '../detectors/detect-pool-outliers.ts';
 import { readScaleReadiness } from '../detectors/detect-scale.ts';
 import { summarizeScope } from '../detectors/pool-signals.ts';
 import { type FleetObservation, observeFleet } from '../observe-fleet.ts';
@@ -479,6 +480,24 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
     }
   }
 
+  /** Pools in the recommendation's scope that are outliers against their peers right now. */
+  function faultyPoolsInScope(ctx: DetectContext, rec: RecommendationRecord): Set<string> {
+    const faulty = new Set<string>();
+    for (const pool of ctx.obs.pools) {
+      if (!rec.scopePools.includes(pool.pool) || pool.model === null) continue;
+      const peers = ctx.obs.pools.filter((p) => p.model === pool.model);
+      const a = assessPoolAgainstPeers(ctx, pool, peers);
+      if (a.errorOutlier || a.latencyOutlier) faulty.add(pool.pool);
+    }
+    return faulty;
+  }
+
+  /** Whether the pool serves enough requests in the short window to be judged against its peers. */
+  function isAssessable(ctx: DetectContext, poolName: string): boolean {
+    const pool = ctx.obs.pools.find((p) => p.pool === poolName);
+    return (pool?.fast?.requests ?? 0) >= Math.max(5, Math.floor(tuning.minRequests / 2));
+  }
+
   function verifyRecord(
     s: ControlState,
     out: TickOutput,
@@ -493,6 +512,19 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
       const pool = ctx.obs.pools.find((p) => p.pool === rec.target.pool);
       const waited = atNs - rec.appliedNs >= secondsToNs(control.settle_timeout_s);
       if (pool && !readScaleReadiness(ctx, pool).settled && !waited) return;
+    }
+    const faulty = faultyPoolsInScope(ctx, rec);
+    const moveAway =
+      (rec.kind === 'circuit_break' || rec.kind === 'shift_traffic') &&
+      (rec.kind === 'circuit_break' || rec.cause === 'incident');
+    // Taking traffic from a pool that is still an outlier, or that serves too little to tell, is not
+    // undone: the way back is traffic recovery's probes. Any other action whose scope holds a faulty
+    // pool waits: the fault, not the action, moved goodput.
+    const waitedOut = atNs - rec.appliedNs >= secondsToNs(control.settle_timeout_s);
+    if (moveAway && rec.target.pool && (faulty.has(rec.target.pool) || !isAssessable(ctx, rec.target.pool))) {
+      if (!waitedOut) return;
+    } else if (!moveAway && faulty.size > 0 && !waitedOut) {
+      return;
     }
     const before = rec.baseline ?? summarizeScope([], 'fast');
     const after = summarizeScope(
