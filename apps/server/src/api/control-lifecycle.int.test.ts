@@ -428,3 +428,20 @@ describe('verification while a fault persists', () => {
     }
   });
 });
+
+describe('a scale-up still taking effect', () => {
+  test('is not followed by another until its replicas have served two short windows', async () => {
+    g = await startTestGovernor({ policies: [{ name: 'auto', auto_apply: true, min_confidence: 0.3 }] });
+    await runTicks(g, [h100, a100], 0, WARM_UP_MS);
+    const [first] = await runTicks(g, [{ ...h100, ...queued }, a100], WARM_UP_MS, WARM_UP_MS + 30_000);
+    const up = first!.actions.find((a) => a.kind === 'scale' && a.target.pool === 'h100-east')!;
+    expect(up.action).toEqual({ from: 2, to: 4 });
+    // The new replicas report ready at once, but the queue they drain is still in the short window.
+    const draining = { ...h100, ...queued, replicas: 4 };
+    const ticks = await runTicks(g, [draining, a100], WARM_UP_MS + 60_000, WARM_UP_MS + 150_000);
+    // Ticks at +90, +120 and +150 s after the warm-up. Seen ready at +90 s; two 30 s windows later
+    // (+150 s, the third tick) the pool is judged again. Without the wait it would be at once.
+    const judgedAgain = ticks.findIndex((t) => scaleUps(t.recommendations, 'h100-east').length > 0);
+    expect(judgedAgain).toBe(2);
+  });
+});
