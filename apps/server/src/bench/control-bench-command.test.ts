@@ -1,21 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { ControlBenchReport, GovernorFindings, ScenarioResult } from './control-bench.ts';
+import {
+  type ControlBenchReport,
+  type GovernorFindings,
+  type ScenarioResult,
+  emptyFindings,
+} from './control-bench.ts';
 import { formatControlBenchReport } from './control-bench-command.ts';
 
-const findings = (f: Partial<GovernorFindings>): GovernorFindings => ({
-  ratioToBestBaseline: null,
-  bestBaseline: null,
-  goodputDeltaToBestBaseline: null,
-  ratioToBestBaselineAtEqualGoodput: null,
-  goodPerDollarRatioToBestBaseline: null,
-  bestBaselineByGoodPerDollar: null,
-  detectionIntervals: null,
-  detectedBy: null,
-  recommendations: 0,
-  applied: 0,
-  rolledBack: 0,
-  ...f,
-});
+const findings = (f: Partial<GovernorFindings>): GovernorFindings => ({ ...emptyFindings(), ...f });
 const scenario = (name: string, governor: GovernorFindings): ScenarioResult => ({
   name,
   workload: 'azure-conv',

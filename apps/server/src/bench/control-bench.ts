@@ -283,7 +283,8 @@ async function runGovernor(
   }
 }
 
-function failedFindings(message: string): GovernorFindings {
+/** Findings with nothing measured yet (a failed Governor run adds its error). */
+export function emptyFindings(): GovernorFindings {
   return {
     ratioToBestBaseline: null,
     bestBaseline: null,
@@ -296,8 +297,11 @@ function failedFindings(message: string): GovernorFindings {
     recommendations: 0,
     applied: 0,
     rolledBack: 0,
-    error: message,
   };
+}
+
+function failedFindings(message: string): GovernorFindings {
+  return { ...emptyFindings(), error: message };
 }
 
 function summarizeFindings(
