@@ -273,4 +273,68 @@ describe('recommendations from telemetry', () => {
     expect(scaleIn('sized-tight')).toEqual([]);
     expect((await latest()).every((r) => r.kind !== 'scale' || (r.action.to as number) >= 1)).toBe(true);
   });
+
+  test('a scale-up cannot win back more tasks within the SLO than the pool met when it was calm', async () => {
+    g = await startTestGovernor({
+      pools: [
+        { name: 'short', gpu_type: 'H100', model: 'm-short' },
+        { name: 'long', gpu_type: 'H100', model: 'm-long' },
+      ],
+    });
+    const short: PoolTraffic = { pool: 'short', model: 'm-short', replicas: 2, ratePerS: 2 };
+    // 12k-token prompts at 0.25 ms per token: 3 s of prefill on an idle replica, past the 2 s SLO.
+    const long: PoolTraffic = {
+      pool: 'long',
+      model: 'm-long',
+      replicas: 2,
+      ratePerS: 2,
+      inputTokens: 12_000,
+    };
+    await runTicks(g, [short, long], 0, WARM_UP_MS);
+    const [tick] = await runTicks(
+      g,
+      [
+        { ...short, queueMs: 3000 },
+        { ...long, queueMs: 3000 },
+      ],
+      WARM_UP_MS,
+      WARM_UP_MS + 30_000,
+    );
+    const up = (pool: string) =>
+      find(tick!.recommendations, 'scale', pool).filter((r) => r.action.to! > r.action.from!)[0]!;
+    // Both are queue-bound past the SLO; only the short prompts come back within it.
+    expect(up('short').confidence).toBeGreaterThan(0.4);
+    expect(up('long').confidence).toBeLessThanOrEqual(0.4);
+    expect(up('long').reason).toMatch(/fewer tasks within the SLO than it costs/);
+    // Evidence: its goodput now, against what it met when calm (a few requests of jitter).
+    const goodput = up('long').evidence.find((e) => e.signal === 'goodput{pool=long}')!;
+    expect(goodput.value).toBe(0);
+    expect(goodput.threshold).toBeLessThan(0.1);
+  });
+
+  test('a pool goes down to one replica only while its peers serving the model keep two', async () => {
+    g = await startTestGovernor({
+      pools: [
+        { name: 'pair-a', gpu_type: 'H100', model: 'm-pair' },
+        { name: 'pair-b', gpu_type: 'H100', model: 'm-pair' },
+        { name: 'lean-a', gpu_type: 'H100', model: 'm-lean' },
+        { name: 'lean-b', gpu_type: 'H100', model: 'm-lean' },
+      ],
+    });
+    // All far inside the SLO with no queue: each would be probed one replica down on its own.
+    const traffic: PoolTraffic[] = [
+      { pool: 'pair-a', model: 'm-pair', replicas: 2, ratePerS: 1 },
+      { pool: 'pair-b', model: 'm-pair', replicas: 2, ratePerS: 1 },
+      { pool: 'lean-a', model: 'm-lean', replicas: 2, ratePerS: 1 },
+      { pool: 'lean-b', model: 'm-lean', replicas: 1, ratePerS: 0.5 },
+    ];
+    const ticks = await runTicks(g, traffic, 0, 330_000);
+    const recs = ticks.flatMap((t) => t.recommendations);
+    const scaleIn = (pool: string) => find(recs, 'scale', pool).filter((r) => r.action.to! < r.action.from!);
+    // One of the pair may go to one replica, the other then keeps two: never both in the same tick.
+    expect([...scaleIn('pair-a'), ...scaleIn('pair-b')].map((r) => r.action)).toEqual([{ from: 2, to: 1 }]);
+    // lean-b already rests on one replica: lean-a keeps two so losing any one replica leaves two.
+    expect(scaleIn('lean-a')).toEqual([]);
+    expect(scaleIn('lean-b')).toEqual([]);
+  });
 });

@@ -117,6 +117,7 @@ export function formatScenario(s: ScenarioResult): string {
       rows,
     ),
     ...verdict.map((v) => `  ${v}`),
+    ...(g.outcomes ?? []).map((o) => `    ${o}`),
     ...(g.decisions ?? []).map((d) => `    ${d}`),
   ].join('\n');
 }

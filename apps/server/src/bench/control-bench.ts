@@ -78,6 +78,8 @@ export interface GovernorFindings {
   rolledBack: number;
   /** With `explain`: Governor's decisions in order (audit log, one line each). */
   decisions?: string[];
+  /** With `explain`: how Governor's requests ended and what each pool cost (where the money and the failures went). */
+  outcomes?: string[];
 }
 
 export interface ScenarioResult {
@@ -206,7 +208,10 @@ export async function runControlBench(options: ControlBenchOptions): Promise<Con
       );
       policies.unshift(toPolicyResult('governor', governorRun.summary));
       findings = summarizeFindings(policies, governorRun.summary, governorRun.recommendations);
-      if (options.explain) findings.decisions = governorRun.decisions;
+      if (options.explain) {
+        findings.decisions = governorRun.decisions;
+        findings.outcomes = describeOutcomes(governorRun.summary);
+      }
     } catch (error) {
       // Report the failed run and go on with the others rather than losing the whole bench.
       findings = failedFindings((error as Error).message);
@@ -281,6 +286,17 @@ async function runGovernor(
     await governor.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Request outcomes and per-pool cost of a run, one line each. */
+export function describeOutcomes(s: RunSummary): string[] {
+  return [
+    `requests ${s.requests}: ${s.successes} succeeded, ${s.errors - s.timeouts - s.preempted} errors, ${s.timeouts} timeouts, ${s.preempted} preempted mid-stream, ${s.rejected} rejected (shed, retry budget, circuit open, no capacity); ${s.retries} retries; ${s.tasks - s.successfulTasks} tasks failed`,
+    ...s.pools.map(
+      (p) =>
+        `${p.pool}: ${p.requests} requests, ${p.errors} errors, replicas avg ${p.replicasAvg.toFixed(2)} (max ${p.replicasMax}), $${p.costUsd.toFixed(2)}`,
+    ),
+  ];
 }
 
 /** Findings with nothing measured yet (a failed Governor run adds its error). */

@@ -60,14 +60,22 @@ export function readScaleReadiness(ctx: DetectContext, pool: PoolView): ScaleRea
 
 export function detectScale(ctx: DetectContext): Candidate[] {
   const out: Candidate[] = [];
+  // Replica counts proposed this tick, so two peers are not both scaled in against each other.
+  const planned = new Map<string, number>();
   for (const pool of ctx.obs.pools) {
-    const candidate = judgePool(ctx, pool);
-    if (candidate) out.push(candidate);
+    const candidate = judgePool(ctx, pool, planned);
+    if (!candidate) continue;
+    out.push(candidate);
+    if (typeof candidate.action.to === 'number') planned.set(pool.pool, candidate.action.to);
   }
   return out;
 }
 
-function judgePool(ctx: DetectContext, pool: PoolView): Candidate | null {
+function judgePool(
+  ctx: DetectContext,
+  pool: PoolView,
+  planned: ReadonlyMap<string, number>,
+): Candidate | null {
   const { tuning, control, slo } = ctx;
   const replicas = pool.replicas ?? ctx.state.actuated.replicas[pool.pool] ?? null;
   if (replicas === null) return null;
@@ -86,7 +94,7 @@ function judgePool(ctx: DetectContext, pool: PoolView): Candidate | null {
     sloMs: slo.ttft_ms ?? null,
     costPerReplicaHour: pool.gpuHourUsd === null ? null : pool.gpuHourUsd * pool.gpusPerReplica,
   };
-  return judgeScaleUp(ctx, s) ?? judgeScaleIn(ctx, s, control.target_utilization);
+  return judgeScaleUp(ctx, s) ?? judgeScaleIn(ctx, s, control.target_utilization, planned);
 }
 
 interface ScaleInputs {
@@ -221,7 +229,11 @@ function weighScaleUp(
     return { beneficial: true, note: '', evidence: [] };
   }
   const loadShare = Math.max(s.load.queueShare ?? 0, s.load.contention ? 1 - 1 / s.load.contention : 0);
-  const gainPerS = (1 - goodput) * ratePerS * Math.min(1, loadShare);
+  // No more than the pool reached when calm: long prompts that miss the SLO on an idle replica are
+  // not won back by more replicas.
+  const calmGoodput = s.learning?.calmGoodput ?? 1;
+  const gainPerS =
+    Math.min((1 - goodput) * Math.min(1, loadShare), Math.max(0, calmGoodput - goodput)) * ratePerS;
   const before = (goodPerS * 3600) / costPerHour;
   const after = ((goodPerS + gainPerS) * 3600) / (costPerHour + (to - s.replicas) * s.costPerReplicaHour);
   const beneficial = after >= before;
@@ -233,13 +245,28 @@ function weighScaleUp(
     evidence: [
       evidence('tasksWithinSloPerUsd', before, null, ctx.windowLabel),
       evidence('tasksWithinSloPerUsdAfter', after, before, ctx.windowLabel),
+      evidence(
+        `goodput{pool=${s.pool.pool}}`,
+        goodput,
+        s.learning?.calmGoodput ?? null,
+        recent ? ctx.fastWindowLabel : ctx.windowLabel,
+      ),
     ],
   };
 }
 
-function judgeScaleIn(ctx: DetectContext, s: ScaleInputs, target: number): Candidate | null {
+function judgeScaleIn(
+  ctx: DetectContext,
+  s: ScaleInputs,
+  target: number,
+  planned: ReadonlyMap<string, number>,
+): Candidate | null {
   const { tuning, windowLabel, fastWindowLabel } = ctx;
-  const { pool, replicas, util, load, sloMs, floor } = s;
+  const { pool, replicas, util, load, sloMs } = s;
+  // A pool scaled in to one replica leans on its peers when that replica is lost (preempted,
+  // crashed): they must hold two between them, so the model never rests on a single replica.
+  const floor =
+    s.floor < 2 && s.ratePerS > 0 && !peersHoldSpare(ctx, pool, planned) ? Math.min(2, replicas) : s.floor;
   if (replicas <= floor) return null;
   // Evidence for N−1 (or for silence) needs a whole control window of watching.
   const watchedMs = ctx.state.firstTickNs === null ? 0 : Number(ctx.obs.atNs - ctx.state.firstTickNs) / 1e6;
@@ -395,4 +422,19 @@ function judgeScaleIn(ctx: DetectContext, s: ScaleInputs, target: number): Candi
       tuning.minRequests,
     ),
   };
+}
+
+/** Whether the other pools serving the pool's model hold at least two replicas between them. */
+function peersHoldSpare(ctx: DetectContext, pool: PoolView, planned: ReadonlyMap<string, number>): boolean {
+  if (pool.model === null) return false;
+  let peers = 0;
+  let peerReplicas = 0;
+  for (const p of ctx.obs.pools) {
+    if (p.pool === pool.pool || p.model !== pool.model) continue;
+    peers += 1;
+    // This tick's proposal, else the latest count Governor set: a scale-in may not show in the gauges yet.
+    peerReplicas += planned.get(p.pool) ?? ctx.state.actuated.replicas[p.pool] ?? p.replicas ?? 0;
+  }
+  // A model served by this pool alone has no peer to lean on; its floor is the pool's own.
+  return peers === 0 || peerReplicas >= 2;
 }

@@ -118,6 +118,11 @@ export interface PoolLearning {
    * its uncontended speed): a load it is known to carry within the SLO.
    */
   calmRatePerReplica: number | null;
+  /**
+   * Share of requests within the SLO while the pool was calm (EWMA): what the prompts' own prefill
+   * allows, so the most a scale-up can win back.
+   */
+  calmGoodput: number | null;
   /** Engine speed while healthy (EWMA): prefill ms per prompt token, else e2e p50 − queue p50. */
   speedBaseline: number | null;
   /** Prefill ms per prompt token when not contended: follows lower values at once, higher ones slowly. */

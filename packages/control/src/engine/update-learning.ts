@@ -20,6 +20,7 @@ export function updateLearning(
       peakRatePerReplica: null,
       saturated: false,
       calmRatePerReplica: null,
+      calmGoodput: null,
       speedBaseline: null,
       loadBaselinePerReplicaPerS: null,
       prefillFloorMsPerToken: null,
@@ -66,6 +67,10 @@ export function updateLearning(
         isQueueNegligible(g, sloMs, tuning.probeMaxQueueSloShare) &&
         (load.contention ?? 1) < 1.3;
       if (calm && perReplica > (learning.calmRatePerReplica ?? 0)) learning.calmRatePerReplica = perReplica;
+      if (calm && g.goodput !== null) {
+        const base = learning.calmGoodput;
+        learning.calmGoodput = base === null ? g.goodput : base + tuning.learningRate * (g.goodput - base);
+      }
     }
     state.learning.set(pool.pool, learning);
   }
