@@ -119,6 +119,37 @@ describe('recommendations from telemetry', () => {
     expect(find(tick!.recommendations, 'scale').filter((r) => r.action.to! > r.action.from!)).toEqual([]);
   });
 
+  test('a few stray errors on a model with little traffic shed nothing', async () => {
+    g = await startTestGovernor({ pools: TEST_POOLS.map((p) => ({ ...p, max_replicas: 2 })) });
+    const priorities: [number, number][] = [
+      [0, 0.5],
+      [1, 0.5],
+    ];
+    // One request a second per pool: queue-bound past the SLO at max_replicas, with 6-7% failing,
+    // which here is four requests in the short window: too few to mean overload has turned into failures.
+    const quiet = { ratePerS: 1, priorities };
+    await runTicks(
+      g,
+      [
+        { ...h100, ...quiet },
+        { ...a100, ...quiet },
+      ],
+      0,
+      WARM_UP_MS,
+    );
+    const overloaded = { ...quiet, queueMs: 3000, errorRate: 0.06, failureOutcome: 'timeout' as const };
+    const ticks = await runTicks(
+      g,
+      [
+        { ...h100, ...overloaded },
+        { ...a100, ...overloaded },
+      ],
+      WARM_UP_MS,
+      WARM_UP_MS + 60_000,
+    );
+    expect(ticks.flatMap((t) => find(t.recommendations, 'shed_load'))).toEqual([]);
+  });
+
   test('retries piling onto failures get a retry budget', async () => {
     g = await startTestGovernor();
     await runTicks(g, [h100, a100], 0, WARM_UP_MS);

@@ -5,6 +5,7 @@ import {
   type LoadReading,
   type Utilization,
   estimateUtilization,
+  isFailing,
   isQueueNegligible,
   readLoad,
   readQueueShare,
@@ -201,7 +202,8 @@ function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | null {
  * Does the scale-up lower the fleet's cost per task within the SLO? The tasks it can win back are
  * the pool's out-of-SLO share in proportion to how much of TTFT is load (queueing, contention);
  * they must be worth at least the added replica-hours at the fleet's current cost per good task.
- * A pool whose requests fail is always helped: failures cost money and earn nothing.
+ * A pool whose requests fail is always helped: failures cost money and earn nothing (a few stray
+ * errors at a low rate are not failures; see isFailing).
  */
 function weighScaleUp(
   ctx: DetectContext,
@@ -210,7 +212,7 @@ function weighScaleUp(
 ): { beneficial: boolean; note: string; evidence: ReturnType<typeof evidence>[] } {
   const main = s.pool.main;
   const fast = s.pool.fast;
-  const failing = (fast?.errorRate ?? 0) >= ctx.tuning.shedErrorRate;
+  const failing = isFailing(fast?.errorRate ?? null, fast?.requests ?? 0, ctx.tuning);
   // In rates (tasks within the SLO per second) so the short window's trouble and the control
   // window's steady state compare.
   let goodPerS = 0;
@@ -432,8 +434,10 @@ function peersHoldSpare(ctx: DetectContext, pool: PoolView, planned: ReadonlyMap
   for (const p of ctx.obs.pools) {
     if (p.pool === pool.pool || p.model !== pool.model) continue;
     peers += 1;
-    // This tick's proposal, else the latest count Governor set: a scale-in may not show in the gauges yet.
-    peerReplicas += planned.get(p.pool) ?? ctx.state.actuated.replicas[p.pool] ?? p.replicas ?? 0;
+    // The latest count Governor set (a scale-in may not show in the gauges yet), or fewer if this
+    // tick proposes a scale-in; a proposed scale-up is not capacity until it lands.
+    const current = ctx.state.actuated.replicas[p.pool] ?? p.replicas ?? 0;
+    peerReplicas += Math.min(current, planned.get(p.pool) ?? current);
   }
   // A model served by this pool alone has no peer to lean on; its floor is the pool's own.
   return peers === 0 || peerReplicas >= 2;

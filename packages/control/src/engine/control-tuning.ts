@@ -36,6 +36,11 @@ export interface ControlTuning {
   memoryBoundRatio: number;
   /** Error rate on a model's pools at which overload has turned into failures and shedding starts. */
   shedErrorRate: number;
+  /**
+   * Failed requests in the short window before that error rate counts: at a few requests a minute,
+   * one or two stray errors are noise that neither shedding nor replicas would fix.
+   */
+  minFailures: number;
   /** Retries per first attempt above which a retry budget is proposed, and the budget it sets. */
   retryRatioHigh: number;
   retryBudget: number;
@@ -84,6 +89,7 @@ export const DEFAULT_TUNING: ControlTuning = {
   kvSaturation: 0.9,
   memoryBoundRatio: 1.2,
   shedErrorRate: 0.05,
+  minFailures: 5,
   retryRatioHigh: 0.2,
   retryBudget: 0.1,
   prefillBoundShare: 0.5,
