@@ -73,6 +73,30 @@ describe('recommendations from telemetry', () => {
     expect(find(recs, 'scale', 'a100-west').filter((r) => r.action.to! > r.action.from!)).toEqual([]);
   });
 
+  test('a failing pool whose peers are load-bound themselves is reported, and its shift left to a human', async () => {
+    g = await startTestGovernor();
+    await runTicks(g, [h100, a100], 0, WARM_UP_MS);
+    // A burst queues on both pools while A100 fails 30% of its requests.
+    const burst = { queueMs: 3000 };
+    const [tick] = await runTicks(
+      g,
+      [
+        { ...h100, ...burst },
+        { ...a100, ...burst, errorRate: 0.3 },
+      ],
+      WARM_UP_MS,
+      WARM_UP_MS + 30_000,
+    );
+    const shift = find(tick!.recommendations, 'shift_traffic', 'a100-west')[0]!;
+    expect(shift.reason).toMatch(/error rate 2\d(\.\d)?% vs 0% on its peers/);
+    expect(shift.reason).toMatch(/load-bound themselves/);
+    // Proposed, not auto-applied (moving traffic onto load-bound peers turns errors into timeouts),
+    // and the breaker stays closed: A100 still serves most of its requests.
+    expect(shift.confidence).toBeLessThanOrEqual(0.4);
+    expect(shift.state).toBe('proposed');
+    expect(find(tick!.recommendations, 'circuit_break')).toEqual([]);
+  });
+
   test('a pool that lost half its replicas keeps the share its ready replicas carry instead of being broken', async () => {
     g = await startTestGovernor();
     await runTicks(g, [h100, a100], 0, WARM_UP_MS);

@@ -118,8 +118,9 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
     );
     if (peers.length === 0) continue;
     // Peers that are themselves load-bound cannot take more: moving traffic there turns errors into
-    // timeouts. Their capacity has to come first (the scale policy), the shift after.
-    if (peers.every((p) => readLoad(p, ctx.state.learning.get(p.pool), tuning).loadBound)) continue;
+    // timeouts. Their capacity has to come first (the scale policy); the shift is only proposed, for a
+    // human who knows more — the incident is reported either way.
+    const peersFull = peers.every((p) => readLoad(p, ctx.state.learning.get(p.pool), tuning).loadBound);
 
     const errorRate = worst.errorRate ?? 0;
     const slowdown = worst.slowdown ?? 1;
@@ -190,7 +191,7 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
     const scopePools = pools.map((p) => p.pool);
     const modelScope = summarizeScope(pools, 'fast');
 
-    if (broken && !isCircuitOpen(ctx, pool)) {
+    if (broken && !peersFull && !isCircuitOpen(ctx, pool)) {
       const previous = readMemory(ctx, 'circuit_break', { pool });
       const recentlyBroken =
         previous?.direction === 'increase' &&
@@ -213,16 +214,17 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
       });
     }
 
-    const keep = broken
-      ? 0
-      : capacityShare !== null
-        ? Math.min(capacityShare, 0.9)
-        : peersStuck
-          ? 0.5
-          : Math.min(
-              worst.latencyOutlier ? Math.max(0.2, Math.min(0.7, 1 / slowdown)) : 0.7,
-              worst.errorOutlier ? Math.max(0, Math.min(0.7, 1 - 5 * errorRate)) : 0.7,
-            );
+    const keep =
+      broken && !peersFull
+        ? 0
+        : capacityShare !== null
+          ? Math.min(capacityShare, 0.9)
+          : peersStuck
+            ? 0.5
+            : Math.min(
+                worst.latencyOutlier ? Math.max(0.2, Math.min(0.7, 1 / slowdown)) : 0.7,
+                worst.errorOutlier ? Math.max(0, Math.min(0.7, 1 - 5 * errorRate)) : 0.7,
+              );
     const current = weights[pool] ?? 0;
     const target = round(current * keep, 3);
     if (current - target < 0.02) continue;
@@ -239,18 +241,19 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
       target: { model, pool },
       action: { weights: shifted },
       direction: 'decrease',
-      reason: `Pool ${pool} is an outlier among the pools serving ${model} (${what}); move ${Math.round(moved * 100)}% of ${model}'s traffic to ${peers.map((p) => p.pool).join(', ')}.`,
+      reason: `Pool ${pool} is an outlier among the pools serving ${model} (${what}); move ${Math.round(moved * 100)}% of ${model}'s traffic to ${peers.map((p) => p.pool).join(', ')}${peersFull ? ' once they have room: they are load-bound themselves, so this waits for a human or for their new capacity' : ''}.`,
       evidence: ev,
       expectedImpact: {
         summary: `Fewer ${model} requests land on the faulty pool; goodput of ${model} recovers toward its peers'.`,
         weight: { pool, from: round(current), to: target },
         errorRate: { from: round(modelScope.errorRate ?? 0), to: round(worst.peerErrorRate ?? 0) },
       },
-      confidence,
+      confidence: peersFull ? Math.min(confidence, tuning.unprofitableConfidence) : confidence,
       scopePools,
       urgent: true,
       cause: 'incident',
     });
+    if (peersFull) continue;
     for (const c of planPeerCapacity(ctx, model, pools, weights, shifted, pool))
       out.push({ ...c, confidence });
   }
