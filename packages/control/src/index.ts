@@ -13,7 +13,11 @@ export { DEFAULT_TUNING } from './engine/control-tuning.ts';
 export type { ControlTuning } from './engine/control-tuning.ts';
 export type { SignalsReader, SnapshotQuery } from './signals-reader.ts';
 export { createReadyReplicasReader } from './read-ready-replicas.ts';
-export { createPrefillSpeedReader } from './read-prefill-speed.ts';
+export {
+  createPrefillSpeedReader,
+  type PrefillSpeed,
+  type PrefillSpeedReader,
+} from './read-prefill-speed.ts';
 export { createDuckDbRepository } from './state/create-duckdb-repository.ts';
 export { createMemoryRepository } from './state/create-memory-repository.ts';
 export type { ControlRepository } from './state/control-repository.ts';

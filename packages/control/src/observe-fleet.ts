@@ -1,4 +1,5 @@
 import type { GovernorConfig, SignalGroup } from '@governor/conventions';
+import type { PrefillSpeed, PrefillSpeedReader } from './read-prefill-speed.ts';
 import type { SignalsReader } from './signals-reader.ts';
 
 // One tick's view of the fleet: each pool's signals over the control window (steady state) and over
@@ -15,6 +16,8 @@ export interface PoolView {
   fast: SignalGroup | null;
   /** Prefill ms per uncached prompt token over the short window (contention and slow GPUs raise it). */
   prefillMsPerToken: number | null;
+  /** The same for the fastest tenth of long-prompt requests: load slows the typical one, a slow GPU even these. */
+  fastestPrefillMsPerToken: number | null;
   /** Replicas paid for (running + starting + draining), from governor.pool.replicas. */
   replicas: number | null;
   /** Replicas serving (reporting runtime gauges); null when the fleet sends no per-replica gauges. */
@@ -53,7 +56,7 @@ export interface ObserveOptions {
   /** Ready replicas per pool at `atNs` (see read-ready-replicas.ts); omitted in tests without gauges. */
   readReadyReplicas?: (atNs: bigint) => Promise<Map<string, number>>;
   /** Prefill ms per prompt token per pool (see read-prefill-speed.ts); omitted when spans carry none. */
-  readPrefillSpeed?: (atNs: bigint, windowMs: number) => Promise<Map<string, number>>;
+  readPrefillSpeed?: PrefillSpeedReader;
   config: GovernorConfig;
   atNs: bigint;
   windowMs: number;
@@ -74,10 +77,10 @@ export async function observeFleet(options: ObserveOptions): Promise<FleetObserv
     options.readReadyReplicas ? options.readReadyReplicas(atNs) : Promise.resolve(new Map<string, number>()),
     options.readPrefillSpeed
       ? options.readPrefillSpeed(atNs, fastWindowMs)
-      : Promise.resolve(new Map<string, number>()),
+      : Promise.resolve(new Map<string, PrefillSpeed>()),
     options.readPrefillSpeed
       ? options.readPrefillSpeed(atNs, windowMs)
-      : Promise.resolve(new Map<string, number>()),
+      : Promise.resolve(new Map<string, PrefillSpeed>()),
   ]);
   const minFast = options.minFastRequests ?? 0;
   const mainByPool = indexByPool(main.groups);
@@ -112,7 +115,13 @@ export async function observeFleet(options: ObserveOptions): Promise<FleetObserv
       // A time-weighted mean over the short window; replica counts are whole.
       replicas: roundOrNull(fastGroup?.replicas ?? mainGroup?.replicas ?? null),
       readyReplicas: ready.get(name) ?? null,
-      prefillMsPerToken: (quiet ? prefillMain.get(name) : prefill.get(name)) ?? null,
+      prefillMsPerToken: (quiet ? prefillMain.get(name) : prefill.get(name))?.msPerToken ?? null,
+      // The short window's own fastest requests when it has enough: the control window would mix in
+      // requests from before a change.
+      fastestPrefillMsPerToken:
+        prefill.get(name)?.fastestMsPerToken ??
+        (quiet ? prefillMain.get(name)?.fastestMsPerToken : null) ??
+        null,
       minReplicas: pool?.min_replicas ?? 1,
       maxReplicas: pool?.max_replicas ?? null,
       gpusPerReplica: pool?.gpus_per_replica ?? 1,

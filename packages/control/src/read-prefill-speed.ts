@@ -3,18 +3,40 @@ import type { Store } from '@governor/store';
 
 const SQL = readFileSync(new URL('./read-prefill-speed.sql', import.meta.url), 'utf8');
 
+/** A pool's prefill speed over a window (see read-prefill-speed.sql). */
+export interface PrefillSpeed {
+  /** Prefill milliseconds per uncached prompt token, over all requests. */
+  msPerToken: number;
+  /** The same for the fastest tenth of requests with long prompts; null with fewer than 5 of them. */
+  fastestMsPerToken: number | null;
+}
+
+export type PrefillSpeedReader = (atNs: bigint, windowMs: number) => Promise<Map<string, PrefillSpeed>>;
+
 /** Prefill milliseconds per uncached prompt token per pool over a window ending at `atNs`. */
-export function createPrefillSpeedReader(
-  store: Pick<Store, 'query'>,
-): (atNs: bigint, windowMs: number) => Promise<Map<string, number>> {
+export function createPrefillSpeedReader(store: Pick<Store, 'query'>): PrefillSpeedReader {
   return async (atNs, windowMs) => {
-    const rows = await store.query<{ pool: string; ms_per_token: number | null; requests: number }>(SQL, {
+    const rows = await store.query<{
+      pool: string;
+      ms_per_token: number | null;
+      requests: number;
+      fastest_ms_per_token: number | null;
+      long_requests: number;
+    }>(SQL, {
       from_ns: atNs - BigInt(Math.round(windowMs)) * 1_000_000n,
       at_ns: atNs,
     });
-    const out = new Map<string, number>();
-    for (const r of rows)
-      if (r.ms_per_token !== null && Number(r.requests) >= 5) out.set(r.pool, Number(r.ms_per_token));
+    const out = new Map<string, PrefillSpeed>();
+    for (const r of rows) {
+      if (r.ms_per_token === null || Number(r.requests) < 5) continue;
+      out.set(r.pool, {
+        msPerToken: Number(r.ms_per_token),
+        fastestMsPerToken:
+          r.fastest_ms_per_token !== null && Number(r.long_requests) >= 5
+            ? Number(r.fastest_ms_per_token)
+            : null,
+      });
+    }
     return out;
   };
 }

@@ -1,4 +1,5 @@
 import type { GovernorConfig, Recommendation } from '@governor/conventions';
+import type { PrefillSpeedReader } from './read-prefill-speed.ts';
 import { createControlEngine } from './engine/create-control-engine.ts';
 import type { SignalsReader } from './signals-reader.ts';
 import { createMemoryRepository } from './state/create-memory-repository.ts';
@@ -13,7 +14,7 @@ export interface BacktestOptions {
   config: GovernorConfig;
   signals: SignalsReader;
   readReadyReplicas?: (atNs: bigint) => Promise<Map<string, number>>;
-  readPrefillSpeed?: (atNs: bigint, windowMs: number) => Promise<Map<string, number>>;
+  readPrefillSpeed?: PrefillSpeedReader;
   fromNs: bigint;
   toNs: bigint;
   onTick?: (atNs: bigint, index: number, total: number) => void;

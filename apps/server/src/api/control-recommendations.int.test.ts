@@ -97,6 +97,33 @@ describe('recommendations from telemetry', () => {
     expect(find(tick!.recommendations, 'circuit_break')).toEqual([]);
   });
 
+  test('a pool slow even at its fastest requests, hidden in a burst on every pool, is reported to a human', async () => {
+    g = await startTestGovernor();
+    await runTicks(g, [h100, a100], 0, WARM_UP_MS);
+    // A burst queues on both pools with more load per replica, so H100's slower requests could be
+    // load — except that even its fastest now prefill 2.5× slower than they used to.
+    const burst = { queueMs: 3000, ratePerS: 3 };
+    const [tick] = await runTicks(
+      g,
+      [
+        { ...h100, ...burst, prefillMsPerToken: 0.625 },
+        { ...a100, ...burst },
+      ],
+      WARM_UP_MS,
+      WARM_UP_MS + 30_000,
+    );
+    const shift = find(tick!.recommendations, 'shift_traffic', 'h100-east')[0]!;
+    expect(shift.reason).toMatch(/GPUs look slow: even its fastest requests prefill 2\.\d× slower/);
+    expect(shift.state).toBe('proposed');
+    expect(shift.confidence).toBeLessThanOrEqual(0.4);
+    expect(
+      shift.evidence.find((e) => e.signal === 'fastestPrefillVsFloor{pool=h100-east}')!.value,
+    ).toBeGreaterThan(2);
+    // H100 keeps the share its slowed engines carry (1 / 2.5 of its half).
+    expect((shift.action.weights as Record<string, number>)['h100-east']).toBeCloseTo(0.2, 1);
+    expect(find(tick!.recommendations, 'circuit_break')).toEqual([]);
+  });
+
   test('a pool that lost half its replicas keeps the share its ready replicas carry instead of being broken', async () => {
     g = await startTestGovernor();
     await runTicks(g, [h100, a100], 0, WARM_UP_MS);

@@ -29,6 +29,11 @@ export interface PoolAssessment {
   /** Load per replica now over the load while the baseline was learned. */
   loadRatio: number | null;
   latencyOutlier: boolean;
+  /** Prefill of its fastest requests vs their healthy floor, and the median peer's (1 = as usual). */
+  fastestSlowdown: number | null;
+  peerFastestSlowdown: number | null;
+  /** Slow even at its fastest requests while its peers' run as usual: the GPU, not the load. */
+  slowAtFastest: boolean;
 }
 
 export function assessPoolAgainstPeers(
@@ -53,6 +58,9 @@ export function assessPoolAgainstPeers(
     peerSlowdown: null,
     loadRatio: null,
     latencyOutlier: false,
+    fastestSlowdown: null,
+    peerFastestSlowdown: null,
+    slowAtFastest: false,
   };
   if (!g || requests < minSample || peers.length === 0) return result;
 
@@ -78,7 +86,29 @@ export function assessPoolAgainstPeers(
       result.slowdown >= tuning.latencyPeerFactor * Math.max(1, result.peerSlowdown) &&
       (result.loadRatio === null || result.loadRatio <= tuning.latencyMaxLoadRatio);
   }
+  // Load slows the typical request; a slow GPU slows even the fastest ones. A burst on every pool
+  // hides a slow one among them, but not from this.
+  result.fastestSlowdown = readFastestSlowdown(ctx, pool);
+  const peerFastest = peers.map((p) => readFastestSlowdown(ctx, p)).filter((v): v is number => v !== null);
+  if (result.fastestSlowdown !== null && peerFastest.length > 0) {
+    peerFastest.sort((a, b) => a - b);
+    result.peerFastestSlowdown = peerFastest[Math.floor((peerFastest.length - 1) / 2)]!;
+    result.slowAtFastest =
+      result.fastestSlowdown >= tuning.latencyOutlierRatio &&
+      result.peerFastestSlowdown <= tuning.peerNormalRatio &&
+      result.fastestSlowdown >= tuning.latencyPeerFactor * Math.max(1, result.peerFastestSlowdown);
+  }
   return result;
+}
+
+/** Prefill ms per token of the pool's fastest requests over their healthy floor; null until learned. */
+function readFastestSlowdown(ctx: DetectContext, pool: PoolView): number | null {
+  const learning = ctx.state.learning.get(pool.pool);
+  const floor = learning?.fastestPrefillFloorMsPerToken;
+  const now = pool.fastestPrefillMsPerToken;
+  if (!learning || learning.healthySamples < ctx.tuning.minBaselineSamples) return null;
+  if (!floor || floor <= 0 || now === null) return null;
+  return now / floor;
 }
 
 /** Engine time now over the pool's own healthy baseline (1 = as usual); null without a trusted baseline. */
@@ -101,12 +131,17 @@ function readLoadRatio(ctx: DetectContext, pool: PoolView): number | null {
 
 export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
   const out: Candidate[] = [];
-  const { tuning, fastWindowLabel } = ctx;
+  const { tuning } = ctx;
   for (const [model, pools] of groupByModel(ctx.obs.pools)) {
     if (pools.length < 2) continue;
     const assessed = pools.map((p) => assessPoolAgainstPeers(ctx, p, pools));
     const outliers = assessed.filter((a) => a.errorOutlier || a.latencyOutlier);
     for (const a of outliers) ctx.suspects.add(a.pool.pool);
+    if (outliers.length === 0) {
+      const slow = reportSlowGpu(ctx, model, pools, assessed);
+      if (slow) out.push(slow);
+      continue;
+    }
     // One incident per model per tick: the worst pool. Failing every pool at once is not an outlier.
     if (outliers.length === 0 || outliers.length === assessed.filter((a) => a.requests > 0).length) continue;
     const worst = outliers.reduce((x, y) => (severity(y) > severity(x) ? y : x));
@@ -150,30 +185,7 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
         : peersStuck
           ? errorRate >= 0.5
           : errorRate >= tuning.circuitBreakErrorRate || slowdown >= tuning.circuitBreakLatencyRatio;
-    const ev = [
-      evidence(`errorRate{pool=${pool}}`, worst.errorRate, tuning.errorOutlierMinRate, fastWindowLabel),
-      evidence(`errorRate{peers of ${pool}}`, worst.peerErrorRate, null, fastWindowLabel),
-      evidence(
-        `engineTimeVsBaseline{pool=${pool}}`,
-        worst.slowdown,
-        tuning.latencyOutlierRatio,
-        fastWindowLabel,
-      ),
-      evidence(
-        `engineTimeVsBaseline{peers of ${pool}}`,
-        worst.peerSlowdown,
-        tuning.peerNormalRatio,
-        fastWindowLabel,
-      ),
-      evidence(
-        `loadPerReplicaVsBaseline{pool=${pool}}`,
-        worst.loadRatio,
-        tuning.latencyMaxLoadRatio,
-        fastWindowLabel,
-      ),
-      evidence(`requests{pool=${pool}}`, worst.requests, tuning.minRequests, fastWindowLabel),
-      evidence(`outlierStreak{pool=${pool}}`, streak, 2, 'ticks'),
-    ];
+    const ev = [...describeEvidence(ctx, worst), evidence(`outlierStreak{pool=${pool}}`, streak, 2, 'ticks')];
     const what = describe(worst);
     const margin =
       Math.max(
@@ -229,13 +241,7 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
     const target = round(current * keep, 3);
     if (current - target < 0.02) continue;
     const moved = current - target;
-    const peerTotal = peers.reduce((sum, p) => sum + (weights[p.pool] ?? 0), 0);
-    const next: Record<string, number> = { ...weights, [pool]: target };
-    for (const p of peers) {
-      const share = peerTotal > 0 ? (weights[p.pool] ?? 0) / peerTotal : 1 / peers.length;
-      next[p.pool] = (weights[p.pool] ?? 0) + moved * share;
-    }
-    const shifted = normalizeWeights(next);
+    const shifted = moveShare(weights, pool, target, peers);
     out.push({
       kind: 'shift_traffic',
       target: { model, pool },
@@ -258,6 +264,90 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
       out.push({ ...c, confidence });
   }
   return out;
+}
+
+/**
+ * A pool slow even at its fastest requests while its errors and typical latency do not (yet) make it
+ * an outlier — typically load on every pool hides it. Reported as a proposal for a human: moving its
+ * traffic before the peers can carry the next burst costs more than the slow GPU does.
+ */
+function reportSlowGpu(
+  ctx: DetectContext,
+  model: string,
+  pools: PoolView[],
+  assessed: PoolAssessment[],
+): Candidate | null {
+  const slow = assessed.filter((a) => a.slowAtFastest);
+  if (slow.length === 0 || slow.length === assessed.filter((a) => a.requests > 0).length) return null;
+  const worst = slow.reduce((x, y) => ((y.fastestSlowdown ?? 0) > (x.fastestSlowdown ?? 0) ? y : x));
+  const pool = worst.pool.pool;
+  const peers = pools.filter(
+    (p) => p.pool !== pool && !isCircuitOpen(ctx, p.pool) && !ctx.suspects.has(p.pool),
+  );
+  if (peers.length === 0) return null;
+  const weights = readWeights(ctx, model, pools);
+  const current = weights[pool] ?? 0;
+  const factor = worst.fastestSlowdown ?? 1;
+  // The pool keeps the share its slowed engines still carry.
+  const target = round(current * Math.max(0.2, 1 / factor), 3);
+  if (current - target < 0.02) return null;
+  const moved = current - target;
+  const { tuning } = ctx;
+  return {
+    kind: 'shift_traffic',
+    target: { model, pool },
+    action: { weights: moveShare(weights, pool, target, peers) },
+    direction: 'decrease',
+    reason: `Pool ${pool}'s GPUs look slow: even its fastest requests prefill ${round(factor, 1)}× slower than usual while its peers' run at ${round(worst.peerFastestSlowdown ?? 1, 1)}× — load does not explain that. Moving ${Math.round(moved * 100)}% of ${model}'s traffic to ${peers.map((p) => p.pool).join(', ')} is proposed for a human: its errors and typical latency do not show it yet, and its peers may not carry the next burst.`,
+    evidence: describeEvidence(ctx, worst),
+    expectedImpact: {
+      summary: `Fewer ${model} requests run on the slow GPUs of ${pool}.`,
+      weight: { pool, from: round(current), to: target },
+    },
+    confidence: Math.min(
+      tuning.unprofitableConfidence,
+      scoreConfidence(
+        (factor - tuning.latencyOutlierRatio) / tuning.latencyOutlierRatio + 0.3,
+        worst.requests,
+        tuning.minRequests,
+      ),
+    ),
+    scopePools: pools.map((p) => p.pool),
+    cause: 'incident',
+  };
+}
+
+/** Weights with `pool` down to `target`, the rest spread over `peers` in proportion to their weights. */
+function moveShare(
+  weights: Record<string, number>,
+  pool: string,
+  target: number,
+  peers: readonly PoolView[],
+): Record<string, number> {
+  const moved = (weights[pool] ?? 0) - target;
+  const peerTotal = peers.reduce((sum, p) => sum + (weights[p.pool] ?? 0), 0);
+  const next: Record<string, number> = { ...weights, [pool]: target };
+  for (const p of peers) {
+    const share = peerTotal > 0 ? (weights[p.pool] ?? 0) / peerTotal : 1 / peers.length;
+    next[p.pool] = (weights[p.pool] ?? 0) + moved * share;
+  }
+  return normalizeWeights(next);
+}
+
+/** The signals a pool was judged on against its peers, as recommendation evidence. */
+function describeEvidence(ctx: DetectContext, a: PoolAssessment): ReturnType<typeof evidence>[] {
+  const { tuning, fastWindowLabel: w } = ctx;
+  const pool = a.pool.pool;
+  return [
+    evidence(`errorRate{pool=${pool}}`, a.errorRate, tuning.errorOutlierMinRate, w),
+    evidence(`errorRate{peers of ${pool}}`, a.peerErrorRate, null, w),
+    evidence(`engineTimeVsBaseline{pool=${pool}}`, a.slowdown, tuning.latencyOutlierRatio, w),
+    evidence(`engineTimeVsBaseline{peers of ${pool}}`, a.peerSlowdown, tuning.peerNormalRatio, w),
+    evidence(`fastestPrefillVsFloor{pool=${pool}}`, a.fastestSlowdown, tuning.latencyOutlierRatio, w),
+    evidence(`fastestPrefillVsFloor{peers of ${pool}}`, a.peerFastestSlowdown, tuning.peerNormalRatio, w),
+    evidence(`loadPerReplicaVsBaseline{pool=${pool}}`, a.loadRatio, tuning.latencyMaxLoadRatio, w),
+    evidence(`requests{pool=${pool}}`, a.requests, tuning.minRequests, w),
+  ];
 }
 
 function severity(a: PoolAssessment): number {

@@ -127,6 +127,8 @@ export interface PoolLearning {
   speedBaseline: number | null;
   /** Prefill ms per prompt token when not contended: follows lower values at once, higher ones slowly. */
   prefillFloorMsPerToken: number | null;
+  /** The fastest tenth of long-prompt requests' prefill ms per token while healthy: same rule as the floor. */
+  fastestPrefillFloorMsPerToken: number | null;
   /** Requests/s per serving replica while that baseline was learned (EWMA). */
   loadBaselinePerReplicaPerS: number | null;
   healthySamples: number;

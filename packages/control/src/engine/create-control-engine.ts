@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import type { PrefillSpeedReader } from '../read-prefill-speed.ts';
 import type {
   ControlAction,
   GovernorConfig,
@@ -55,7 +56,7 @@ export interface ControlEngineOptions {
   /** Ready replicas per pool (see createReadyReplicasReader); without it, cold starts are waited out by time. */
   readReadyReplicas?: (atNs: bigint) => Promise<Map<string, number>>;
   /** Prefill ms per prompt token per pool (see createPrefillSpeedReader): tells contention from prompt mix. */
-  readPrefillSpeed?: (atNs: bigint, windowMs: number) => Promise<Map<string, number>>;
+  readPrefillSpeed?: PrefillSpeedReader;
   actuators?: readonly QueuedActuator[];
   onEvent?: (event: ControlEvent) => void;
   onError?: (error: unknown) => void;

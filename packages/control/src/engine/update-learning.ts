@@ -24,6 +24,7 @@ export function updateLearning(
       speedBaseline: null,
       loadBaselinePerReplicaPerS: null,
       prefillFloorMsPerToken: null,
+      fastestPrefillFloorMsPerToken: null,
       healthySamples: 0,
       outlierStreak: 0,
     };
@@ -45,6 +46,13 @@ export function updateLearning(
       const floor = learning.prefillFloorMsPerToken;
       learning.prefillFloorMsPerToken =
         floor === null || prefill < floor ? prefill : floor + 0.05 * (prefill - floor);
+    }
+    const fastest = pool.fastestPrefillMsPerToken;
+    if (healthy && fastest !== null) {
+      // The fastest requests ran with the least contention whatever the load, so no load gate here.
+      const floor = learning.fastestPrefillFloorMsPerToken;
+      learning.fastestPrefillFloorMsPerToken =
+        floor === null || fastest < floor ? fastest : floor + 0.05 * (fastest - floor);
     }
     if (healthy && speed !== null) {
       const base = learning.speedBaseline;
