@@ -201,6 +201,36 @@ describe('recommendations from telemetry', () => {
     expect(ticks.flatMap((t) => find(t.recommendations, 'shed_load'))).toEqual([]);
   });
 
+  test("one faulty pool's errors shed no tasks: they are its fault, not the load's", async () => {
+    g = await startTestGovernor({ pools: TEST_POOLS.map((p) => ({ ...p, max_replicas: 2 })) });
+    const priorities: [number, number][] = [
+      [0, 0.3],
+      [1, 0.7],
+    ];
+    await runTicks(
+      g,
+      [
+        { ...h100, priorities },
+        { ...a100, priorities },
+      ],
+      0,
+      WARM_UP_MS,
+    );
+    // Both pools queue at max_replicas; only A100 fails (30%) — against its peer, an outlier.
+    const busy = { queueMs: 3000, priorities };
+    const [tick] = await runTicks(
+      g,
+      [
+        { ...h100, ...busy },
+        { ...a100, ...busy, errorRate: 0.3 },
+      ],
+      WARM_UP_MS,
+      WARM_UP_MS + 30_000,
+    );
+    expect(find(tick!.recommendations, 'shift_traffic', 'a100-west')).toHaveLength(1);
+    expect(find(tick!.recommendations, 'shed_load')).toEqual([]);
+  });
+
   test('retries piling onto failures get a retry budget', async () => {
     g = await startTestGovernor();
     await runTicks(g, [h100, a100], 0, WARM_UP_MS);

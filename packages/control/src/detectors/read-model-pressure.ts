@@ -44,7 +44,9 @@ export function readModelPressure(
     const g = p.fast;
     if (!g || g.requests === 0) continue;
     requests += g.requests;
-    if (g.errorRate !== null) {
+    // A pool faulty against its peers fails because of its fault, not the load: its errors are
+    // the outlier policy's (shift, breaker), and shedding tasks would not stop them.
+    if (g.errorRate !== null && !ctx.suspects.has(p.pool)) {
       errors += g.errorRate * g.requests;
       errorWeight += g.requests;
     }
