@@ -424,6 +424,25 @@ describe('recommendations from telemetry', () => {
     expect(goodput.threshold).toBeLessThan(0.1);
   });
 
+  test("a peer's proposed scale-up is not the spare that lets a pool go down to one replica", async () => {
+    g = await startTestGovernor({
+      pools: [
+        { name: 'a-queued', gpu_type: 'H100', model: 'm' },
+        { name: 'b-light', gpu_type: 'H100', model: 'm' },
+      ],
+    });
+    const queued: PoolTraffic = { pool: 'a-queued', model: 'm', replicas: 1, ratePerS: 0.5 };
+    const light: PoolTraffic = { pool: 'b-light', model: 'm', replicas: 2, ratePerS: 1 };
+    await runTicks(g, [queued, light], 0, 300_000);
+    // The tick where b-light has watched a whole window: a-queued, on one replica, now queues.
+    const [tick] = await runTicks(g, [{ ...queued, queueMs: 3000 }, light], 300_000, 330_000);
+    const scale = (pool: string, up: boolean) =>
+      find(tick!.recommendations, 'scale', pool).filter((r) => r.action.to! > r.action.from! === up);
+    // a-queued asks for a second replica, but it is not there until it lands.
+    expect(scale('a-queued', true)).toHaveLength(1);
+    expect(scale('b-light', false)).toEqual([]);
+  });
+
   test('a pool goes down to one replica only while its peers serving the model keep two', async () => {
     g = await startTestGovernor({
       pools: [
