@@ -1,3 +1,4 @@
+import type { Evidence } from '@governor/conventions';
 import type { Candidate } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
 import {
@@ -11,7 +12,14 @@ import {
 } from './detect-context.ts';
 import { planPeerCapacity } from './plan-peer-capacity.ts';
 import { secondsToNs } from '../time.ts';
-import { readLoad, readSpeed, round, scoreConfidence, summarizeScope } from './pool-signals.ts';
+import {
+  minJudgedRequests,
+  readLoad,
+  readSpeed,
+  round,
+  scoreConfidence,
+  summarizeScope,
+} from './pool-signals.ts';
 
 // One pool's errors or latency against its peers serving the same model (DESIGN.md §6): the pool is
 // faulty, not overloaded, so more replicas of it would not help — take traffic away (shift_traffic)
@@ -42,7 +50,7 @@ export function assessPoolAgainstPeers(
   servingModel: PoolView[],
 ): PoolAssessment {
   const { tuning } = ctx;
-  const minSample = Math.max(5, Math.floor(tuning.minRequests / 2));
+  const minSample = minJudgedRequests(tuning);
   const g = pool.fast;
   const requests = g?.requests ?? 0;
   const peers = servingModel.filter(
@@ -143,7 +151,7 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
       continue;
     }
     // One incident per model per tick: the worst pool. Failing every pool at once is not an outlier.
-    if (outliers.length === 0 || outliers.length === assessed.filter((a) => a.requests > 0).length) continue;
+    if (outliers.length === assessed.filter((a) => a.requests > 0).length) continue;
     const worst = outliers.reduce((x, y) => (severity(y) > severity(x) ? y : x));
     const pool = worst.pool.pool;
     const streak = (ctx.state.learning.get(pool)?.outlierStreak ?? 0) + 1;
@@ -335,7 +343,7 @@ function moveShare(
 }
 
 /** The signals a pool was judged on against its peers, as recommendation evidence. */
-function describeEvidence(ctx: DetectContext, a: PoolAssessment): ReturnType<typeof evidence>[] {
+function describeEvidence(ctx: DetectContext, a: PoolAssessment): Evidence[] {
   const { tuning, fastWindowLabel: w } = ctx;
   const pool = a.pool.pool;
   return [

@@ -7,6 +7,7 @@ import {
   estimateUtilization,
   isFailing,
   isQueueNegligible,
+  minJudgedRequests,
   readLoad,
   readQueueShare,
   round,
@@ -120,7 +121,7 @@ function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | null {
   const { pool, replicas, util, load, sloMs } = s;
   const fast = pool.fast;
   const ttftP95 = fast?.ttftMs.p95 ?? null;
-  const enoughSample = (fast?.requests ?? 0) >= Math.max(5, Math.floor(tuning.minRequests / 2));
+  const enoughSample = (fast?.requests ?? 0) >= minJudgedRequests(tuning);
   const faulty = ctx.suspects.has(pool.pool) || isCircuitOpen(ctx, pool.pool) || ctx.handled.has(pool.pool);
   const sloPressure = sloMs !== null && ttftP95 !== null ? ttftP95 / sloMs : null;
   const breach = sloPressure !== null ? sloPressure > 0.9 : load.loadBound;

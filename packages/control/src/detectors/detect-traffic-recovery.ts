@@ -8,7 +8,7 @@ import {
   readWeights,
 } from './detect-context.ts';
 import { assessPoolAgainstPeers } from './detect-pool-outliers.ts';
-import { round, scoreConfidence } from './pool-signals.ts';
+import { minJudgedRequests, round, scoreConfidence } from './pool-signals.ts';
 
 // After traffic was taken away from a pool, give it back step by step once it looks healthy again:
 // a pool without traffic gets a small probe share first (its signals say nothing otherwise); a pool
@@ -34,7 +34,7 @@ export function detectTrafficRecovery(ctx: DetectContext): Candidate[] {
     const original = baseline[pool]!;
     const current = weights[pool] ?? 0;
     const assessment = assessPoolAgainstPeers(ctx, candidate, pools);
-    const minSample = Math.max(5, Math.floor(tuning.minRequests / 2));
+    const minSample = minJudgedRequests(tuning);
     const hasTraffic = assessment.requests >= minSample;
     const target = hasTraffic
       ? Math.min(original, Math.max(2 * current, current + 0.25 * original))

@@ -191,3 +191,8 @@ export function isFailing(errorRate: number | null, requests: number, tuning: Co
     errorRate !== null && errorRate >= tuning.shedErrorRate && errorRate * requests >= tuning.minFailures
   );
 }
+
+/** Requests a pool needs in the short window to be judged against its peers or its own history. */
+export function minJudgedRequests(tuning: ControlTuning): number {
+  return Math.max(5, Math.floor(tuning.minRequests / 2));
+}

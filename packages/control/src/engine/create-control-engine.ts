@@ -1,5 +1,4 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { PrefillSpeedReader } from '../read-prefill-speed.ts';
 import type {
   ControlAction,
   GovernorConfig,
@@ -16,8 +15,9 @@ import {
 import type { DetectContext } from '../detectors/detect-context.ts';
 import { assessPoolAgainstPeers } from '../detectors/detect-pool-outliers.ts';
 import { readScaleReadiness } from '../detectors/detect-scale.ts';
-import { summarizeScope } from '../detectors/pool-signals.ts';
+import { minJudgedRequests, summarizeScope } from '../detectors/pool-signals.ts';
 import { type FleetObservation, observeFleet } from '../observe-fleet.ts';
+import type { PrefillSpeedReader } from '../read-prefill-speed.ts';
 import type { SignalsReader } from '../signals-reader.ts';
 import type { ControlRepository } from '../state/control-repository.ts';
 import { formatTargetKey } from '../target-key.ts';
@@ -496,7 +496,7 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
   /** Whether the pool serves enough requests in the short window to be judged against its peers. */
   function isAssessable(ctx: DetectContext, poolName: string): boolean {
     const pool = ctx.obs.pools.find((p) => p.pool === poolName);
-    return (pool?.fast?.requests ?? 0) >= Math.max(5, Math.floor(tuning.minRequests / 2));
+    return (pool?.fast?.requests ?? 0) >= minJudgedRequests(tuning);
   }
 
   function verifyRecord(
@@ -509,10 +509,10 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
     const waitS = Math.max(control.verify_after_s, control.cooldown_s);
     // A rollback reverses the action: never at or inside the cooldown.
     if (rec.appliedNs === null || atNs - rec.appliedNs <= secondsToNs(waitS)) return;
+    const waitedOut = atNs - rec.appliedNs >= secondsToNs(control.settle_timeout_s);
     if (rec.kind === 'scale' && rec.direction === 'increase' && rec.target.pool) {
       const pool = ctx.obs.pools.find((p) => p.pool === rec.target.pool);
-      const waited = atNs - rec.appliedNs >= secondsToNs(control.settle_timeout_s);
-      if (pool && !readScaleReadiness(ctx, pool).settled && !waited) return;
+      if (pool && !readScaleReadiness(ctx, pool).settled && !waitedOut) return;
     }
     const faulty = faultyPoolsInScope(ctx, rec);
     const moveAway =
@@ -521,7 +521,6 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
     // Taking traffic from a pool that is still an outlier, or that serves too little to tell, is not
     // undone: the way back is traffic recovery's probes. Any other action whose scope holds a faulty
     // pool waits: the fault, not the action, moved goodput.
-    const waitedOut = atNs - rec.appliedNs >= secondsToNs(control.settle_timeout_s);
     if (moveAway && rec.target.pool && (faulty.has(rec.target.pool) || !isAssessable(ctx, rec.target.pool))) {
       if (!waitedOut) return;
     } else if (!moveAway && faulty.size > 0 && !waitedOut) {
