@@ -174,5 +174,20 @@ describe('actuators', () => {
     expect(g.gov.control.pendingDeliveries()).toBe(2);
     const [next] = await runTicks(g, [h100, a100], 210_000, 240_000);
     expect(next!.at).toBe('2024-01-01T00:04:00.000Z');
+
+    // Shutdown cuts the waiting deliveries off, and the audit log says so after a restart.
+    const dir = g.dataDir;
+    await g.close({ keepData: true });
+    g = await startTestGovernor({ policies: auto }, dir);
+    for (const action of tick!.actions.filter((a) => a.kind === 'scale')) {
+      const { body } = await g.request<{ actions: AuditView[] }>(
+        'GET',
+        `/api/actions?recommendationId=${action.recommendationId}`,
+      );
+      expect(body.actions.find((a) => a.decision === 'delivery_failed')).toMatchObject({
+        actor: 'actuator:dead',
+        actionId: action.id,
+      });
+    }
   });
 });

@@ -100,27 +100,32 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
     }
   };
 
+  const reportDropped = (lane: (typeof lanes)[number], action: ControlAction, error: string) =>
+    options.onOutcome(
+      {
+        actionId: action.id,
+        recommendationId: action.recommendationId,
+        actuator: lane.entry.actuator.name,
+        status: 'failed',
+        attempts: 0,
+        error,
+        httpStatus: null,
+      },
+      action,
+    );
+
   return {
     enqueue(action) {
       if (seen.has(action.id) || stop.signal.aborted) return;
       seen.add(action.id);
       for (const lane of lanes) {
         lane.queue.push(action);
-        if (lane.queue.length > maxQueued) {
-          const dropped = lane.queue.shift()!;
-          options.onOutcome(
-            {
-              actionId: dropped.id,
-              recommendationId: dropped.recommendationId,
-              actuator: lane.entry.actuator.name,
-              status: 'failed',
-              attempts: 0,
-              error: `dropped: more than ${maxQueued} actions waiting for actuator ${lane.entry.actuator.name}`,
-              httpStatus: null,
-            },
-            dropped,
+        if (lane.queue.length > maxQueued)
+          reportDropped(
+            lane,
+            lane.queue.shift()!,
+            `dropped: more than ${maxQueued} actions waiting for actuator ${lane.entry.actuator.name}`,
           );
-        }
         void pump(lane);
       }
     },
@@ -144,7 +149,10 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
     },
     async close() {
       stop.abort();
-      for (const lane of lanes) lane.queue.length = 0;
+      // Nothing waiting vanishes unrecorded: each action still queued is reported as not delivered.
+      for (const lane of lanes)
+        for (const action of lane.queue.splice(0))
+          reportDropped(lane, action, 'dropped: Governor shut down first');
       await this.drain(5000);
     },
   };

@@ -156,6 +156,8 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
   let ticker: NodeJS.Timeout | null = null;
   let polling: Promise<number> | null = null;
   let closed = false;
+  // Audit writes of delivery outcomes; close waits for them so none lands on a closed store.
+  const recordings = new Set<Promise<void>>();
 
   const serialize = <T>(fn: () => Promise<T>): Promise<T> => {
     const run = chain.then(fn);
@@ -166,7 +168,10 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
   const deliveries = createDeliveryQueue({
     actuators: options.actuators ?? [],
     sleep: options.deliverySleep,
-    onOutcome: (outcome, action) => void recordDelivery(outcome, action),
+    onOutcome: (outcome, action) => {
+      const recording = recordDelivery(outcome, action).finally(() => recordings.delete(recording));
+      recordings.add(recording);
+    },
   });
 
   // ---- restore after a restart ---------------------------------------------------------------
@@ -973,6 +978,7 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
       await chain;
       await deliveries.drain(1000);
       await deliveries.close();
+      await Promise.all(recordings);
     },
   };
 }
