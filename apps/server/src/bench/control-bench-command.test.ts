@@ -5,7 +5,7 @@ import {
   type ScenarioResult,
   emptyFindings,
 } from './control-bench.ts';
-import { formatControlBenchReport } from './control-bench-command.ts';
+import { formatControlBenchReport, runBenchControlCommand } from './control-bench-command.ts';
 
 const findings = (f: Partial<GovernorFindings>): GovernorFindings => ({ ...emptyFindings(), ...f });
 const scenario = (name: string, governor: GovernorFindings): ScenarioResult => ({
@@ -51,5 +51,22 @@ describe('bench control verdict', () => {
     );
     expect(verdict).toContain('most tasks within the SLO per dollar: 1\n');
     expect(verdict).toContain('Governor run failed: 1');
+  });
+});
+
+describe('bench control arguments', () => {
+  it('refuses an unknown workload with exit code 2 and names the valid ones, before running anything', async () => {
+    const written: string[] = [];
+    const write = process.stderr.write;
+    process.stderr.write = ((chunk: string) =>
+      written.push(String(chunk)) > 0) as typeof process.stderr.write;
+    try {
+      expect(await runBenchControlCommand({ positional: [], flags: { workload: 'mooncake' } })).toBe(2);
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(written.join('')).toBe(
+      'unknown workload "mooncake"; use azure-conv, azure-code, mooncake-conversation\n',
+    );
   });
 });

@@ -27,6 +27,12 @@ export async function runBenchControlCommand(args: ParsedArgs): Promise<number> 
     }
   }
   const workloads = splitList(flagString(args, 'workload')) as WorkloadName[] | undefined;
+  for (const w of workloads ?? []) {
+    if (!BENCH_WORKLOADS.includes(w)) {
+      process.stderr.write(`unknown workload "${w}"; use ${BENCH_WORKLOADS.join(', ')}\n`);
+      return 2;
+    }
+  }
   const matrix = (
     quick
       ? QUICK_MATRIX
