@@ -386,6 +386,20 @@ describe('recommendations from telemetry', () => {
     expect((await latest()).every((r) => r.kind !== 'scale' || (r.action.to as number) >= 1)).toBe(true);
   });
 
+  test('a scale-in whose replicas are still draining is not asked for again', async () => {
+    g = await startTestGovernor({
+      pools: [{ name: 'light', gpu_type: 'H100', model: 'm-light' }],
+      policies: [{ name: 'auto', match: { kind: ['scale'] }, auto_apply: true }],
+    });
+    const light: PoolTraffic = { pool: 'light', model: 'm-light', replicas: 4, ratePerS: 2 };
+    const ticks = await runTicks(g, [light], 0, 330_000);
+    const applied = ticks.flatMap((t) => t.actions).filter((a) => a.kind === 'scale');
+    expect(applied.map((a) => a.action)).toEqual([{ from: 4, to: 3 }]);
+    // The gauges still count 4 replicas paid for while the removed one finishes its requests.
+    const later = await runTicks(g, [light], 330_000, 450_000);
+    expect(later.flatMap((t) => find(t.recommendations, 'scale', 'light'))).toEqual([]);
+  });
+
   test('a scale-up cannot win back more tasks within the SLO than the pool met when it was calm', async () => {
     g = await startTestGovernor({
       pools: [

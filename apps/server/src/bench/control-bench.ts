@@ -273,7 +273,13 @@ async function runGovernor(
     const byId = new Map(recommendations.map((r) => [r.id, r]));
     const decisions = (await governor.control.listAudit({ limit: 10_000 }))
       .reverse()
-      .filter((a) => a.decision !== 'proposed' && a.decision !== 'refreshed' && a.decision !== 'delivered')
+      // A proposal shows on its own line only when nothing applied it; otherwise the apply says it.
+      .filter(
+        (a) =>
+          (a.decision !== 'proposed' || !a.recommendationId || !byId.get(a.recommendationId)?.appliedAt) &&
+          a.decision !== 'refreshed' &&
+          a.decision !== 'delivered',
+      )
       .map((a) => {
         const rec = a.recommendationId ? byId.get(a.recommendationId) : undefined;
         const target = Object.values(a.target ?? {}).join('/');
@@ -291,6 +297,10 @@ async function runGovernor(
 /** Request outcomes and per-pool cost of a run, one line each. */
 export function describeOutcomes(s: RunSummary): string[] {
   return [
+    ...s.faults.map(
+      (f) =>
+        `fault ${f.kind} on ${Object.values(f.target).join('/')} from ${f.start.slice(11, 19)} to ${f.end.slice(11, 19)}`,
+    ),
     `requests ${s.requests}: ${s.successes} succeeded, ${s.errors - s.timeouts - s.preempted} errors, ${s.timeouts} timeouts, ${s.preempted} preempted mid-stream, ${s.rejected} rejected (shed, retry budget, circuit open, no capacity); ${s.retries} retries; ${s.tasks - s.successfulTasks} tasks failed`,
     ...s.pools.map(
       (p) =>

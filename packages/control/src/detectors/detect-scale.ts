@@ -79,9 +79,12 @@ function judgePool(
   planned: ReadonlyMap<string, number>,
 ): Candidate | null {
   const { tuning, control, slo } = ctx;
-  const replicas = pool.replicas ?? ctx.state.actuated.replicas[pool.pool] ?? null;
-  if (replicas === null) return null;
   if (!readScaleReadiness(ctx, pool).settled) return null;
+  // Replicas removed by a scale-in are paid for until they drain their in-flight requests: size
+  // from the count asked for, and do not ask for the same scale-in again meanwhile.
+  const draining = drainingTo(ctx, pool);
+  const replicas = draining ?? pool.replicas ?? ctx.state.actuated.replicas[pool.pool] ?? null;
+  if (replicas === null) return null;
   const learning = ctx.state.learning.get(pool.pool);
   const ratePerS = Math.max(pool.fastRatePerS, pool.mainRatePerS);
   const s: ScaleInputs = {
@@ -96,7 +99,21 @@ function judgePool(
     sloMs: slo.ttft_ms ?? null,
     costPerReplicaHour: pool.gpuHourUsd === null ? null : pool.gpuHourUsd * pool.gpusPerReplica,
   };
-  return judgeScaleUp(ctx, s) ?? judgeScaleIn(ctx, s, control.target_utilization, planned);
+  return (
+    judgeScaleUp(ctx, s) ??
+    (draining === null ? judgeScaleIn(ctx, s, control.target_utilization, planned) : null)
+  );
+}
+
+/** The count Governor's last scale-in asked for, while the pool still pays for more (draining). */
+function drainingTo(ctx: DetectContext, pool: PoolView): number | null {
+  const memory = readMemory(ctx, 'scale', { pool: pool.pool });
+  if (memory?.direction !== 'decrease' || memory.expectReplicas === null || pool.replicas === null)
+    return null;
+  const elapsedS = Number(ctx.obs.atNs - memory.appliedNs) / 1e9;
+  return pool.replicas > memory.expectReplicas && elapsedS < ctx.control.settle_timeout_s
+    ? memory.expectReplicas
+    : null;
 }
 
 interface ScaleInputs {

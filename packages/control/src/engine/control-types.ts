@@ -83,7 +83,10 @@ export interface TargetMemory {
   direction: Direction;
   appliedNs: bigint;
   recommendationId: string;
-  /** For scale: the replica count asked for; the target has settled when the pool reports it. */
+  /**
+   * For scale: the replica count asked for. A scale-up has settled when that many are ready; a
+   * scale-in while more are still paid for (draining their in-flight requests) is in progress.
+   */
   expectReplicas: number | null;
   /** For a scale-up: when the pool first reported the replicas asked for (their load is visible a window later). */
   readyNs?: bigint;

@@ -227,7 +227,7 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
       direction,
       appliedNs: atNs,
       recommendationId: rec.id,
-      expectReplicas: rec.kind === 'scale' && direction === 'increase' && Number.isFinite(to) ? to : null,
+      expectReplicas: rec.kind === 'scale' && Number.isFinite(to) ? to : null,
     });
   }
 
@@ -464,6 +464,7 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
       const asked = s.memory.get(`scale|pool=${p.pool}`);
       if (
         asked?.expectReplicas != null &&
+        asked.direction === 'increase' &&
         asked.readyNs === undefined &&
         p.readyReplicas !== null &&
         p.readyReplicas >= asked.expectReplicas
