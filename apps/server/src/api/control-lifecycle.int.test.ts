@@ -444,4 +444,23 @@ describe('a scale-up still taking effect', () => {
     const judgedAgain = ticks.findIndex((t) => scaleUps(t.recommendations, 'h100-east').length > 0);
     expect(judgedAgain).toBe(2);
   });
+
+  test('keeps waiting for its replicas when one of the running ones crashes and is replaced meanwhile', async () => {
+    g = await startTestGovernor({ policies: [{ name: 'auto', auto_apply: true, min_confidence: 0.3 }] });
+    await runTicks(g, [h100, a100], 0, WARM_UP_MS);
+    const [first] = await runTicks(g, [{ ...h100, ...queued }, a100], WARM_UP_MS, WARM_UP_MS + 30_000);
+    expect(first!.actions.find((a) => a.kind === 'scale' && a.target.pool === 'h100-east')!.action).toEqual({
+      from: 2,
+      to: 4,
+    });
+    // 4 paid for, 2 still starting; a running replica crashes (3 paid for), then its replacement
+    // starts (4 again). The backlog still shows in the short window all the while.
+    const starting = { ...h100, ...queued, replicas: 4, readyReplicas: 2 };
+    const ticks = [
+      ...(await runTicks(g, [starting, a100], WARM_UP_MS + 30_000, WARM_UP_MS + 60_000)),
+      ...(await runTicks(g, [{ ...starting, replicas: 3 }, a100], WARM_UP_MS + 60_000, WARM_UP_MS + 90_000)),
+      ...(await runTicks(g, [starting, a100], WARM_UP_MS + 90_000, WARM_UP_MS + 240_000)),
+    ];
+    expect(ticks.flatMap((t) => scaleUps(t.recommendations, 'h100-east'))).toEqual([]);
+  });
 });

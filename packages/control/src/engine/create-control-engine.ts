@@ -478,11 +478,16 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
       const direction = p.replicas > previous ? 'increase' : 'decrease';
       const key = `scale|pool=${p.pool}`;
       const memory = s.memory.get(key);
-      const explained =
-        memory !== undefined &&
-        memory.direction === direction &&
-        atNs - memory.appliedNs <= secondsToNs(control.settle_timeout_s);
-      if (explained) continue;
+      const recent = memory !== undefined && atNs - memory.appliedNs <= secondsToNs(control.settle_timeout_s);
+      const explained = recent && memory.direction === direction;
+      // A replica crashing or being replaced while Governor's scale-up still starts does not make
+      // the pool settled: the scale-up keeps waiting for the replicas it asked for.
+      const scalingUp =
+        recent &&
+        memory.recommendationId !== 'external' &&
+        memory.direction === 'increase' &&
+        memory.readyNs === undefined;
+      if (explained || scalingUp) continue;
       s.memory.set(key, { direction, appliedNs: atNs, recommendationId: 'external', expectReplicas: null });
     }
   }
