@@ -386,37 +386,6 @@ describe('recommendations from telemetry', () => {
     expect((await latest()).every((r) => r.kind !== 'scale' || (r.action.to as number) >= 1)).toBe(true);
   });
 
-  test('queueing that is a large share of a short TTFT but a small part of the SLO does not keep replicas', async () => {
-    g = await startTestGovernor({
-      pools: [
-        { name: 'brief-queue', gpu_type: 'H100', model: 'm-brief' },
-        { name: 'real-queue', gpu_type: 'H100', model: 'm-real' },
-      ],
-    });
-    // A quarter of TTFT queueing on both, far inside the SLO; the p95 queue is ~110 ms on one (under
-    // 10% of the 2 s SLO) and ~215 ms on the other.
-    const ticks = await runTicks(
-      g,
-      [
-        { pool: 'brief-queue', model: 'm-brief', replicas: 4, ratePerS: 2, queueMs: 90 },
-        {
-          pool: 'real-queue',
-          model: 'm-real',
-          replicas: 4,
-          ratePerS: 2,
-          queueMs: 180,
-          inputTokens: 1800,
-        },
-      ],
-      0,
-      330_000,
-    );
-    const recs = ticks.flatMap((t) => t.recommendations);
-    const scaleIn = (pool: string) => find(recs, 'scale', pool).filter((r) => r.action.to! < r.action.from!);
-    expect(scaleIn('brief-queue').map((r) => r.action)).toEqual([{ from: 4, to: 3 }]);
-    expect(scaleIn('real-queue')).toEqual([]);
-  });
-
   test('a scale-in whose replicas are still draining is not asked for again', async () => {
     g = await startTestGovernor({
       pools: [{ name: 'light', gpu_type: 'H100', model: 'm-light' }],

@@ -7,7 +7,6 @@ import {
   estimateUtilization,
   isFailing,
   isQueueNegligible,
-  isQueueWithinSlo,
   minJudgedRequests,
   readLoad,
   readQueueShare,
@@ -318,16 +317,9 @@ function judgeScaleIn(
   // Scale-in changes load, not a prompt's own prefill time: what matters is that the pool is calm
   // (no queueing, prefill at its uncontended speed, no failures). Whether it then still holds the SLO
   // as well as before is what verification checks, rolling back if not.
-  // Queueing is calm when it is a small part of TTFT, or a small part of the SLO's budget: 200 ms of
-  // queue in a TTFT far inside a 2 s SLO is no sign the pool needs all its replicas.
-  const queueCalm =
-    ((load.queueShare ?? 0) < tuning.queueBoundShare / 2 &&
-      (mainQueueShare ?? 0) < tuning.queueBoundShare / 2) ||
-    (sloMs !== null &&
-      isQueueWithinSlo(main, sloMs, tuning.probeMaxQueueSloShare) &&
-      isQueueWithinSlo(pool.fast, sloMs, tuning.probeMaxQueueSloShare));
   const calm =
-    queueCalm &&
+    (load.queueShare ?? 0) < tuning.queueBoundShare / 2 &&
+    (mainQueueShare ?? 0) < tuning.queueBoundShare / 2 &&
     (load.contention ?? 1) < 1.5 &&
     (main.errorRate ?? 0) <= 0.05 &&
     !ctx.suspects.has(pool.pool);

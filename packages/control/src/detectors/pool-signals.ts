@@ -66,12 +66,6 @@ export function isQueueNegligible(g: SignalGroup | null, sloMs: number | null, s
   return q50 !== null && t50 !== null && t50 > 0 && q50 <= share * t50;
 }
 
-/** Even the p95 queue time is within `share` of the SLO (a pool without requests queues nothing). */
-export function isQueueWithinSlo(g: SignalGroup | null, sloMs: number, share: number): boolean {
-  const q95 = g?.queueMs.p95 ?? null;
-  return q95 === null || q95 <= share * sloMs;
-}
-
 /** Share of TTFT spent in prefill (0–1): the prefill hop's mean share, or its p95 over TTFT p95. */
 export function readPrefillShare(g: SignalGroup | null): number | null {
   if (!g) return null;
