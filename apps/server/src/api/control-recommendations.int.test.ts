@@ -386,6 +386,31 @@ describe('recommendations from telemetry', () => {
     expect((await latest()).every((r) => r.kind !== 'scale' || (r.action.to as number) >= 1)).toBe(true);
   });
 
+  test('a pool whose prefill load stretches every prompt token learns its capacity from it', async () => {
+    g = await startTestGovernor({ pools: [{ name: 'chunked', gpu_type: 'H100', model: 'm-chunked' }] });
+    // Chunked prefill: a loaded engine admits at once (no queue) and each prompt token takes longer.
+    const calm: PoolTraffic = {
+      pool: 'chunked',
+      model: 'm-chunked',
+      replicas: 2,
+      ratePerS: 1,
+      inputTokens: 3000,
+    };
+    await runTicks(g, [calm], 0, WARM_UP_MS);
+    const busy = { ...calm, ratePerS: 2, prefillMsPerToken: 0.75 };
+    const ticks = await runTicks(g, [busy], WARM_UP_MS, WARM_UP_MS + 60_000);
+    const utilization = (i: number) =>
+      find(ticks[i]!.recommendations, 'scale', 'chunked')[0]!.evidence.find((e) =>
+        e.signal.startsWith('utilization{'),
+      )!;
+    // First sight: no queue, so before this the pool never looked saturated; its capacity is unknown.
+    expect(utilization(0).signal).not.toContain('learned_capacity');
+    // Having served ~1 request/s per replica at 3× its idle prefill time, it knows its capacity.
+    expect(utilization(1).signal).toBe('utilization{pool=chunked,basis=learned_capacity}');
+    expect(utilization(1).value).toBeGreaterThan(0.9);
+    expect(utilization(1).value).toBeLessThan(1.2);
+  });
+
   test('a scale-in whose replicas are still draining is not asked for again', async () => {
     g = await startTestGovernor({
       pools: [{ name: 'light', gpu_type: 'H100', model: 'm-light' }],

@@ -112,8 +112,9 @@ export interface PoolLearning {
   /** The highest completed requests/s per serving replica seen (healthy ticks): a lower bound of capacity. */
   peakRatePerReplica: number | null;
   /**
-   * The pool has been saturated — the median request queued for admission — so its peak rate is
-   * its capacity rather than just the most it was asked to do.
+   * The pool has been saturated — the median request queued for admission, or prefill per token
+   * took at least contentionRatio × its idle time (chunked prefill admits at once and slows every
+   * prompt instead) — so its peak rate is its capacity rather than just the most it was asked to do.
    */
   saturated: boolean;
   /**

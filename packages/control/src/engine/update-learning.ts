@@ -66,10 +66,13 @@ export function updateLearning(
     }
     if (perReplica !== null && healthy) {
       if (perReplica > (learning.peakRatePerReplica ?? 0)) learning.peakRatePerReplica = perReplica;
-      // Sustained saturation: the median request waited a good part of its TTFT for admission.
+      // Sustained saturation: the median request waited a good part of its TTFT for admission, or —
+      // with chunked prefill, where a loaded engine admits at once — each prompt token took well
+      // longer to prefill than on the idle pool.
       const q50 = g.queueMs.p50;
       const t50 = g.ttftMs.p50;
       if (q50 !== null && t50 !== null && t50 > 0 && q50 / t50 >= 0.3) learning.saturated = true;
+      if ((load.contention ?? 0) >= tuning.contentionRatio) learning.saturated = true;
       const calm =
         !load.loadBound &&
         isQueueNegligible(g, sloMs, tuning.probeMaxQueueSloShare) &&
