@@ -387,28 +387,43 @@ describe('recommendations from telemetry', () => {
   });
 
   test('a pool whose prefill load stretches every prompt token learns its capacity from it', async () => {
-    g = await startTestGovernor({ pools: [{ name: 'chunked', gpu_type: 'H100', model: 'm-chunked' }] });
+    g = await startTestGovernor({
+      pools: [
+        { name: 'chunked', gpu_type: 'H100', model: 'm-chunked' },
+        { name: 'long-mix', gpu_type: 'H100', model: 'm-long-mix' },
+      ],
+    });
     // Chunked prefill: a loaded engine admits at once (no queue) and each prompt token takes longer.
-    const calm: PoolTraffic = {
-      pool: 'chunked',
-      model: 'm-chunked',
+    const calm = (pool: string, model: string): PoolTraffic => ({
+      pool,
+      model,
       replicas: 2,
       ratePerS: 1,
       inputTokens: 3000,
-    };
-    await runTicks(g, [calm], 0, WARM_UP_MS);
-    const busy = { ...calm, ratePerS: 2, prefillMsPerToken: 0.75 };
-    const ticks = await runTicks(g, [busy], WARM_UP_MS, WARM_UP_MS + 60_000);
-    const utilization = (i: number) =>
-      find(ticks[i]!.recommendations, 'scale', 'chunked')[0]!.evidence.find((e) =>
+    });
+    await runTicks(g, [calm('chunked', 'm-chunked'), calm('long-mix', 'm-long-mix')], 0, WARM_UP_MS);
+    const ticks = await runTicks(
+      g,
+      [
+        // Twice the load per replica it served calmly, prefill 3× slower per token.
+        { ...calm('chunked', 'm-chunked'), ratePerS: 2, prefillMsPerToken: 0.75 },
+        // As slow per token at its usual load: the prompts changed, not the load.
+        { ...calm('long-mix', 'm-long-mix'), prefillMsPerToken: 0.75 },
+      ],
+      WARM_UP_MS,
+      WARM_UP_MS + 60_000,
+    );
+    const utilization = (i: number, pool: string) =>
+      find(ticks[i]!.recommendations, 'scale', pool)[0]!.evidence.find((e) =>
         e.signal.startsWith('utilization{'),
       )!;
     // First sight: no queue, so before this the pool never looked saturated; its capacity is unknown.
-    expect(utilization(0).signal).not.toContain('learned_capacity');
+    expect(utilization(0, 'chunked').signal).not.toContain('learned_capacity');
     // Having served ~1 request/s per replica at 3× its idle prefill time, it knows its capacity.
-    expect(utilization(1).signal).toBe('utilization{pool=chunked,basis=learned_capacity}');
-    expect(utilization(1).value).toBeGreaterThan(0.9);
-    expect(utilization(1).value).toBeLessThan(1.2);
+    expect(utilization(1, 'chunked').signal).toBe('utilization{pool=chunked,basis=learned_capacity}');
+    expect(utilization(1, 'chunked').value).toBeGreaterThan(0.9);
+    expect(utilization(1, 'chunked').value).toBeLessThan(1.2);
+    expect(utilization(1, 'long-mix').signal).not.toContain('learned_capacity');
   });
 
   test('a scale-in whose replicas are still draining is not asked for again', async () => {

@@ -113,8 +113,9 @@ export interface PoolLearning {
   peakRatePerReplica: number | null;
   /**
    * The pool has been saturated — the median request queued for admission, or prefill per token
-   * took at least contentionRatio × its idle time (chunked prefill admits at once and slows every
-   * prompt instead) — so its peak rate is its capacity rather than just the most it was asked to do.
+   * took at least contentionRatio × its idle time at more load per replica than it ever carried
+   * calmly (chunked prefill admits at once and slows every prompt instead) — so its peak rate is its
+   * capacity rather than just the most it was asked to do.
    */
   saturated: boolean;
   /**

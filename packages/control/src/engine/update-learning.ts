@@ -72,7 +72,14 @@ export function updateLearning(
       const q50 = g.queueMs.p50;
       const t50 = g.ttftMs.p50;
       if (q50 !== null && t50 !== null && t50 > 0 && q50 / t50 >= 0.3) learning.saturated = true;
-      if ((load.contention ?? 0) >= tuning.contentionRatio) learning.saturated = true;
+      // Only when the pool carries more per replica than it ever did calmly: a prompt mix that swings
+      // to long prompts stretches prefill per token at a light load too.
+      if (
+        (load.contention ?? 0) >= tuning.contentionRatio &&
+        learning.calmRatePerReplica !== null &&
+        perReplica > learning.calmRatePerReplica
+      )
+        learning.saturated = true;
       const calm =
         !load.loadBound &&
         isQueueNegligible(g, sloMs, tuning.probeMaxQueueSloShare) &&
