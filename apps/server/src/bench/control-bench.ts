@@ -78,7 +78,7 @@ export interface GovernorFindings {
   rolledBack: number;
   /** With `explain`: Governor's decisions in order (audit log, one line each). */
   decisions?: string[];
-  /** With `explain`: how Governor's requests ended and what each pool cost (where the money and the failures went). */
+  /** With `explain`: the fault window, how Governor's requests ended and what each pool cost. */
   outcomes?: string[];
 }
 

@@ -66,14 +66,13 @@ export function updateLearning(
     }
     if (perReplica !== null && healthy) {
       if (perReplica > (learning.peakRatePerReplica ?? 0)) learning.peakRatePerReplica = perReplica;
-      // Sustained saturation: the median request waited a good part of its TTFT for admission, or —
-      // with chunked prefill, where a loaded engine admits at once — each prompt token took well
-      // longer to prefill than on the idle pool.
+      // Sustained saturation: the median request waited a good part of its TTFT for admission.
       const q50 = g.queueMs.p50;
       const t50 = g.ttftMs.p50;
       if (q50 !== null && t50 !== null && t50 > 0 && q50 / t50 >= 0.3) learning.saturated = true;
-      // Only when the pool carries more per replica than it ever did calmly: a prompt mix that swings
-      // to long prompts stretches prefill per token at a light load too.
+      // With chunked prefill a loaded engine admits at once and each prompt token takes longer instead
+      // — but only load explains it if each replica carries more than it ever did calmly: a prompt mix
+      // that swings to long prompts stretches prefill per token at a light load too.
       if (
         (load.contention ?? 0) >= tuning.contentionRatio &&
         learning.calmRatePerReplica !== null &&
