@@ -26,6 +26,19 @@ const a100 = A100_TRAFFIC;
 const find = (recs: Recommendation[], kind: string, pool?: string) =>
   recs.filter((r) => r.kind === kind && (pool === undefined || r.target.pool === pool));
 
+/** Governor on TEST_POOLS held at max_replicas 2, both pools warmed up with `calm`. */
+async function warmUpAtMaxReplicas(calm: Partial<PoolTraffic>): Promise<TestGovernor> {
+  g = await startTestGovernor({ pools: TEST_POOLS.map((p) => ({ ...p, max_replicas: 2 })) });
+  await runTicks(g, both(calm), 0, WARM_UP_MS);
+  return g;
+}
+
+/** Both test pools' traffic with the same changes. */
+const both = (change: Partial<PoolTraffic>): PoolTraffic[] => [
+  { ...h100, ...change },
+  { ...a100, ...change },
+];
+
 async function latest(): Promise<Recommendation[]> {
   const { body } = await g!.request<{ recommendations: Recommendation[] }>(
     'GET',
@@ -138,32 +151,15 @@ describe('recommendations from telemetry', () => {
   });
 
   test('with every pool at max_replicas and requests timing out, new low-priority tasks are shed first', async () => {
-    g = await startTestGovernor({ pools: TEST_POOLS.map((p) => ({ ...p, max_replicas: 2 })) });
     const priorities: [number, number][] = [
       [0, 0.3],
       [1, 0.3],
       [2, 0.4],
     ];
-    await runTicks(
-      g,
-      [
-        { ...h100, priorities },
-        { ...a100, priorities },
-      ],
-      0,
-      WARM_UP_MS,
-    );
+    const gov = await warmUpAtMaxReplicas({ priorities });
     // Overload that has turned into failures: 10% of requests time out.
     const overloaded = { queueMs: 3000, priorities, errorRate: 0.1, failureOutcome: 'timeout' as const };
-    const [tick] = await runTicks(
-      g,
-      [
-        { ...h100, ...overloaded },
-        { ...a100, ...overloaded },
-      ],
-      WARM_UP_MS,
-      WARM_UP_MS + 30_000,
-    );
+    const [tick] = await runTicks(gov, both(overloaded), WARM_UP_MS, WARM_UP_MS + 30_000);
     const shed = find(tick!.recommendations, 'shed_load')[0]!;
     expect(shed).toMatchObject({ target: { model: 'llama-8b' }, action: { minPriority: 1 } });
     expect(shed.reason).toMatch(/in-flight workflow steps keep running/);
@@ -171,7 +167,6 @@ describe('recommendations from telemetry', () => {
   });
 
   test('a few stray errors on a model with little traffic shed nothing', async () => {
-    g = await startTestGovernor({ pools: TEST_POOLS.map((p) => ({ ...p, max_replicas: 2 })) });
     const priorities: [number, number][] = [
       [0, 0.5],
       [1, 0.5],
@@ -179,47 +174,22 @@ describe('recommendations from telemetry', () => {
     // One request a second per pool: queue-bound past the SLO at max_replicas, with 6-7% failing,
     // which here is four requests in the short window: too few to mean overload has turned into failures.
     const quiet = { ratePerS: 1, priorities };
-    await runTicks(
-      g,
-      [
-        { ...h100, ...quiet },
-        { ...a100, ...quiet },
-      ],
-      0,
-      WARM_UP_MS,
-    );
+    const gov = await warmUpAtMaxReplicas(quiet);
     const overloaded = { ...quiet, queueMs: 3000, errorRate: 0.06, failureOutcome: 'timeout' as const };
-    const ticks = await runTicks(
-      g,
-      [
-        { ...h100, ...overloaded },
-        { ...a100, ...overloaded },
-      ],
-      WARM_UP_MS,
-      WARM_UP_MS + 60_000,
-    );
+    const ticks = await runTicks(gov, both(overloaded), WARM_UP_MS, WARM_UP_MS + 60_000);
     expect(ticks.flatMap((t) => find(t.recommendations, 'shed_load'))).toEqual([]);
   });
 
   test("one faulty pool's errors shed no tasks: they are its fault, not the load's", async () => {
-    g = await startTestGovernor({ pools: TEST_POOLS.map((p) => ({ ...p, max_replicas: 2 })) });
     const priorities: [number, number][] = [
       [0, 0.3],
       [1, 0.7],
     ];
-    await runTicks(
-      g,
-      [
-        { ...h100, priorities },
-        { ...a100, priorities },
-      ],
-      0,
-      WARM_UP_MS,
-    );
+    const gov = await warmUpAtMaxReplicas({ priorities });
     // Both pools queue at max_replicas; only A100 fails (30%) — against its peer, an outlier.
     const busy = { queueMs: 3000, priorities };
     const [tick] = await runTicks(
-      g,
+      gov,
       [
         { ...h100, ...busy },
         { ...a100, ...busy, errorRate: 0.3 },
