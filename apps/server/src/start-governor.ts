@@ -5,6 +5,7 @@ import {
   createActuatorsFromConfig,
   createControlEngine,
   createDuckDbRepository,
+  createEngineWorkReader,
   createPrefillSpeedReader,
   createReadyReplicasReader,
 } from '@governor/control';
@@ -75,6 +76,7 @@ export async function startGovernor({ config, logger, env }: StartOptions): Prom
       repository: createDuckDbRepository(store),
       readReadyReplicas: createReadyReplicasReader(store),
       readPrefillSpeed: createPrefillSpeedReader(store),
+      readEngineWork: createEngineWorkReader(store),
       actuators: createActuatorsFromConfig(config.actuators, env ?? process.env),
       onEvent: (event) => events.publish(event),
       onError: (error) => log.error({ err: error }, 'control tick failed'),

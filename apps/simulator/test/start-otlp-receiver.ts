@@ -88,12 +88,21 @@ function collectPoints(body: any, into: ReceivedPoint[]): void {
   for (const rm of body.resourceMetrics ?? []) {
     for (const sm of rm.scopeMetrics ?? []) {
       for (const metric of sm.metrics ?? []) {
-        for (const dp of metric.gauge?.dataPoints ?? []) {
+        for (const dp of metric.gauge?.dataPoints ?? metric.sum?.dataPoints ?? []) {
           into.push({
             metric: metric.name,
             timeNs: BigInt(dp.timeUnixNano),
             attributes: readAttributes(dp.attributes),
             value: dp.asDouble ?? Number(dp.asInt),
+          });
+        }
+        // A histogram point's value here is its count.
+        for (const dp of metric.histogram?.dataPoints ?? []) {
+          into.push({
+            metric: metric.name,
+            timeNs: BigInt(dp.timeUnixNano),
+            attributes: readAttributes(dp.attributes),
+            value: Number(dp.count),
           });
         }
       }

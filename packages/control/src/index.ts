@@ -13,6 +13,7 @@ export { DEFAULT_TUNING } from './engine/control-tuning.ts';
 export type { ControlTuning } from './engine/control-tuning.ts';
 export type { SignalsReader, SnapshotQuery } from './signals-reader.ts';
 export { createReadyReplicasReader } from './read-ready-replicas.ts';
+export { createEngineWorkReader, type EngineWork, type EngineWorkReader } from './read-engine-work.ts';
 export {
   createPrefillSpeedReader,
   type PrefillSpeed,

@@ -1,4 +1,5 @@
 import type { GovernorConfig, SignalGroup } from '@governor/conventions';
+import type { EngineWork, EngineWorkReader } from './read-engine-work.ts';
 import type { PrefillSpeed, PrefillSpeedReader } from './read-prefill-speed.ts';
 import type { SignalsReader } from './signals-reader.ts';
 
@@ -18,6 +19,8 @@ export interface PoolView {
   prefillMsPerToken: number | null;
   /** The same for the fastest tenth of long-prompt requests: load slows the typical one, a slow GPU even these. */
   fastestPrefillMsPerToken: number | null;
+  /** What its engines did over the short window, from the runtime's counters; null without them. */
+  engineWork: EngineWork | null;
   /** Replicas paid for (running + starting + draining), from governor.pool.replicas. */
   replicas: number | null;
   /** Replicas serving (reporting runtime gauges); null when the fleet sends no per-replica gauges. */
@@ -57,6 +60,8 @@ export interface ObserveOptions {
   readReadyReplicas?: (atNs: bigint) => Promise<Map<string, number>>;
   /** Prefill ms per prompt token per pool (see read-prefill-speed.ts); omitted when spans carry none. */
   readPrefillSpeed?: PrefillSpeedReader;
+  /** Engine work per pool (see read-engine-work.ts); omitted when the fleet sends no runtime counters. */
+  readEngineWork?: EngineWorkReader;
   config: GovernorConfig;
   atNs: bigint;
   windowMs: number;
@@ -70,7 +75,7 @@ export interface ObserveOptions {
 
 export async function observeFleet(options: ObserveOptions): Promise<FleetObservation> {
   const { signals, config, atNs, windowMs, fastWindowMs } = options;
-  const [main, fast, priorities, ready, prefill, prefillMain] = await Promise.all([
+  const [main, fast, priorities, ready, prefill, prefillMain, engineWork] = await Promise.all([
     signals.snapshot({ windowMs, by: ['pool'], atNs }),
     signals.snapshot({ windowMs: fastWindowMs, by: ['pool'], atNs }),
     signals.snapshot({ windowMs: fastWindowMs, by: ['model', 'priority'], atNs }),
@@ -81,6 +86,9 @@ export async function observeFleet(options: ObserveOptions): Promise<FleetObserv
     options.readPrefillSpeed
       ? options.readPrefillSpeed(atNs, windowMs)
       : Promise.resolve(new Map<string, PrefillSpeed>()),
+    options.readEngineWork
+      ? options.readEngineWork(atNs, fastWindowMs)
+      : Promise.resolve(new Map<string, EngineWork>()),
   ]);
   const minFast = options.minFastRequests ?? 0;
   const mainByPool = indexByPool(main.groups);
@@ -122,6 +130,7 @@ export async function observeFleet(options: ObserveOptions): Promise<FleetObserv
         prefill.get(name)?.fastestMsPerToken ??
         (quiet ? prefillMain.get(name)?.fastestMsPerToken : null) ??
         null,
+      engineWork: engineWork.get(name) ?? null,
       minReplicas: pool?.min_replicas ?? 1,
       maxReplicas: pool?.max_replicas ?? null,
       gpusPerReplica: pool?.gpus_per_replica ?? 1,

@@ -1,4 +1,5 @@
 import type { GovernorConfig, Recommendation } from '@governor/conventions';
+import type { EngineWorkReader } from './read-engine-work.ts';
 import type { PrefillSpeedReader } from './read-prefill-speed.ts';
 import { createControlEngine } from './engine/create-control-engine.ts';
 import type { SignalsReader } from './signals-reader.ts';
@@ -15,6 +16,7 @@ export interface BacktestOptions {
   signals: SignalsReader;
   readReadyReplicas?: (atNs: bigint) => Promise<Map<string, number>>;
   readPrefillSpeed?: PrefillSpeedReader;
+  readEngineWork?: EngineWorkReader;
   fromNs: bigint;
   toNs: bigint;
   onTick?: (atNs: bigint, index: number, total: number) => void;
@@ -43,6 +45,7 @@ export async function runBacktest(options: BacktestOptions): Promise<BacktestRep
     repository,
     readReadyReplicas: options.readReadyReplicas,
     readPrefillSpeed: options.readPrefillSpeed,
+    readEngineWork: options.readEngineWork,
   });
   const interval = secondsToNs(options.config.control.interval_s);
   const entries: BacktestEntry[] = [];

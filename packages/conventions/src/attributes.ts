@@ -47,13 +47,18 @@ export const Attr = {
   costUsd: 'governor.cost.usd',
 } as const;
 
-/** Gauges Governor reads from OTLP metrics. */
+/** Gauges and runtime counters Governor reads from OTLP metrics. */
 export const Metric = {
   poolReplicas: 'governor.pool.replicas',
   vllmKvCacheUsage: 'vllm:kv_cache_usage_perc',
   vllmRequestsWaiting: 'vllm:num_requests_waiting',
   vllmRequestsRunning: 'vllm:num_requests_running',
   dcgmGpuUtil: 'DCGM_FI_DEV_GPU_UTIL',
+  /** Cumulative sums per replica: prompt tokens prefilled, tokens generated. */
+  vllmPromptTokens: 'vllm:prompt_tokens_total',
+  vllmGenerationTokens: 'vllm:generation_tokens_total',
+  /** Cumulative histogram per replica of the tokens each engine step processed (count = steps). */
+  vllmIterationTokens: 'vllm:iteration_tokens_total',
 } as const;
 
 export const OUTCOMES = ['success', 'error', 'timeout', 'rejected', 'preempted', 'cancelled'] as const;

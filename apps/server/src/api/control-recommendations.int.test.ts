@@ -110,6 +110,59 @@ describe('recommendations from telemetry', () => {
     expect(find(tick!.recommendations, 'circuit_break')).toEqual([]);
   });
 
+  test("a slow GPU shows in its engines' counters before its requests end, and its last slow requests do not outlast it", async () => {
+    g = await startTestGovernor();
+    const healthy = [
+      { ...h100, engineSlowdown: 1 },
+      { ...a100, engineSlowdown: 1 },
+    ];
+    await runTicks(g, healthy, 0, WARM_UP_MS);
+    // H100's steps take 2.5× as long; no request has ended on the slow GPU yet, so its spans look usual.
+    const [slow] = await runTicks(
+      g,
+      [{ ...h100, engineSlowdown: 2.5 }, healthy[1]!],
+      WARM_UP_MS,
+      WARM_UP_MS + 30_000,
+    );
+    const shift = find(slow!.recommendations, 'shift_traffic', 'h100-east')[0]!;
+    expect(shift.reason).toMatch(/its engines take 2\.\d× their usual time for the work they do/);
+    const engine = shift.evidence.find((e) => e.signal === 'engineBusyVsWork{pool=h100-east}')!;
+    expect(engine.value).toBeGreaterThan(2);
+    // The GPU is well again; requests that ran on it while it was slow still end, slowly.
+    const [after] = await runTicks(
+      g,
+      [{ ...h100, engineSlowdown: 1, prefillMsPerToken: 0.625, decodeMsPerToken: 37.5 }, healthy[1]!],
+      WARM_UP_MS + 30_000,
+      WARM_UP_MS + 60_000,
+    );
+    const stale = find(after!.recommendations, 'shift_traffic', 'h100-east').filter((r) =>
+      /usual engine time|engines take/.test(r.reason),
+    );
+    expect(stale).toEqual([]);
+    expect(find(after!.recommendations, 'circuit_break')).toEqual([]);
+  });
+
+  test('a pool with a few errors keeps its traffic while its calm peer could not carry the share that would move', async () => {
+    g = await startTestGovernor();
+    await runTicks(g, [h100, a100], 0, WARM_UP_MS);
+    // A100 queues at 1 request/s per replica: with its prompts, that is what it sustains.
+    await runTicks(g, [h100, { ...a100, queueMs: 3000 }], WARM_UP_MS, WARM_UP_MS + 60_000);
+    // Calm again, while H100 fails 10% of its requests: not broken, but an outlier against A100.
+    const [, tick] = await runTicks(
+      g,
+      [{ ...h100, errorRate: 0.1 }, a100],
+      WARM_UP_MS + 60_000,
+      WARM_UP_MS + 120_000,
+    );
+    const shift = find(tick!.recommendations, 'shift_traffic', 'h100-east')[0]!;
+    expect(shift.reason).toMatch(/error rate 10% vs 0% on its peers/);
+    // A100 already carries 2 requests/s, over the 1.4 its capacity allows at the target utilization:
+    // the 1 request/s that would move would queue there. Proposed for a human, not auto-applied.
+    expect(shift.reason).toMatch(/cannot carry it now/);
+    expect(shift.confidence).toBeLessThanOrEqual(0.4);
+    expect(find(tick!.recommendations, 'circuit_break')).toEqual([]);
+  });
+
   test('a pool slow even at its fastest requests, hidden in a burst on every pool, is reported to a human', async () => {
     g = await startTestGovernor();
     await runTicks(g, [h100, a100], 0, WARM_UP_MS);

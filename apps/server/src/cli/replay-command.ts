@@ -1,4 +1,5 @@
 import {
+  createEngineWorkReader,
   createPrefillSpeedReader,
   createReadyReplicasReader,
   isoToNs,
@@ -68,6 +69,7 @@ export async function runReplayCommand(args: ParsedArgs): Promise<number> {
       signals,
       readReadyReplicas: createReadyReplicasReader(store),
       readPrefillSpeed: createPrefillSpeedReader(store),
+      readEngineWork: createEngineWorkReader(store),
       fromNs,
       toNs,
       onTick: (atNs, index, total) => {

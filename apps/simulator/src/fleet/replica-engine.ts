@@ -42,6 +42,23 @@ export interface RuntimeSeq {
 
 export type ReplicaStatus = 'starting' | 'running' | 'draining';
 
+/** Upper bounds of vLLM's iteration-tokens histogram buckets (tokens an engine step processed). */
+export const ITERATION_TOKEN_BOUNDS = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384];
+
+/**
+ * The runtime's cumulative counters, as vLLM exports them: prompt tokens prefilled, tokens generated,
+ * and engine steps by the tokens each processed (vllm:iteration_tokens_total). They start at zero
+ * with the replica.
+ */
+export interface EngineCounters {
+  promptTokens: number;
+  generationTokens: number;
+  iterations: number;
+  iterationTokens: number;
+  /** Steps per bucket of ITERATION_TOKEN_BOUNDS, the last one for steps above the largest bound. */
+  iterationBuckets: number[];
+}
+
 export interface Replica {
   id: string;
   poolName: string;
@@ -58,6 +75,12 @@ export interface Replica {
   version: number;
   stepStartMs: number;
   stepMs: number;
+  /**
+   * Prompt tokens and decoding sequences of the current mixed step as planned: counted when it ends,
+   * even for a sequence aborted meanwhile (vLLM handles aborts between steps; the GPU did the work).
+   */
+  stepPrefillTokens: number;
+  stepDecodeSeqs: number;
   segSteps: number;
   segDone: number;
   stepEndMs: number;
@@ -67,6 +90,7 @@ export interface Replica {
   /** Step-time multiplier until this time (cold-pool warm-up). */
   warmUntilMs: number;
   warmSlowdown: number;
+  counters: EngineCounters;
 }
 
 /** Callbacks into the simulation that owns the replica. */
@@ -101,6 +125,8 @@ export function createReplica(
     version: 0,
     stepStartMs: 0,
     stepMs: 0,
+    stepPrefillTokens: 0,
+    stepDecodeSeqs: 0,
     segSteps: 0,
     segDone: 0,
     stepEndMs: 0,
@@ -109,7 +135,25 @@ export function createReplica(
     cache: createPrefixCache(Math.floor(spec.kvCapacityTokens / PREFIX_BLOCK_TOKENS)),
     warmUntilMs: -1,
     warmSlowdown: 1,
+    counters: {
+      promptTokens: 0,
+      generationTokens: 0,
+      iterations: 0,
+      iterationTokens: 0,
+      iterationBuckets: new Array<number>(ITERATION_TOKEN_BOUNDS.length + 1).fill(0),
+    },
   };
+}
+
+/** Counts `steps` engine steps of `tokens` tokens each. */
+function countSteps(replica: Replica, steps: number, tokens: number): void {
+  if (steps <= 0) return;
+  const c = replica.counters;
+  c.iterations += steps;
+  c.iterationTokens += steps * tokens;
+  let bucket = ITERATION_TOKEN_BOUNDS.findIndex((bound) => tokens <= bound);
+  if (bucket < 0) bucket = ITERATION_TOKEN_BOUNDS.length;
+  c.iterationBuckets[bucket]! += steps;
 }
 
 export function getBusyMs(replica: Replica, nowMs: number): number {
@@ -146,6 +190,8 @@ export function syncReplica(replica: Replica, nowMs: number): void {
     seq.kvTokens += delta;
   }
   replica.kvUsed += delta * replica.running.length;
+  replica.counters.generationTokens += delta * replica.running.length;
+  countSteps(replica, delta, replica.running.length);
   replica.segDone = done;
 }
 
@@ -302,6 +348,8 @@ function planStep(host: ReplicaHost, replica: Replica, nowMs: number): void {
       budget -= seq.chunk;
       prefillTokens += seq.chunk;
     }
+    replica.stepPrefillTokens = prefillTokens;
+    replica.stepDecodeSeqs = decoders;
     replica.mode = 'mixed';
     replica.stepMs = computeStepMs(spec.stepModel, { prefillTokens, decodeSeqs: decoders }, slowdown);
     replica.stepEndMs = nowMs + replica.stepMs;
@@ -333,6 +381,7 @@ export function completeStep(host: ReplicaHost, replica: Replica, version: numbe
         seq.generated += 1;
         seq.kvTokens += 1;
         replica.kvUsed += 1;
+        replica.counters.generationTokens += 1;
       } else if (seq.phase === 'prefill' && seq.chunk > 0) {
         seq.prefillRemaining -= seq.chunk;
         seq.chunk = 0;
@@ -347,6 +396,7 @@ export function completeStep(host: ReplicaHost, replica: Replica, version: numbe
         seq.generated += 1;
         seq.kvTokens += 1;
         replica.kvUsed += 1;
+        replica.counters.generationTokens += 1;
       } else {
         continue;
       }
@@ -354,6 +404,8 @@ export function completeStep(host: ReplicaHost, replica: Replica, version: numbe
         finished.push([seq, seq.generated >= seq.outputTokens ? null : seq.failErrorType]);
       }
     }
+    replica.counters.promptTokens += replica.stepPrefillTokens;
+    countSteps(replica, 1, replica.stepPrefillTokens + replica.stepDecodeSeqs);
   } else {
     replica.segDone = Math.min(replica.segDone, replica.segSteps);
     const delta = replica.segSteps - replica.segDone;
@@ -362,6 +414,8 @@ export function completeStep(host: ReplicaHost, replica: Replica, version: numbe
       seq.kvTokens += delta;
     }
     replica.kvUsed += delta * replica.running.length;
+    replica.counters.generationTokens += delta * replica.running.length;
+    countSteps(replica, delta, replica.running.length);
     replica.segDone = replica.segSteps;
     for (const seq of replica.running) {
       if (seq.generated >= getTargetTokens(seq)) {

@@ -1,6 +1,6 @@
 import type { Outcome } from '@governor/conventions';
 import type { PoolSpec } from '../fleet/fleet-spec.ts';
-import type { Replica, RuntimeSeq } from '../fleet/replica-engine.ts';
+import type { EngineCounters, Replica, RuntimeSeq } from '../fleet/replica-engine.ts';
 import type { WorkloadTask } from '../workload/workload-types.ts';
 
 /** How a client behaves when a call fails. */
@@ -107,6 +107,10 @@ export interface ReplicaSample {
   waiting: number;
   running: number;
   gpuUtilPct: number;
+  /** Since when the counters count (the replica became ready); -1 while starting. */
+  readyMs: number;
+  /** The runtime's cumulative counters at the sample (a copy). */
+  counters: EngineCounters;
 }
 
 export interface MetricsSample {

@@ -992,6 +992,8 @@ export class Simulation {
           waiting: r.waitingCount,
           running: r.running.length,
           gpuUtilPct: r.status === 'starting' ? 0 : util,
+          readyMs: r.readyMs,
+          counters: { ...r.counters, iterationBuckets: [...r.counters.iterationBuckets] },
         });
       }
     }

@@ -9,10 +9,18 @@ import { OTLPTraceExporter as OTLPTraceExporterJson } from '@opentelemetry/expor
 import { OTLPTraceExporter as OTLPTraceExporterProto } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { AggregationTemporality, DataPointType } from '@opentelemetry/sdk-metrics';
-import type { GaugeMetricData, ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import type {
+  GaugeMetricData,
+  Histogram,
+  HistogramMetricData,
+  MetricData,
+  ResourceMetrics,
+  SumMetricData,
+} from '@opentelemetry/sdk-metrics';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 import { toHrTime } from '../engine/sim-time.ts';
+import { ITERATION_TOKEN_BOUNDS } from '../fleet/replica-engine.ts';
 import type { Attempt, MetricsSample, TelemetrySink } from '../sim/sim-types.ts';
 import { createDeterministicIdGenerator } from './deterministic-id-generator.ts';
 import { emitAttemptSpans } from './emit-attempt-spans.ts';
@@ -148,23 +156,42 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
   const buildResourceMetrics = (
     batch: MetricsSample[],
   ): { resourceMetrics: ResourceMetrics; points: number } => {
-    const series = new Map<string, Array<{ attributes: Attributes; value: number; time: HrTime }>>();
-    const add = (name: string, attributes: Attributes, value: number, time: HrTime) => {
+    type Point<T> = { attributes: Attributes; value: T; time: HrTime; startTime: HrTime };
+    const gauges = new Map<string, Point<number>[]>();
+    const sums = new Map<string, Point<number>[]>();
+    const histograms = new Map<string, Point<Histogram>[]>();
+    const add = <T>(series: Map<string, Point<T>[]>, name: string, point: Point<T>) => {
       const list = series.get(name) ?? [];
-      list.push({ attributes, value, time });
+      list.push(point);
       series.set(name, list);
     };
     for (const sample of batch) {
       const time = toHrTime(options.startEpochMs, sample.timeMs);
-      for (const p of sample.pools)
-        add(Metric.poolReplicas, { 'governor.pool': p.pool }, p.paidReplicas, time);
+      const gauge = (name: string, attributes: Attributes, value: number) =>
+        add(gauges, name, { attributes, value, time, startTime: time });
+      for (const p of sample.pools) gauge(Metric.poolReplicas, { 'governor.pool': p.pool }, p.paidReplicas);
       for (const r of sample.replicas) {
         const attributes = { 'governor.pool': r.pool, 'governor.replica': r.replica };
-        add(Metric.dcgmGpuUtil, attributes, r.gpuUtilPct, time);
+        gauge(Metric.dcgmGpuUtil, attributes, r.gpuUtilPct);
         if (r.status === 'starting') continue;
-        add(Metric.vllmKvCacheUsage, attributes, r.kvUsage, time);
-        add(Metric.vllmRequestsWaiting, attributes, r.waiting, time);
-        add(Metric.vllmRequestsRunning, attributes, r.running, time);
+        gauge(Metric.vllmKvCacheUsage, attributes, r.kvUsage);
+        gauge(Metric.vllmRequestsWaiting, attributes, r.waiting);
+        gauge(Metric.vllmRequestsRunning, attributes, r.running);
+        // Counters count from the replica's start, as a restarted vLLM process does.
+        const startTime = toHrTime(options.startEpochMs, r.readyMs);
+        const c = r.counters;
+        add(sums, Metric.vllmPromptTokens, { attributes, value: c.promptTokens, time, startTime });
+        add(sums, Metric.vllmGenerationTokens, { attributes, value: c.generationTokens, time, startTime });
+        add(histograms, Metric.vllmIterationTokens, {
+          attributes,
+          value: {
+            buckets: { boundaries: ITERATION_TOKEN_BOUNDS, counts: c.iterationBuckets },
+            sum: c.iterationTokens,
+            count: c.iterations,
+          },
+          time,
+          startTime,
+        });
       }
     }
     const descriptions: Record<string, [string, string, ValueType]> = {
@@ -177,29 +204,58 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       [Metric.vllmRequestsWaiting]: ['Requests waiting to be scheduled', '{request}', ValueType.INT],
       [Metric.vllmRequestsRunning]: ['Requests in the running batch', '{request}', ValueType.INT],
       [Metric.dcgmGpuUtil]: ['Share of time the GPU had a non-empty batch', '%', ValueType.DOUBLE],
+      [Metric.vllmPromptTokens]: ['Prompt tokens prefilled', '{token}', ValueType.INT],
+      [Metric.vllmGenerationTokens]: ['Tokens generated', '{token}', ValueType.INT],
+      [Metric.vllmIterationTokens]: ['Tokens processed per engine step', '{token}', ValueType.INT],
     };
-    let points = 0;
-    const metrics: GaugeMetricData[] = [...series.entries()].map(([name, list]) => {
+    const descriptor = (name: string) => {
       const [description, unit, valueType] = descriptions[name]!;
-      points += list.length;
-      return {
-        descriptor: { name, description, unit, valueType },
-        aggregationTemporality: AggregationTemporality.CUMULATIVE,
-        dataPointType: DataPointType.GAUGE,
-        dataPoints: list.map((p) => ({
-          startTime: p.time,
-          endTime: p.time,
-          attributes: p.attributes,
-          value: p.value,
-        })),
-      };
-    });
+      return { name, description, unit, valueType };
+    };
+    const points = (list: Point<unknown>[]) =>
+      list.map((p) => ({
+        startTime: p.startTime,
+        endTime: p.time,
+        attributes: p.attributes,
+        value: p.value,
+      }));
+    const metrics: MetricData[] = [
+      ...[...gauges.entries()].map(
+        ([name, list]): GaugeMetricData => ({
+          descriptor: descriptor(name),
+          aggregationTemporality: AggregationTemporality.CUMULATIVE,
+          dataPointType: DataPointType.GAUGE,
+          dataPoints: points(list) as GaugeMetricData['dataPoints'],
+        }),
+      ),
+      ...[...sums.entries()].map(
+        ([name, list]): SumMetricData => ({
+          descriptor: descriptor(name),
+          aggregationTemporality: AggregationTemporality.CUMULATIVE,
+          dataPointType: DataPointType.SUM,
+          isMonotonic: true,
+          dataPoints: points(list) as SumMetricData['dataPoints'],
+        }),
+      ),
+      ...[...histograms.entries()].map(
+        ([name, list]): HistogramMetricData => ({
+          descriptor: descriptor(name),
+          aggregationTemporality: AggregationTemporality.CUMULATIVE,
+          dataPointType: DataPointType.HISTOGRAM,
+          dataPoints: points(list) as HistogramMetricData['dataPoints'],
+        }),
+      ),
+    ];
+    const count = [...gauges.values(), ...sums.values(), ...histograms.values()].reduce(
+      (n, list) => n + list.length,
+      0,
+    );
     return {
       resourceMetrics: {
         resource: metricsResource,
         scopeMetrics: [{ scope: { name: '@governor/simulator' }, metrics }],
       },
-      points,
+      points: count,
     };
   };
 
@@ -232,7 +288,8 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     },
     onMetricsSample(sample: MetricsSample) {
       samples.push(sample);
-      for (const r of sample.replicas) stats.metricPointsEmitted += r.status === 'starting' ? 1 : 4;
+      // A starting replica reports its GPU utilization only; a serving one 4 gauges and 3 counters.
+      for (const r of sample.replicas) stats.metricPointsEmitted += r.status === 'starting' ? 1 : 7;
       stats.metricPointsEmitted += sample.pools.length;
       if (samples.length >= samplesPerExport) void flushMetrics();
     },

@@ -114,6 +114,22 @@ describe('OTLP export to a plain receiver (JSON)', () => {
     );
     expect(replicas.every((p) => p.value === 2)).toBe(true);
   });
+
+  it('sends the runtime counters cumulative per replica: they never go down, and the engine works', () => {
+    for (const metric of [Metric.vllmPromptTokens, Metric.vllmGenerationTokens, Metric.vllmIterationTokens]) {
+      const byReplica = new Map<string, number[]>();
+      for (const p of receiver.points.filter((q) => q.metric === metric)) {
+        const key = String(p.attributes['governor.replica']);
+        byReplica.set(key, [...(byReplica.get(key) ?? []), p.value]);
+      }
+      expect(byReplica.size).toBeGreaterThan(0);
+      for (const values of byReplica.values()) {
+        for (let i = 1; i < values.length; i++) expect(values[i]).toBeGreaterThanOrEqual(values[i - 1]!);
+      }
+      const total = [...byReplica.values()].reduce((sum, v) => sum + v[v.length - 1]!, 0);
+      expect(total).toBeGreaterThan(0);
+    }
+  });
 });
 
 describe('OTLP export over http/protobuf', () => {
@@ -128,6 +144,7 @@ describe('OTLP export over http/protobuf', () => {
       });
       expect(summary.telemetry!.spansExported).toBe(summary.telemetry!.spansEmitted);
       expect(summary.telemetry!.spansEmitted).toBeGreaterThan(1000);
+      expect(summary.telemetry!.lastExportError).toBeNull();
       expect(summary.telemetry!.metricPointsExported).toBe(summary.telemetry!.metricPointsEmitted);
       expect(receiver.requests.protobufBytes).toBeGreaterThan(0);
       expect(receiver.requests.rejected).toBe(0);

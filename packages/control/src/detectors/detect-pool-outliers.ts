@@ -10,9 +10,11 @@ import {
   readMemory,
   readWeights,
 } from './detect-context.ts';
+import { predictBusyMs } from '../engine/fit-engine-time.ts';
 import { planPeerCapacity } from './plan-peer-capacity.ts';
 import { secondsToNs } from '../time.ts';
 import {
+  learnedCapacity,
   minJudgedRequests,
   readLoad,
   readSpeed,
@@ -42,6 +44,11 @@ export interface PoolAssessment {
   peerFastestSlowdown: number | null;
   /** Slow even at its fastest requests while its peers' run as usual: the GPU, not the load. */
   slowAtFastest: boolean;
+  /** Its engines' busy time over what their work took while healthy, and the median peer's (1 = as usual). */
+  engineSlowdown: number | null;
+  peerEngineSlowdown: number | null;
+  /** Its engines take far longer for their work than usual while its peers' do not: the GPU. */
+  slowEngine: boolean;
 }
 
 export function assessPoolAgainstPeers(
@@ -69,8 +76,29 @@ export function assessPoolAgainstPeers(
     fastestSlowdown: null,
     peerFastestSlowdown: null,
     slowAtFastest: false,
+    engineSlowdown: null,
+    peerEngineSlowdown: null,
+    slowEngine: false,
   };
-  if (!g || requests < minSample || peers.length === 0) return result;
+  // The runtime counters show what the engines did in the window itself, with or without requests
+  // ending in it: long requests report a slow GPU on their spans only when they end.
+  result.engineSlowdown = readEngineSlowdown(ctx, pool);
+  const peerEngine = servingModel
+    .filter((p) => p.pool !== pool.pool && !isCircuitOpen(ctx, p.pool))
+    .map((p) => readEngineSlowdown(ctx, p))
+    .filter((v): v is number => v !== null)
+    .sort((a, b) => a - b);
+  if (result.engineSlowdown !== null && peerEngine.length > 0) {
+    result.peerEngineSlowdown = peerEngine[Math.floor((peerEngine.length - 1) / 2)]!;
+    result.slowEngine =
+      result.engineSlowdown >= tuning.latencyOutlierRatio &&
+      result.peerEngineSlowdown <= tuning.peerNormalRatio &&
+      result.engineSlowdown >= tuning.latencyPeerFactor * Math.max(1, result.peerEngineSlowdown);
+  }
+  if (!g || requests < minSample || peers.length === 0) {
+    result.latencyOutlier = result.slowEngine;
+    return result;
+  }
 
   result.peerErrorRate = summarizeScope(peers, 'fast').errorRate;
   if (result.errorRate !== null && result.peerErrorRate !== null) {
@@ -94,6 +122,11 @@ export function assessPoolAgainstPeers(
       result.slowdown >= tuning.latencyPeerFactor * Math.max(1, result.peerSlowdown) &&
       (result.loadRatio === null || result.loadRatio <= tuning.latencyMaxLoadRatio);
   }
+  // The counters say how the engines run now; spans say how they ran for requests that started up to
+  // minutes ago. While the counters read, they decide (after a slow GPU recovers, its last slow
+  // requests still end for a while). Work-normalized: load and prompt mix change the work, not the
+  // time per unit of it.
+  if (result.engineSlowdown !== null) result.latencyOutlier = result.slowEngine;
   // Load slows the typical request; a slow GPU slows even the fastest ones. A burst on every pool
   // hides a slow one among them, but not from this.
   result.fastestSlowdown = readFastestSlowdown(ctx, pool);
@@ -104,7 +137,8 @@ export function assessPoolAgainstPeers(
     result.slowAtFastest =
       result.fastestSlowdown >= tuning.latencyOutlierRatio &&
       result.peerFastestSlowdown <= tuning.peerNormalRatio &&
-      result.fastestSlowdown >= tuning.latencyPeerFactor * Math.max(1, result.peerFastestSlowdown);
+      result.fastestSlowdown >= tuning.latencyPeerFactor * Math.max(1, result.peerFastestSlowdown) &&
+      result.engineSlowdown === null;
   }
   return result;
 }
@@ -117,6 +151,21 @@ function readFastestSlowdown(ctx: DetectContext, pool: PoolView): number | null 
   if (!learning || learning.healthySamples < ctx.tuning.minBaselineSamples) return null;
   if (!floor || floor <= 0 || now === null) return null;
   return now / floor;
+}
+
+/** Busy time of the pool's engines over what the fit expects for their work; null until learned. */
+function readEngineSlowdown(ctx: DetectContext, pool: PoolView): number | null {
+  const fit = ctx.state.learning.get(pool.pool)?.engineFit;
+  const work = pool.engineWork;
+  if (!fit || fit.samples < ctx.tuning.engineFitMinWindows) return null;
+  if (!work || work.busyMs < ctx.tuning.engineMinBusyMs) return null;
+  const expected = predictBusyMs(fit, work);
+  return expected === null ? null : work.busyMs / expected;
+}
+
+/** How much slower than usual the pool works: by its engines' counters while they read, else its requests. */
+function readSlowness(a: PoolAssessment): number {
+  return a.engineSlowdown ?? a.slowdown ?? 1;
 }
 
 /** Engine time now over the pool's own healthy baseline (1 = as usual); null without a trusted baseline. */
@@ -166,7 +215,7 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
     const peersFull = peers.every((p) => readLoad(p, ctx.state.learning.get(p.pool), tuning).loadBound);
 
     const errorRate = worst.errorRate ?? 0;
-    const slowdown = worst.slowdown ?? 1;
+    const slowdown = readSlowness(worst);
     // Break only a pool that is mostly useless: many errors, or so slow that little capacity is left.
     // A partly degraded pool keeps the share of traffic its remaining capacity can carry, so its peers
     // are not flooded while their new replicas start.
@@ -250,26 +299,41 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
     if (current - target < 0.02) continue;
     const moved = current - target;
     const shifted = moveShare(weights, pool, target, peers);
+    // A pool that still serves (not broken) keeps its traffic until its peers can carry what would
+    // move: on peers without that room the moved requests queue instead, and the peers' new replicas
+    // take minutes to start.
+    const modelRate = pools.reduce((sum, p) => sum + Math.max(p.fastRatePerS, p.mainRatePerS), 0);
+    const noRoom = !peersFull && !broken && peersLackRoom(ctx, peers, moved * modelRate);
+    const waits = peersFull || noRoom;
+    const why = peersFull
+      ? ' once they have room: they are load-bound themselves, so this waits for a human or for their new capacity'
+      : noRoom
+        ? ' once they have room: at their learned capacity they cannot carry it now, so this waits for a human or for their new capacity'
+        : '';
     out.push({
       kind: 'shift_traffic',
       target: { model, pool },
       action: { weights: shifted },
       direction: 'decrease',
-      reason: `Pool ${pool} is an outlier among the pools serving ${model} (${what}); move ${Math.round(moved * 100)}% of ${model}'s traffic to ${peers.map((p) => p.pool).join(', ')}${peersFull ? ' once they have room: they are load-bound themselves, so this waits for a human or for their new capacity' : ''}.`,
+      reason: `Pool ${pool} is an outlier among the pools serving ${model} (${what}); move ${Math.round(moved * 100)}% of ${model}'s traffic to ${peers.map((p) => p.pool).join(', ')}${why}.`,
       evidence: ev,
       expectedImpact: {
         summary: `Fewer ${model} requests land on the faulty pool; goodput of ${model} recovers toward its peers'.`,
         weight: { pool, from: round(current), to: target },
         errorRate: { from: round(modelScope.errorRate ?? 0), to: round(worst.peerErrorRate ?? 0) },
       },
-      confidence: peersFull ? Math.min(confidence, tuning.unprofitableConfidence) : confidence,
+      confidence: waits ? Math.min(confidence, tuning.unprofitableConfidence) : confidence,
       scopePools,
       urgent: true,
       cause: 'incident',
     });
     if (peersFull) continue;
+    // Without room the peers' scale-ups go with the proposed shift, for the same human to approve.
     for (const c of planPeerCapacity(ctx, model, pools, weights, shifted, pool))
-      out.push({ ...c, confidence });
+      out.push({
+        ...c,
+        confidence: noRoom ? Math.min(confidence, tuning.unprofitableConfidence) : confidence,
+      });
   }
   return out;
 }
@@ -325,6 +389,24 @@ function reportSlowGpu(
   };
 }
 
+/**
+ * The peers cannot carry `movedRatePerS` more now: their spare requests/s at the target utilization of
+ * the capacity they showed while saturated (serving replicas) add up to less — the cautious estimate,
+ * as for a scale-in: load moved onto them that they cannot carry breaks their SLO until it is rolled
+ * back. False while any peer's capacity is unknown.
+ */
+function peersLackRoom(ctx: DetectContext, peers: readonly PoolView[], movedRatePerS: number): boolean {
+  let spare = 0;
+  for (const p of peers) {
+    const capacity = learnedCapacity(ctx.state.learning.get(p.pool), 'saturated');
+    const replicas = p.readyReplicas ?? p.replicas;
+    if (!capacity || !replicas) return false;
+    const rate = Math.max(p.fastRatePerS, p.mainRatePerS);
+    spare += Math.max(0, replicas * capacity * ctx.control.target_utilization - rate);
+  }
+  return spare < movedRatePerS;
+}
+
 /** Weights with `pool` down to `target`, the rest spread over `peers` in proportion to their weights. */
 function moveShare(
   weights: Record<string, number>,
@@ -353,13 +435,15 @@ function describeEvidence(ctx: DetectContext, a: PoolAssessment): Evidence[] {
     evidence(`engineTimeVsBaseline{peers of ${pool}}`, a.peerSlowdown, tuning.peerNormalRatio, w),
     evidence(`fastestPrefillVsFloor{pool=${pool}}`, a.fastestSlowdown, tuning.latencyOutlierRatio, w),
     evidence(`fastestPrefillVsFloor{peers of ${pool}}`, a.peerFastestSlowdown, tuning.peerNormalRatio, w),
+    evidence(`engineBusyVsWork{pool=${pool}}`, a.engineSlowdown, tuning.latencyOutlierRatio, w),
+    evidence(`engineBusyVsWork{peers of ${pool}}`, a.peerEngineSlowdown, tuning.peerNormalRatio, w),
     evidence(`loadPerReplicaVsBaseline{pool=${pool}}`, a.loadRatio, tuning.latencyMaxLoadRatio, w),
     evidence(`requests{pool=${pool}}`, a.requests, tuning.minRequests, w),
   ];
 }
 
 function severity(a: PoolAssessment): number {
-  return (a.errorOutlier ? (a.errorRate ?? 0) * 10 : 0) + (a.latencyOutlier ? (a.slowdown ?? 1) : 0);
+  return (a.errorOutlier ? (a.errorRate ?? 0) * 10 : 0) + (a.latencyOutlier ? readSlowness(a) : 0);
 }
 
 function describe(a: PoolAssessment): string {
@@ -367,7 +451,11 @@ function describe(a: PoolAssessment): string {
   if (a.errorOutlier) {
     parts.push(`error rate ${pct(a.errorRate)} vs ${pct(a.peerErrorRate)} on its peers`);
   }
-  if (a.latencyOutlier) {
+  if (a.slowEngine) {
+    parts.push(
+      `its engines take ${round(a.engineSlowdown ?? 0, 1)}× their usual time for the work they do while its peers' take ${round(a.peerEngineSlowdown ?? 1, 1)}×`,
+    );
+  } else if (a.latencyOutlier) {
     parts.push(
       `requests take ${round(a.slowdown ?? 0, 1)}× their usual engine time while peers run at ${round(a.peerSlowdown ?? 1, 1)}×`,
     );

@@ -2,7 +2,7 @@ import type { Candidate } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
 import { type DetectContext, evidence } from './detect-context.ts';
 import { readScaleReadiness } from './detect-scale.ts';
-import { isQueueNegligible, round } from './pool-signals.ts';
+import { isQueueNegligible, learnedCapacity, round } from './pool-signals.ts';
 
 /**
  * Capacity follows traffic: when a shift moves a share of a model's traffic onto peers, size each
@@ -30,7 +30,7 @@ export function planPeerCapacity(
     const rateNow = Math.max(peer.fastRatePerS, peer.mainRatePerS);
     const rateAfter = rateNow + added * modelRate;
     const learning = ctx.state.learning.get(peer.pool);
-    const capacity = learning?.saturated ? learning.peakRatePerReplica : null;
+    const capacity = learnedCapacity(learning, 'peak');
     const calm = learning?.calmRatePerReplica ?? null;
     // Known capacity: size to the target utilization. Otherwise no replica should carry more than
     // the most per replica the pool is known to serve well: its calm history or what it carries now.

@@ -96,7 +96,7 @@ export interface Utilization {
 
 /**
  * How loaded a pool is at `ratePerS` with `replicas`: the largest of (a) rate over the capacity
- * learned when the pool was last queue-bound, (b) compute_util when the config gives the pool's
+ * learned once the pool was saturated, (b) compute_util when the config gives the pool's
  * peak tokens/s (a learned peak is only the best the pool has done so far, so it says "busy" for any
  * pool that was never pushed), (c) KV-cache usage over its saturation point. A lower-bound capacity
  * (never saturated) is not used for the same reason.
@@ -115,10 +115,8 @@ export function estimateUtilization(
     if (basis !== 'kv_cache') capacityKnown = true;
     if (best.value === null || value > best.value) best = { value, basis, capacityKnown: false };
   };
-  // Once the pool has been saturated, the most it ever completed per replica is its capacity.
-  const capacity = learning?.saturated ? learning.peakRatePerReplica : null;
-  if (capacity && capacity > 0 && replicas > 0)
-    consider(ratePerS / (replicas * capacity), 'learned_capacity');
+  const learned = learnedCapacity(learning, 'peak');
+  if (learned && learned > 0 && replicas > 0) consider(ratePerS / (replicas * learned), 'learned_capacity');
   const observedReplicas = pool.replicas ?? replicas;
   const scale = observedReplicas > 0 && replicas > 0 ? observedReplicas / replicas : 1;
   const g = pool.fast && pool.fast.requests > 0 ? pool.fast : pool.main;
@@ -129,6 +127,23 @@ export function estimateUtilization(
     consider((g.memoryUtil / tuning.kvSaturation) * scale, 'kv_cache');
   }
   return { ...best, capacityKnown };
+}
+
+/**
+ * Requests/s one replica sustains, once the pool has been saturated. 'peak' is the most it ever
+ * completed per replica: what scaling sizes to (a scale-up that falls short gets another step at the
+ * next tick; a scale-in waits for a calm pool and is verified). 'saturated' is the most it completed,
+ * over the control window, while saturated: the cautious estimate, for moving an incident's traffic
+ * onto a peer at once — a burst of short prompts completes more per replica than the usual mix can.
+ */
+export function learnedCapacity(
+  learning: PoolLearning | undefined,
+  which: 'peak' | 'saturated',
+): number | null {
+  const saturated = learning?.saturatedRatePerReplica ?? null;
+  const peak = learning?.peakRatePerReplica ?? null;
+  if (saturated === null || peak === null) return null;
+  return which === 'peak' ? peak : Math.min(saturated, peak);
 }
 
 /** Request-weighted health of a set of pools over one window. */

@@ -69,6 +69,14 @@ export interface ControlTuning {
   firstSightConfidence: number;
   /** EWMA weight of a new sample in learned baselines. */
   learningRate: number;
+  /**
+   * GPU busy time a pool's engines need in the short window before their speed is learned or judged
+   * from the runtime counters: a few steps say little.
+   */
+  engineMinBusyMs: number;
+  /** Healthy windows the engine time fit needs before it is trusted, and how many it remembers. */
+  engineFitMinWindows: number;
+  engineFitMemoryWindows: number;
 }
 
 export const DEFAULT_TUNING: ControlTuning = {
@@ -101,4 +109,7 @@ export const DEFAULT_TUNING: ControlTuning = {
   maxScaleInFraction: 0.5,
   firstSightConfidence: 0.45,
   learningRate: 0.3,
+  engineMinBusyMs: 2000,
+  engineFitMinWindows: 6,
+  engineFitMemoryWindows: 20,
 };

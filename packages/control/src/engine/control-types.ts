@@ -6,6 +6,7 @@ import type {
   RecommendationTarget,
   RecommendationVerification,
 } from '@governor/conventions';
+import type { EngineTimeFit } from './fit-engine-time.ts';
 
 /**
  * Which way an action pushes its target: `increase` adds capacity or intervention (more replicas,
@@ -112,12 +113,14 @@ export interface PoolLearning {
   /** The highest completed requests/s per serving replica seen (healthy ticks): a lower bound of capacity. */
   peakRatePerReplica: number | null;
   /**
-   * The pool has been saturated — the median request queued for admission, or prefill per token
-   * took at least contentionRatio × its idle time at more load per replica than it ever carried
-   * calmly (chunked prefill admits at once and slows every prompt instead) — so its peak rate is its
-   * capacity rather than just the most it was asked to do.
+   * The most requests/s per serving replica the pool completed (healthy ticks, and no more than over
+   * the control window) while saturated — the median request queued for admission, or prefill per
+   * token took at least contentionRatio × its idle time at more load per replica than it ever carried
+   * calmly (chunked prefill admits at once and slows every prompt instead). Null until it has been
+   * saturated; from then on the peak rate is its capacity for scaling, and this the cautious one for
+   * moving an incident's traffic onto it (see learnedCapacity).
    */
-  saturated: boolean;
+  saturatedRatePerReplica: number | null;
   /**
    * The highest requests/s per serving replica the pool has served calmly (no queueing, prefill at
    * its uncontended speed): a load it is known to carry within the SLO.
@@ -134,6 +137,8 @@ export interface PoolLearning {
   prefillFloorMsPerToken: number | null;
   /** The fastest tenth of long-prompt requests' prefill ms per token while healthy: same rule as the floor. */
   fastestPrefillFloorMsPerToken: number | null;
+  /** Busy time of its engines as a function of their work, from healthy windows (fit-engine-time.ts). */
+  engineFit: EngineTimeFit | null;
   /** Requests/s per serving replica while that baseline was learned (EWMA). */
   loadBaselinePerReplicaPerS: number | null;
   healthySamples: number;

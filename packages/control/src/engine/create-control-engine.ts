@@ -18,6 +18,7 @@ import { readScaleReadiness } from '../detectors/detect-scale.ts';
 import { minJudgedRequests, summarizeScope } from '../detectors/pool-signals.ts';
 import { type FleetObservation, observeFleet } from '../observe-fleet.ts';
 import type { PrefillSpeedReader } from '../read-prefill-speed.ts';
+import type { EngineWorkReader } from '../read-engine-work.ts';
 import type { SignalsReader } from '../signals-reader.ts';
 import type { ControlRepository } from '../state/control-repository.ts';
 import { formatTargetKey } from '../target-key.ts';
@@ -57,6 +58,8 @@ export interface ControlEngineOptions {
   readReadyReplicas?: (atNs: bigint) => Promise<Map<string, number>>;
   /** Prefill ms per prompt token per pool (see createPrefillSpeedReader): tells contention from prompt mix. */
   readPrefillSpeed?: PrefillSpeedReader;
+  /** Engine work per pool from runtime counters (see createEngineWorkReader): catches a slow GPU within a window. */
+  readEngineWork?: EngineWorkReader;
   actuators?: readonly QueuedActuator[];
   onEvent?: (event: ControlEvent) => void;
   onError?: (error: unknown) => void;
@@ -376,6 +379,7 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
       fastWindowMs,
       readReadyReplicas: options.readReadyReplicas,
       readPrefillSpeed: options.readPrefillSpeed,
+      readEngineWork: options.readEngineWork,
       minFastRequests: tuning.minRequests,
     });
     const previousObservation = lastObservation;

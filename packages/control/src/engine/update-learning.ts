@@ -2,10 +2,12 @@ import { isQueueNegligible, readLoad, readSpeed } from '../detectors/pool-signal
 import type { FleetObservation } from '../observe-fleet.ts';
 import type { ControlState, PoolLearning } from './control-types.ts';
 import type { ControlTuning } from './control-tuning.ts';
+import { addEngineWindow } from './fit-engine-time.ts';
 
 // What the loop learns from each pool's own history, after a tick's decisions:
 // - the engine time a request usually takes when the pool is healthy (to tell a slow GPU from load),
-// - the request rate one replica sustains when the pool is queue-bound (its capacity),
+// - the request rate one replica sustains when the pool is saturated (its capacity),
+// - how long its engines take for the work they do (runtime counters), to catch a slow GPU at once,
 // - how many ticks in a row the pool has been an outlier against its peers.
 
 export function updateLearning(
@@ -18,18 +20,29 @@ export function updateLearning(
   for (const pool of obs.pools) {
     const learning: PoolLearning = state.learning.get(pool.pool) ?? {
       peakRatePerReplica: null,
-      saturated: false,
+      saturatedRatePerReplica: null,
       calmRatePerReplica: null,
       calmGoodput: null,
       speedBaseline: null,
       loadBaselinePerReplicaPerS: null,
       prefillFloorMsPerToken: null,
       fastestPrefillFloorMsPerToken: null,
+      engineFit: null,
       healthySamples: 0,
       outlierStreak: 0,
     };
     learning.outlierStreak = suspects.has(pool.pool) ? learning.outlierStreak + 1 : 0;
     const g = pool.fast;
+    // The engines' time for their work, from the runtime counters: needs busy engines, not requests.
+    const work = pool.engineWork;
+    if (
+      work &&
+      work.busyMs >= tuning.engineMinBusyMs &&
+      !suspects.has(pool.pool) &&
+      (g?.errorRate ?? 0) <= 0.05
+    ) {
+      learning.engineFit = addEngineWindow(learning.engineFit, work, tuning.engineFitMemoryWindows);
+    }
     if (!g || g.requests < tuning.minRequests || suspects.has(pool.pool)) {
       state.learning.set(pool.pool, learning);
       continue;
@@ -69,16 +82,19 @@ export function updateLearning(
       // Sustained saturation: the median request waited a good part of its TTFT for admission.
       const q50 = g.queueMs.p50;
       const t50 = g.ttftMs.p50;
-      if (q50 !== null && t50 !== null && t50 > 0 && q50 / t50 >= 0.3) learning.saturated = true;
+      const queued = q50 !== null && t50 !== null && t50 > 0 && q50 / t50 >= 0.3;
       // With chunked prefill a loaded engine admits at once and each prompt token takes longer instead
       // — but only load explains it if each replica carries more than it ever did calmly: a prompt mix
       // that swings to long prompts stretches prefill per token at a light load too.
-      if (
+      const contended =
         (load.contention ?? 0) >= tuning.contentionRatio &&
         learning.calmRatePerReplica !== null &&
-        perReplica > learning.calmRatePerReplica
-      )
-        learning.saturated = true;
+        perReplica > learning.calmRatePerReplica;
+      // Sustained: a short window right after the pool was held up also completes the backlog, more
+      // than the engines carry for long; the control window's rate does not count that twice.
+      const sustained = Math.min(perReplica, pool.mainRatePerS / (serving ?? 1));
+      if ((queued || contended) && sustained > (learning.saturatedRatePerReplica ?? 0))
+        learning.saturatedRatePerReplica = sustained;
       const calm =
         !load.loadBound &&
         isQueueNegligible(g, sloMs, tuning.probeMaxQueueSloShare) &&
