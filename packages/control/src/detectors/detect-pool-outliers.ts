@@ -49,6 +49,8 @@ export interface PoolAssessment {
   peerEngineSlowdown: number | null;
   /** Its engines take far longer for their work than usual while its peers' do not: the GPU. */
   slowEngine: boolean;
+  /** Its engines read normal again after a slowdown: its slow spans are requests from before. */
+  engineRecovered: boolean;
 }
 
 export function assessPoolAgainstPeers(
@@ -79,6 +81,7 @@ export function assessPoolAgainstPeers(
     engineSlowdown: null,
     peerEngineSlowdown: null,
     slowEngine: false,
+    engineRecovered: false,
   };
   // The runtime counters show what the engines did in the window itself, with or without requests
   // ending in it: long requests report a slow GPU on their spans only when they end.
@@ -122,11 +125,19 @@ export function assessPoolAgainstPeers(
       result.slowdown >= tuning.latencyPeerFactor * Math.max(1, result.peerSlowdown) &&
       (result.loadRatio === null || result.loadRatio <= tuning.latencyMaxLoadRatio);
   }
+  // Work-normalized: load and prompt mix change the work, not the time per unit of it.
+  if (result.slowEngine) result.latencyOutlier = true;
   // The counters say how the engines run now; spans say how they ran for requests that started up to
-  // minutes ago. While the counters read, they decide (after a slow GPU recovers, its last slow
-  // requests still end for a while). Work-normalized: load and prompt mix change the work, not the
-  // time per unit of it.
-  if (result.engineSlowdown !== null) result.latencyOutlier = result.slowEngine;
+  // minutes ago. Once the counters saw a slow GPU recover, slow spans still ending within a control
+  // window are its tail, not a new slowdown.
+  const slowAt = ctx.state.learning.get(pool.pool)?.engineSlowAtNs ?? null;
+  const recovered =
+    result.engineSlowdown !== null &&
+    !result.slowEngine &&
+    slowAt !== null &&
+    ctx.obs.atNs - slowAt <= BigInt(ctx.obs.windowMs) * 1_000_000n;
+  result.engineRecovered = recovered;
+  if (recovered) result.latencyOutlier = false;
   // Load slows the typical request; a slow GPU slows even the fastest ones. A burst on every pool
   // hides a slow one among them, but not from this.
   result.fastestSlowdown = readFastestSlowdown(ctx, pool);
@@ -138,7 +149,7 @@ export function assessPoolAgainstPeers(
       result.fastestSlowdown >= tuning.latencyOutlierRatio &&
       result.peerFastestSlowdown <= tuning.peerNormalRatio &&
       result.fastestSlowdown >= tuning.latencyPeerFactor * Math.max(1, result.peerFastestSlowdown) &&
-      result.engineSlowdown === null;
+      !recovered;
   }
   return result;
 }
@@ -163,9 +174,10 @@ function readEngineSlowdown(ctx: DetectContext, pool: PoolView): number | null {
   return expected === null ? null : work.busyMs / expected;
 }
 
-/** How much slower than usual the pool works: by its engines' counters while they read, else its requests. */
+/** How much slower than usual the pool works: by its engines' counters when they show it, else its requests. */
 function readSlowness(a: PoolAssessment): number {
-  return a.engineSlowdown ?? a.slowdown ?? 1;
+  if (a.slowEngine) return a.engineSlowdown ?? 1;
+  return a.engineRecovered ? 1 : (a.slowdown ?? 1);
 }
 
 /** Engine time now over the pool's own healthy baseline (1 = as usual); null without a trusted baseline. */
@@ -299,11 +311,12 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
     if (current - target < 0.02) continue;
     const moved = current - target;
     const shifted = moveShare(weights, pool, target, peers);
-    // A pool that still serves (not broken) keeps its traffic until its peers can carry what would
-    // move: on peers without that room the moved requests queue instead, and the peers' new replicas
-    // take minutes to start.
+    // A pool that is only slow still serves its requests: it keeps them until its peers can carry
+    // what would move — on peers without that room they would queue instead, and the peers' new
+    // replicas take minutes to start. A failing pool's requests are better off queued elsewhere.
     const modelRate = pools.reduce((sum, p) => sum + Math.max(p.fastRatePerS, p.mainRatePerS), 0);
-    const noRoom = !peersFull && !broken && peersLackRoom(ctx, peers, moved * modelRate);
+    const noRoom =
+      !peersFull && !worst.errorOutlier && !broken && peersLackRoom(ctx, peers, moved * modelRate);
     const waits = peersFull || noRoom;
     const why = peersFull
       ? ' once they have room: they are load-bound themselves, so this waits for a human or for their new capacity'

@@ -139,6 +139,8 @@ export interface PoolLearning {
   fastestPrefillFloorMsPerToken: number | null;
   /** Busy time of its engines as a function of their work, from healthy windows (fit-engine-time.ts). */
   engineFit: EngineTimeFit | null;
+  /** When its engines last read slow for their work while it was an outlier (a slow GPU). */
+  engineSlowAtNs: bigint | null;
   /** Requests/s per serving replica while that baseline was learned (EWMA). */
   loadBaselinePerReplicaPerS: number | null;
   healthySamples: number;

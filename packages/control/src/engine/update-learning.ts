@@ -2,7 +2,8 @@ import { isQueueNegligible, readLoad, readSpeed } from '../detectors/pool-signal
 import type { FleetObservation } from '../observe-fleet.ts';
 import type { ControlState, PoolLearning } from './control-types.ts';
 import type { ControlTuning } from './control-tuning.ts';
-import { addEngineWindow } from './fit-engine-time.ts';
+import { addEngineWindow, predictBusyMs } from './fit-engine-time.ts';
+import type { EngineWork } from '../read-engine-work.ts';
 
 // What the loop learns from each pool's own history, after a tick's decisions:
 // - the engine time a request usually takes when the pool is healthy (to tell a slow GPU from load),
@@ -28,6 +29,7 @@ export function updateLearning(
       prefillFloorMsPerToken: null,
       fastestPrefillFloorMsPerToken: null,
       engineFit: null,
+      engineSlowAtNs: null,
       healthySamples: 0,
       outlierStreak: 0,
     };
@@ -35,6 +37,7 @@ export function updateLearning(
     const g = pool.fast;
     // The engines' time for their work, from the runtime counters: needs busy engines, not requests.
     const work = pool.engineWork;
+    if (suspects.has(pool.pool) && isEngineSlow(learning, work, tuning)) learning.engineSlowAtNs = obs.atNs;
     if (
       work &&
       work.busyMs >= tuning.engineMinBusyMs &&
@@ -107,4 +110,13 @@ export function updateLearning(
     }
     state.learning.set(pool.pool, learning);
   }
+}
+
+/** Its engines took at least latencyOutlierRatio × what their work usually takes. */
+function isEngineSlow(learning: PoolLearning, work: EngineWork | null, tuning: ControlTuning): boolean {
+  const fit = learning.engineFit;
+  if (!fit || fit.samples < tuning.engineFitMinWindows || !work || work.busyMs < tuning.engineMinBusyMs)
+    return false;
+  const expected = predictBusyMs(fit, work);
+  return expected !== null && work.busyMs / expected >= tuning.latencyOutlierRatio;
 }
