@@ -311,12 +311,11 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
     if (current - target < 0.02) continue;
     const moved = current - target;
     const shifted = moveShare(weights, pool, target, peers);
-    // A pool that is only slow still serves its requests: it keeps them until its peers can carry
-    // what would move — on peers without that room they would queue instead, and the peers' new
-    // replicas take minutes to start. A failing pool's requests are better off queued elsewhere.
+    // A pool that still serves most of its requests (not broken) keeps them until its peers can carry
+    // what would move: on peers without that room they would queue instead — a few errors become
+    // many timeouts — and the peers' new replicas take minutes to start.
     const modelRate = pools.reduce((sum, p) => sum + Math.max(p.fastRatePerS, p.mainRatePerS), 0);
-    const noRoom =
-      !peersFull && !worst.errorOutlier && !broken && peersLackRoom(ctx, peers, moved * modelRate);
+    const noRoom = !peersFull && !broken && peersLackRoom(ctx, peers, moved * modelRate);
     const waits = peersFull || noRoom;
     const why = peersFull
       ? ' once they have room: they are load-bound themselves, so this waits for a human or for their new capacity'
