@@ -1,52 +1,65 @@
--- Engine work per pool over (from_ns, at_ns], from each serving replica's cumulative runtime
--- counters (vLLM: prompt tokens prefilled, tokens generated, engine steps = the count of
+-- Engine work per pool over (from_ns, at_ns], from each serving replica's runtime counters (vLLM:
+-- prompt tokens prefilled, tokens generated, engine steps = the count of
 -- vllm:iteration_tokens_total) and the GPU's busy share between samples (DCGM_FI_DEV_GPU_UTIL).
 -- Unlike a request's span, which reports when the request ends — tens of seconds later for long
--- prompts and outputs — these show what the engine did in the window itself. A counter that went
--- down or restarted (a new start time: the process restarted) counts nothing for that interval.
-WITH samples AS (
+-- prompts and outputs — these show what the engine did in the window itself.
+-- Each sample's increment: a delta-temporality point is one already; a cumulative one is its rise
+-- since the replica's previous sample — nothing when the counter went down or restarted (a new start
+-- time: the process restarted). The busy time of a sample is its busy share × the time since the
+-- previous one. Only samples where a replica reports all four count, so work and time match.
+WITH points AS (
+  -- One point per series and time: a point sent twice counts once.
   SELECT
     pool,
     replica,
+    name,
     time_ns,
-    max(value) FILTER (WHERE name = 'DCGM_FI_DEV_GPU_UTIL') AS util_pct,
-    max(value) FILTER (WHERE name = 'vllm:prompt_tokens_total') AS prompt_tokens,
-    max(value) FILTER (WHERE name = 'vllm:generation_tokens_total') AS generation_tokens,
-    max(count) FILTER (WHERE name = 'vllm:iteration_tokens_total') AS steps,
-    max(start_ns) FILTER (WHERE name = 'vllm:iteration_tokens_total') AS start_ns
+    max(start_ns) AS start_ns,
+    max(temporality) AS temporality,
+    max(CASE WHEN name = 'vllm:iteration_tokens_total' THEN count ELSE value END) AS v
   FROM metric_points
   WHERE name IN ('DCGM_FI_DEV_GPU_UTIL', 'vllm:prompt_tokens_total', 'vllm:generation_tokens_total',
                  'vllm:iteration_tokens_total')
     AND time_ns > $lookback_ns AND time_ns <= $at_ns
     AND pool IS NOT NULL AND replica IS NOT NULL
-  GROUP BY pool, replica, time_ns
+  GROUP BY pool, replica, name, time_ns
 ),
-deltas AS (
+increments AS (
+  SELECT
+    pool,
+    replica,
+    name,
+    time_ns,
+    CASE
+      WHEN name = 'DCGM_FI_DEV_GPU_UTIL'
+        THEN least(greatest(v, 0), 100) / 100.0 * (time_ns - lag(time_ns) OVER w) / 1e6
+      WHEN temporality = 1 THEN greatest(v, 0)
+      WHEN start_ns IS NOT DISTINCT FROM lag(start_ns) OVER w AND v >= lag(v) OVER w
+        THEN v - lag(v) OVER w
+    END AS inc
+  FROM points
+  WINDOW w AS (PARTITION BY pool, replica, name ORDER BY time_ns)
+),
+samples AS (
   SELECT
     pool,
     replica,
     time_ns,
-    util_pct,
-    time_ns - lag(time_ns) OVER w AS dt_ns,
-    prompt_tokens - lag(prompt_tokens) OVER w AS d_prompt,
-    generation_tokens - lag(generation_tokens) OVER w AS d_generation,
-    steps - lag(steps) OVER w AS d_steps,
-    start_ns IS NOT DISTINCT FROM lag(start_ns) OVER w AS same_run
-  FROM samples
-  WHERE steps IS NOT NULL AND prompt_tokens IS NOT NULL AND generation_tokens IS NOT NULL
-    AND util_pct IS NOT NULL
-  WINDOW w AS (PARTITION BY pool, replica ORDER BY time_ns)
+    any_value(inc) FILTER (WHERE name = 'DCGM_FI_DEV_GPU_UTIL') AS busy_ms,
+    any_value(inc) FILTER (WHERE name = 'vllm:prompt_tokens_total') AS prompt_tokens,
+    any_value(inc) FILTER (WHERE name = 'vllm:generation_tokens_total') AS generation_tokens,
+    any_value(inc) FILTER (WHERE name = 'vllm:iteration_tokens_total') AS steps
+  FROM increments
+  WHERE time_ns > $from_ns
+  GROUP BY pool, replica, time_ns
 )
 SELECT
   pool,
-  sum(d_prompt) AS prompt_tokens,
-  sum(d_generation) AS generation_tokens,
-  sum(d_steps) AS steps,
-  sum(least(greatest(util_pct, 0), 100) / 100.0 * dt_ns / 1e6) AS busy_ms,
-  count(DISTINCT replica) AS replicas
-FROM deltas
-WHERE time_ns > $from_ns
-  AND dt_ns IS NOT NULL
-  AND same_run
-  AND d_prompt >= 0 AND d_generation >= 0 AND d_steps >= 0
+  sum(prompt_tokens) AS prompt_tokens,
+  sum(generation_tokens) AS generation_tokens,
+  sum(steps) AS steps,
+  sum(busy_ms) AS busy_ms
+FROM samples
+WHERE busy_ms IS NOT NULL AND prompt_tokens IS NOT NULL AND generation_tokens IS NOT NULL
+  AND steps IS NOT NULL
 GROUP BY pool
