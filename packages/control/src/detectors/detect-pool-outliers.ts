@@ -10,12 +10,12 @@ import {
   readMemory,
   readWeights,
 } from './detect-context.ts';
-import { predictBusyMs } from '../engine/fit-engine-time.ts';
 import { planPeerCapacity } from './plan-peer-capacity.ts';
 import { secondsToNs } from '../time.ts';
 import {
   learnedCapacity,
   minJudgedRequests,
+  readEngineSlowdown,
   readLoad,
   readSpeed,
   round,
@@ -85,10 +85,10 @@ export function assessPoolAgainstPeers(
   };
   // The runtime counters show what the engines did in the window itself, with or without requests
   // ending in it: long requests report a slow GPU on their spans only when they end.
-  result.engineSlowdown = readEngineSlowdown(ctx, pool);
+  result.engineSlowdown = readEngineSlowdown(ctx.state.learning.get(pool.pool), pool.engineWork, tuning);
   const peerEngine = servingModel
     .filter((p) => p.pool !== pool.pool && !isCircuitOpen(ctx, p.pool))
-    .map((p) => readEngineSlowdown(ctx, p))
+    .map((p) => readEngineSlowdown(ctx.state.learning.get(p.pool), p.engineWork, tuning))
     .filter((v): v is number => v !== null)
     .sort((a, b) => a - b);
   if (result.engineSlowdown !== null && peerEngine.length > 0) {
@@ -162,16 +162,6 @@ function readFastestSlowdown(ctx: DetectContext, pool: PoolView): number | null 
   if (!learning || learning.healthySamples < ctx.tuning.minBaselineSamples) return null;
   if (!floor || floor <= 0 || now === null) return null;
   return now / floor;
-}
-
-/** Busy time of the pool's engines over what the fit expects for their work; null until learned. */
-function readEngineSlowdown(ctx: DetectContext, pool: PoolView): number | null {
-  const fit = ctx.state.learning.get(pool.pool)?.engineFit;
-  const work = pool.engineWork;
-  if (!fit || fit.samples < ctx.tuning.engineFitMinWindows) return null;
-  if (!work || work.busyMs < ctx.tuning.engineMinBusyMs) return null;
-  const expected = predictBusyMs(fit, work);
-  return expected === null ? null : work.busyMs / expected;
 }
 
 /** How much slower than usual the pool works: by its engines' counters when they show it, else its requests. */

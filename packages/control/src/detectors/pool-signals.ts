@@ -1,6 +1,8 @@
 import type { SignalGroup } from '@governor/conventions';
 import type { PoolLearning, ScopeMetrics } from '../engine/control-types.ts';
 import type { ControlTuning } from '../engine/control-tuning.ts';
+import { predictBusyMs } from '../engine/fit-engine-time.ts';
+import type { EngineWork } from '../read-engine-work.ts';
 import type { PoolView } from '../observe-fleet.ts';
 
 // Readings every policy shares: how much of TTFT is queueing, how busy a pool is, how a scope is doing.
@@ -205,6 +207,22 @@ export function isFailing(errorRate: number | null, requests: number, tuning: Co
   return (
     errorRate !== null && errorRate >= tuning.shedErrorRate && errorRate * requests >= tuning.minFailures
   );
+}
+
+/**
+ * Busy time of a pool's engines over what their healthy fit expects for the work they did (1 = as
+ * usual); null until the fit has enough windows, or with too little busy time to judge.
+ */
+export function readEngineSlowdown(
+  learning: PoolLearning | undefined,
+  work: EngineWork | null,
+  tuning: ControlTuning,
+): number | null {
+  const fit = learning?.engineFit;
+  if (!fit || fit.samples < tuning.engineFitMinWindows) return null;
+  if (!work || work.busyMs < tuning.engineMinBusyMs) return null;
+  const expected = predictBusyMs(fit, work);
+  return expected === null ? null : work.busyMs / expected;
 }
 
 /** Requests a pool needs in the short window to be judged against its peers or its own history. */

@@ -1,9 +1,8 @@
-import { isQueueNegligible, readLoad, readSpeed } from '../detectors/pool-signals.ts';
+import { isQueueNegligible, readEngineSlowdown, readLoad, readSpeed } from '../detectors/pool-signals.ts';
 import type { FleetObservation } from '../observe-fleet.ts';
 import type { ControlState, PoolLearning } from './control-types.ts';
 import type { ControlTuning } from './control-tuning.ts';
-import { addEngineWindow, predictBusyMs } from './fit-engine-time.ts';
-import type { EngineWork } from '../read-engine-work.ts';
+import { addEngineWindow } from './fit-engine-time.ts';
 
 // What the loop learns from each pool's own history, after a tick's decisions:
 // - the engine time a request usually takes when the pool is healthy (to tell a slow GPU from load),
@@ -37,7 +36,11 @@ export function updateLearning(
     const g = pool.fast;
     // The engines' time for their work, from the runtime counters: needs busy engines, not requests.
     const work = pool.engineWork;
-    if (suspects.has(pool.pool) && isEngineSlow(learning, work, tuning)) learning.engineSlowAtNs = obs.atNs;
+    if (
+      suspects.has(pool.pool) &&
+      (readEngineSlowdown(learning, work, tuning) ?? 0) >= tuning.latencyOutlierRatio
+    )
+      learning.engineSlowAtNs = obs.atNs;
     if (
       work &&
       work.busyMs >= tuning.engineMinBusyMs &&
@@ -110,13 +113,4 @@ export function updateLearning(
     }
     state.learning.set(pool.pool, learning);
   }
-}
-
-/** Its engines took at least latencyOutlierRatio × what their work usually takes. */
-function isEngineSlow(learning: PoolLearning, work: EngineWork | null, tuning: ControlTuning): boolean {
-  const fit = learning.engineFit;
-  if (!fit || fit.samples < tuning.engineFitMinWindows || !work || work.busyMs < tuning.engineMinBusyMs)
-    return false;
-  const expected = predictBusyMs(fit, work);
-  return expected !== null && work.busyMs / expected >= tuning.latencyOutlierRatio;
 }
