@@ -212,7 +212,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       const [description, unit, valueType] = descriptions[name]!;
       return { name, description, unit, valueType };
     };
-    const points = (list: Point<unknown>[]) =>
+    const points = <T>(list: Point<T>[]) =>
       list.map((p) => ({
         startTime: p.startTime,
         endTime: p.time,
@@ -225,7 +225,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
           descriptor: descriptor(name),
           aggregationTemporality: AggregationTemporality.CUMULATIVE,
           dataPointType: DataPointType.GAUGE,
-          dataPoints: points(list) as GaugeMetricData['dataPoints'],
+          dataPoints: points(list),
         }),
       ),
       ...[...sums.entries()].map(
@@ -234,7 +234,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
           aggregationTemporality: AggregationTemporality.CUMULATIVE,
           dataPointType: DataPointType.SUM,
           isMonotonic: true,
-          dataPoints: points(list) as SumMetricData['dataPoints'],
+          dataPoints: points(list),
         }),
       ),
       ...[...histograms.entries()].map(
@@ -242,14 +242,11 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
           descriptor: descriptor(name),
           aggregationTemporality: AggregationTemporality.CUMULATIVE,
           dataPointType: DataPointType.HISTOGRAM,
-          dataPoints: points(list) as HistogramMetricData['dataPoints'],
+          dataPoints: points(list),
         }),
       ),
     ];
-    const count = [...gauges.values(), ...sums.values(), ...histograms.values()].reduce(
-      (n, list) => n + list.length,
-      0,
-    );
+    const count = metrics.reduce((n, m) => n + m.dataPoints.length, 0);
     return {
       resourceMetrics: {
         resource: metricsResource,
