@@ -6,6 +6,7 @@ import {
   createControlEngine,
   createDuckDbRepository,
   createEngineWorkReader,
+  createRequestArrivalsReader,
   createPrefillSpeedReader,
   createReadyReplicasReader,
 } from '@governor/control';
@@ -77,6 +78,7 @@ export async function startGovernor({ config, logger, env }: StartOptions): Prom
       readReadyReplicas: createReadyReplicasReader(store),
       readPrefillSpeed: createPrefillSpeedReader(store),
       readEngineWork: createEngineWorkReader(store),
+      readRequestArrivals: createRequestArrivalsReader(store),
       actuators: createActuatorsFromConfig(config.actuators, env ?? process.env),
       onEvent: (event) => events.publish(event),
       onError: (error) => log.error({ err: error }, 'control tick failed'),

@@ -15,6 +15,11 @@ export type { SignalsReader, SnapshotQuery } from './signals-reader.ts';
 export { createReadyReplicasReader } from './read-ready-replicas.ts';
 export { createEngineWorkReader, type EngineWork, type EngineWorkReader } from './read-engine-work.ts';
 export {
+  createRequestArrivalsReader,
+  type RequestArrival,
+  type RequestArrivalsReader,
+} from './read-request-arrivals.ts';
+export {
   createPrefillSpeedReader,
   type PrefillSpeed,
   type PrefillSpeedReader,

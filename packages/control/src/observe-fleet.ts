@@ -1,6 +1,7 @@
 import type { GovernorConfig, SignalGroup } from '@governor/conventions';
 import type { EngineWork, EngineWorkReader } from './read-engine-work.ts';
 import type { PrefillSpeed, PrefillSpeedReader } from './read-prefill-speed.ts';
+import type { RequestArrival, RequestArrivalsReader } from './read-request-arrivals.ts';
 import type { SignalsReader } from './signals-reader.ts';
 
 // One tick's view of the fleet: each pool's signals over the control window (steady state) and over
@@ -21,6 +22,8 @@ export interface PoolView {
   fastestPrefillMsPerToken: number | null;
   /** What its engines did over the short window, from the runtime's counters; null without them. */
   engineWork: EngineWork | null;
+  /** Its recent requests over the control window, in arrival order (for replaying on fewer replicas). */
+  arrivals: RequestArrival[];
   /** Replicas paid for (running + starting + draining), from governor.pool.replicas. */
   replicas: number | null;
   /** Replicas serving (reporting runtime gauges); null when the fleet sends no per-replica gauges. */
@@ -62,6 +65,8 @@ export interface ObserveOptions {
   readPrefillSpeed?: PrefillSpeedReader;
   /** Engine work per pool (see read-engine-work.ts); omitted when the fleet sends no runtime counters. */
   readEngineWork?: EngineWorkReader;
+  /** Each pool's recent requests (see read-request-arrivals.ts); omitted when spans carry no prefill. */
+  readRequestArrivals?: RequestArrivalsReader;
   config: GovernorConfig;
   atNs: bigint;
   windowMs: number;
@@ -75,7 +80,7 @@ export interface ObserveOptions {
 
 export async function observeFleet(options: ObserveOptions): Promise<FleetObservation> {
   const { signals, config, atNs, windowMs, fastWindowMs } = options;
-  const [main, fast, priorities, ready, prefill, prefillMain, engineWork] = await Promise.all([
+  const [main, fast, priorities, ready, prefill, prefillMain, engineWork, arrivals] = await Promise.all([
     signals.snapshot({ windowMs, by: ['pool'], atNs }),
     signals.snapshot({ windowMs: fastWindowMs, by: ['pool'], atNs }),
     signals.snapshot({ windowMs: fastWindowMs, by: ['model', 'priority'], atNs }),
@@ -89,6 +94,9 @@ export async function observeFleet(options: ObserveOptions): Promise<FleetObserv
     options.readEngineWork
       ? options.readEngineWork(atNs, fastWindowMs)
       : Promise.resolve(new Map<string, EngineWork>()),
+    options.readRequestArrivals
+      ? options.readRequestArrivals(atNs, windowMs)
+      : Promise.resolve(new Map<string, RequestArrival[]>()),
   ]);
   const minFast = options.minFastRequests ?? 0;
   const mainByPool = indexByPool(main.groups);
@@ -131,6 +139,7 @@ export async function observeFleet(options: ObserveOptions): Promise<FleetObserv
         (quiet ? prefillMain.get(name)?.fastestMsPerToken : null) ??
         null,
       engineWork: engineWork.get(name) ?? null,
+      arrivals: arrivals.get(name) ?? [],
       minReplicas: pool?.min_replicas ?? 1,
       maxReplicas: pool?.max_replicas ?? null,
       gpusPerReplica: pool?.gpus_per_replica ?? 1,

@@ -1,5 +1,6 @@
 import type { GovernorConfig, Recommendation } from '@governor/conventions';
 import type { EngineWorkReader } from './read-engine-work.ts';
+import type { RequestArrivalsReader } from './read-request-arrivals.ts';
 import type { PrefillSpeedReader } from './read-prefill-speed.ts';
 import { createControlEngine } from './engine/create-control-engine.ts';
 import type { SignalsReader } from './signals-reader.ts';
@@ -17,6 +18,7 @@ export interface BacktestOptions {
   readReadyReplicas?: (atNs: bigint) => Promise<Map<string, number>>;
   readPrefillSpeed?: PrefillSpeedReader;
   readEngineWork?: EngineWorkReader;
+  readRequestArrivals?: RequestArrivalsReader;
   fromNs: bigint;
   toNs: bigint;
   onTick?: (atNs: bigint, index: number, total: number) => void;
@@ -46,6 +48,7 @@ export async function runBacktest(options: BacktestOptions): Promise<BacktestRep
     readReadyReplicas: options.readReadyReplicas,
     readPrefillSpeed: options.readPrefillSpeed,
     readEngineWork: options.readEngineWork,
+    readRequestArrivals: options.readRequestArrivals,
   });
   const interval = secondsToNs(options.config.control.interval_s);
   const entries: BacktestEntry[] = [];

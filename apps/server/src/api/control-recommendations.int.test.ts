@@ -378,7 +378,8 @@ describe('recommendations from telemetry', () => {
     });
     const traffic: PoolTraffic[] = [
       { pool: 'light', model: 'm-light', replicas: 4, ratePerS: 2 },
-      { pool: 'slow', model: 'm-slow', replicas: 3, ratePerS: 2, prefillMsPerToken: 1.3 },
+      // 1.3 s of prefill a second: two replicas carry it (the replay checks that too).
+      { pool: 'slow', model: 'm-slow', replicas: 3, ratePerS: 1, prefillMsPerToken: 1.3 },
       { pool: 'slow-pair', model: 'm-slow-pair', replicas: 2, ratePerS: 1.3, prefillMsPerToken: 1.3 },
       { pool: 'single', model: 'm-single', replicas: 1, ratePerS: 1 },
       { pool: 'idle', model: 'm-idle', replicas: 3, ratePerS: 0 },
@@ -407,6 +408,42 @@ describe('recommendations from telemetry', () => {
     );
     expect(scaleIn('sized-tight')).toEqual([]);
     expect((await latest()).every((r) => r.kind !== 'scale' || (r.action.to as number) >= 1)).toBe(true);
+  });
+
+  test('a scale-in is replayed on its own requests first: long prompts that would hold up a lone replica keep the second', async () => {
+    g = await startTestGovernor({
+      pools: [
+        { name: 'even', gpu_type: 'H100', model: 'm-even' },
+        { name: 'tailed', gpu_type: 'H100', model: 'm-tailed' },
+      ],
+    });
+    // The same prefill work per second (about half a replica), far inside the SLO on two replicas.
+    // On one, a 30k-token prompt every 30 s (7.5 s of prefill) holds up the prompts behind it.
+    const traffic: PoolTraffic[] = [
+      { pool: 'even', model: 'm-even', replicas: 2, ratePerS: 1, inputTokens: 2000 },
+      {
+        pool: 'tailed',
+        model: 'm-tailed',
+        replicas: 2,
+        ratePerS: 1,
+        inputTokens: 1000,
+        longPrompt: { every: 30, tokens: 30_000 },
+      },
+    ];
+    const ticks = await runTicks(g, traffic, 0, 330_000);
+    const recs = ticks.flatMap((t) => t.recommendations);
+    const scaleIn = (pool: string) => find(recs, 'scale', pool).filter((r) => r.action.to! < r.action.from!);
+    // Its TTFT p95 is as far inside the SLO and its mean load the same as the even pool's: only the
+    // replay tells them apart.
+    expect(scaleIn('tailed')).toEqual([]);
+    const even = scaleIn('even')[0]!;
+    expect(even.action).toEqual({ from: 2, to: 1 });
+    expect(even.reason).toMatch(
+      /requests replayed on 1 replica: TTFT p95 \d+ → \d+ ms, 100% → 100% within the SLO/,
+    );
+    expect(
+      even.evidence.find((e) => e.signal === 'replayedWithinSloShare{pool=even,replicas=1}')?.value,
+    ).toBe(1);
   });
 
   test('a pool whose prefill load stretches every prompt token learns its capacity from it', async () => {

@@ -1,5 +1,6 @@
 import {
   createEngineWorkReader,
+  createRequestArrivalsReader,
   createPrefillSpeedReader,
   createReadyReplicasReader,
   isoToNs,
@@ -70,6 +71,7 @@ export async function runReplayCommand(args: ParsedArgs): Promise<number> {
       readReadyReplicas: createReadyReplicasReader(store),
       readPrefillSpeed: createPrefillSpeedReader(store),
       readEngineWork: createEngineWorkReader(store),
+      readRequestArrivals: createRequestArrivalsReader(store),
       fromNs,
       toNs,
       onTick: (atNs, index, total) => {

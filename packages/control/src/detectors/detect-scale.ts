@@ -1,6 +1,7 @@
 import type { Candidate, PoolLearning } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
 import { type DetectContext, evidence, isCircuitOpen, readMemory } from './detect-context.ts';
+import { type ReplayOutlook, replayAtReplicas } from './replay-prefill-queue.ts';
 import {
   type LoadReading,
   type Utilization,
@@ -231,16 +232,9 @@ function weighScaleUp(
   const main = s.pool.main;
   const fast = s.pool.fast;
   const failing = isFailing(fast?.errorRate ?? null, fast?.requests ?? 0, ctx.tuning);
-  // In rates (tasks within the SLO per second) so the short window's trouble and the control
-  // window's steady state compare.
-  let goodPerS = 0;
-  let costPerHour = 0;
-  for (const p of ctx.obs.pools) {
-    const replicas = p.replicas ?? 0;
-    if (p.gpuHourUsd === null) return { beneficial: true, note: '', evidence: [] };
-    costPerHour += replicas * p.gpusPerReplica * p.gpuHourUsd;
-    if (p.main?.goodput != null) goodPerS += p.main.goodput * p.mainRatePerS;
-  }
+  const fleet = readFleetGoodRate(ctx);
+  if (fleet === null) return { beneficial: true, note: '', evidence: [] };
+  const { goodPerS, costPerHour } = fleet;
   // The pool as it is now (short window, when it holds enough requests), so a sudden overload counts.
   const recent = fast !== null && fast.requests >= ctx.tuning.minRequests && fast.goodput !== null;
   const goodput = recent ? fast.goodput : (main?.goodput ?? null);
@@ -273,6 +267,80 @@ function weighScaleUp(
       ),
     ],
   };
+}
+
+/**
+ * The fleet's tasks within the SLO per second (over the control window) and what it costs per hour
+ * now; null when a pool has no price. In rates, so the short window's trouble and the control
+ * window's steady state compare.
+ */
+function readFleetGoodRate(ctx: DetectContext): { goodPerS: number; costPerHour: number } | null {
+  let goodPerS = 0;
+  let costPerHour = 0;
+  for (const p of ctx.obs.pools) {
+    if (p.gpuHourUsd === null) return null;
+    costPerHour += (p.replicas ?? 0) * p.gpusPerReplica * p.gpuHourUsd;
+    if (p.main?.goodput != null) goodPerS += p.main.goodput * p.mainRatePerS;
+  }
+  return { goodPerS, costPerHour };
+}
+
+/** A scale-in's replica count once its recent requests were replayed there, and what the replay saw. */
+interface ReplayedScaleIn {
+  to: number;
+  outlook: ReplayOutlook | null;
+  note: string;
+  evidence: ReturnType<typeof evidence>[];
+}
+
+/**
+ * Checks a scale-in to `to` replicas by replaying the pool's recent requests there (see
+ * replay-prefill-queue.ts): mean load says N−1 replicas carry the work; only the requests themselves
+ * say whether their prompts then queue behind each other past the SLO. The fewest replicas from `to`
+ * up on which the replay pushes next to no more requests past the SLO (replayLossTolerance, and
+ * never less than one request) is kept; none, no scale-in. Without an SLO, enough requests or the pool's uncontended prefill speed,
+ * `to` stands unchecked.
+ */
+function replayScaleIn(ctx: DetectContext, s: ScaleInputs, to: number): ReplayedScaleIn | null {
+  const { tuning } = ctx;
+  const unchecked = { to, outlook: null, note: '', evidence: [] };
+  const learning = s.learning;
+  const msPerToken =
+    learning && learning.healthySamples >= tuning.minBaselineSamples ? learning.prefillFloorMsPerToken : null;
+  if (s.sloMs === null || msPerToken === null || s.pool.arrivals.length < tuning.minRequests)
+    return unchecked;
+  for (let n = to; n < s.replicas; n++) {
+    const outlook = replayAtReplicas(s.pool.arrivals, {
+      nowReplicas: s.replicas,
+      afterReplicas: n,
+      msPerToken,
+      sloMs: s.sloMs,
+    });
+    if (outlook === null) return unchecked;
+    // A sample of a few dozen requests cannot tell a loss of one request from none.
+    const lostRequests = (outlook.now.withinSloShare - outlook.after.withinSloShare) * outlook.requests;
+    if (lostRequests > Math.max(1, tuning.replayLossTolerance * outlook.requests) + 1e-9) continue;
+    return {
+      to: n,
+      outlook,
+      note: ` Its last ${outlook.requests} requests replayed on ${n} replica${n === 1 ? '' : 's'}: TTFT p95 ${Math.round(outlook.now.ttftP95Ms)} → ${Math.round(outlook.after.ttftP95Ms)} ms, ${Math.round(outlook.now.withinSloShare * 100)}% → ${Math.round(outlook.after.withinSloShare * 100)}% within the SLO.`,
+      evidence: [
+        evidence(
+          `replayedTtftP95Ms{pool=${s.pool.pool},replicas=${n}}`,
+          outlook.after.ttftP95Ms,
+          s.sloMs,
+          ctx.windowLabel,
+        ),
+        evidence(
+          `replayedWithinSloShare{pool=${s.pool.pool},replicas=${n}}`,
+          outlook.after.withinSloShare,
+          outlook.now.withinSloShare,
+          ctx.windowLabel,
+        ),
+      ],
+    };
+  }
+  return null;
 }
 
 function judgeScaleIn(
@@ -339,21 +407,26 @@ function judgeScaleIn(
 
   // (a) Known capacity: N−1 (and the target count) stay under the target utilization.
   if (util.value !== null && util.capacityKnown) {
-    const to = Math.max(floor, Math.ceil((replicas * util.value) / target), replicas - maxStep);
+    const sized = Math.max(floor, Math.ceil((replicas * util.value) / target), replicas - maxStep);
     const utilAtMinusOne = (util.value * replicas) / (replicas - 1);
-    if (to >= replicas || utilAtMinusOne > target) return null;
+    if (sized >= replicas || utilAtMinusOne > target) return null;
+    const replay = replayScaleIn(ctx, s, sized);
+    if (!replay) return null;
+    const to = replay.to;
     const utilAfter = (util.value * replicas) / to;
     return {
       ...common,
       action: { from: replicas, to },
-      reason: `Pool ${pool.pool} runs at utilization ${round(util.value, 2)} (${util.basis}) within its SLO; ${to} replica${to === 1 ? '' : 's'} would run at ${round(utilAfter, 2)} (target ${target}) (${replicas} → ${to}).`,
+      reason: `Pool ${pool.pool} runs at utilization ${round(util.value, 2)} (${util.basis}) within its SLO; ${to} replica${to === 1 ? '' : 's'} would run at ${round(utilAfter, 2)} (target ${target}) (${replicas} → ${to}).${replay.note}`,
       evidence: [
         ...baseEvidence,
         evidence(`utilization{pool=${pool.pool},basis=${util.basis}}`, util.value, target, fastWindowLabel),
         evidence(`utilizationAtNMinus1{pool=${pool.pool}}`, utilAtMinusOne, target, fastWindowLabel),
+        ...replay.evidence,
       ],
       expectedImpact: {
         summary: `Same goodput on ${pool.pool} for less money: TTFT p95 stays under ${sloMs ?? 'its current'} ms.`,
+        ...replayedTtft(replay),
         utilization: { from: round(util.value, 2), to: round(utilAfter, 2) },
         costUsdPerHour: { from: hourlyCost(s, replicas), to: hourlyCost(s, to) },
       },
@@ -368,20 +441,25 @@ function judgeScaleIn(
   // (b) A per-replica load the pool has served calmly before: N−1 replicas each carry no more.
   const calmRate = s.learning?.calmRatePerReplica ?? null;
   if (calmRate !== null && calmRate > 0) {
-    const to = Math.max(floor, Math.ceil(s.ratePerS / calmRate), replicas - maxStep);
-    if (to < replicas) {
+    const sized = Math.max(floor, Math.ceil(s.ratePerS / calmRate), replicas - maxStep);
+    if (sized < replicas) {
+      const replay = replayScaleIn(ctx, s, sized);
+      if (!replay) return null;
+      const to = replay.to;
       const perReplicaAfter = s.ratePerS / to;
       return {
         ...common,
         action: { from: replicas, to },
-        reason: `Pool ${pool.pool} is calm at ${round(s.ratePerS / replicas, 2)} requests/s per replica and has served ${round(calmRate, 2)} per replica without queueing or contention; ${to} replica${to === 1 ? '' : 's'} would each carry ${round(perReplicaAfter, 2)} (${replicas} → ${to}).`,
+        reason: `Pool ${pool.pool} is calm at ${round(s.ratePerS / replicas, 2)} requests/s per replica and has served ${round(calmRate, 2)} per replica without queueing or contention; ${to} replica${to === 1 ? '' : 's'} would each carry ${round(perReplicaAfter, 2)} (${replicas} → ${to}).${replay.note}`,
         evidence: [
           ...baseEvidence,
           evidence(`requestsPerSPerReplicaAfter{pool=${pool.pool}}`, perReplicaAfter, calmRate, windowLabel),
           evidence(`prefillMsPerTokenVsFloor{pool=${pool.pool}}`, load.contention, 1.5, fastWindowLabel),
+          ...replay.evidence,
         ],
         expectedImpact: {
           summary: `Same goodput on ${pool.pool} for less money: each replica carries a load it has carried calmly before.`,
+          ...replayedTtft(replay),
           requestsPerSPerReplica: { from: round(s.ratePerS / replicas, 2), to: round(perReplicaAfter, 2) },
           costUsdPerHour: { from: hourlyCost(s, replicas), to: hourlyCost(s, to) },
         },
@@ -420,20 +498,24 @@ function judgeScaleIn(
     isQueueNegligible(pool.fast, sloMs, tuning.probeMaxQueueSloShare);
   const kvRoom = util.value === null || (util.value * replicas) / (replicas - 1) <= target;
   if (!noQueue || !kvRoom) return null;
+  const replay = replayScaleIn(ctx, s, replicas - 1);
+  if (!replay) return null;
   const why = farInside
     ? `holds TTFT p95 ${Math.round(mainTtftP95 ?? 0)} ms, under ${Math.round(tuning.probeMaxSloShare * 100)}% of its ${sloMs} ms SLO`
     : `prefills at ${round(load.contention ?? 1, 2)}× its uncontended speed per token — its TTFT p95 of ${Math.round(mainTtftP95 ?? 0)} ms is the prompts' own prefill, not load —`;
   return {
     ...common,
     action: { from: replicas, to: replicas - 1 },
-    reason: `Pool ${pool.pool} ${why} with the median request not queueing; its capacity is not known yet, so remove one replica (${replicas} → ${replicas - 1}) and verify.`,
+    reason: `Pool ${pool.pool} ${why} with the median request not queueing; its capacity is not known yet, so remove one replica (${replicas} → ${replicas - 1}) and verify.${replay.note}`,
     evidence: [
       ...baseEvidence,
       evidence(`utilization{pool=${pool.pool},basis=${util.basis}}`, util.value, target, fastWindowLabel),
+      ...replay.evidence,
     ],
     expectedImpact: {
       summary: `Same goodput on ${pool.pool} with one replica less; TTFT p95 stays under ${sloMs} ms.`,
       ttftP95Ms: { from: mainTtftP95 === null ? null : Math.round(mainTtftP95), to: sloMs },
+      ...replayedTtft(replay),
       costUsdPerHour: { from: hourlyCost(s, replicas), to: hourlyCost(s, replicas - 1) },
     },
     confidence: scoreConfidence(
@@ -441,6 +523,17 @@ function judgeScaleIn(
       main.requests,
       tuning.minRequests,
     ),
+  };
+}
+
+/** The replay's TTFT p95 now and after, as an expected impact (nothing without a replay). */
+function replayedTtft(replay: ReplayedScaleIn): { ttftP95Ms?: { from: number; to: number } } {
+  if (!replay.outlook) return {};
+  return {
+    ttftP95Ms: {
+      from: Math.round(replay.outlook.now.ttftP95Ms),
+      to: Math.round(replay.outlook.after.ttftP95Ms),
+    },
   };
 }
 

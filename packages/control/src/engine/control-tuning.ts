@@ -65,6 +65,12 @@ export interface ControlTuning {
   unprofitableConfidence: number;
   /** Largest fraction of replicas removed in one scale-in. */
   maxScaleInFraction: number;
+  /**
+   * Share of a pool's requests a scale-in may push past the SLO in the replay of its recent requests
+   * on fewer replicas: N−1 replicas hold the SLO when the replay loses no more than this (or one
+   * request, when the sample is small).
+   */
+  replayLossTolerance: number;
   /** Confidence cap of an outlier seen for one tick only (a transient, until it persists). */
   firstSightConfidence: number;
   /** EWMA weight of a new sample in learned baselines. */
@@ -107,6 +113,7 @@ export const DEFAULT_TUNING: ControlTuning = {
   efficiencyRatio: 0.8,
   unprofitableConfidence: 0.4,
   maxScaleInFraction: 0.5,
+  replayLossTolerance: 0.02,
   firstSightConfidence: 0.45,
   learningRate: 0.3,
   engineMinBusyMs: 2000,

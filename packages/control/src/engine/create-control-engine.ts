@@ -19,6 +19,7 @@ import { minJudgedRequests, summarizeScope } from '../detectors/pool-signals.ts'
 import { type FleetObservation, observeFleet } from '../observe-fleet.ts';
 import type { PrefillSpeedReader } from '../read-prefill-speed.ts';
 import type { EngineWorkReader } from '../read-engine-work.ts';
+import type { RequestArrivalsReader } from '../read-request-arrivals.ts';
 import type { SignalsReader } from '../signals-reader.ts';
 import type { ControlRepository } from '../state/control-repository.ts';
 import { formatTargetKey } from '../target-key.ts';
@@ -60,6 +61,8 @@ export interface ControlEngineOptions {
   readPrefillSpeed?: PrefillSpeedReader;
   /** Engine work per pool from runtime counters (see createEngineWorkReader): catches a slow GPU within a window. */
   readEngineWork?: EngineWorkReader;
+  /** Each pool's recent requests (see createRequestArrivalsReader): replayed to check a scale-in holds the SLO. */
+  readRequestArrivals?: RequestArrivalsReader;
   actuators?: readonly QueuedActuator[];
   onEvent?: (event: ControlEvent) => void;
   onError?: (error: unknown) => void;
@@ -380,6 +383,7 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
       readReadyReplicas: options.readReadyReplicas,
       readPrefillSpeed: options.readPrefillSpeed,
       readEngineWork: options.readEngineWork,
+      readRequestArrivals: options.readRequestArrivals,
       minFastRequests: tuning.minRequests,
     });
     const previousObservation = lastObservation;

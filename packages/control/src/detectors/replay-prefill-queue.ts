@@ -1,0 +1,76 @@
+import type { RequestArrival } from '../read-request-arrivals.ts';
+
+// Would N−k replicas hold the SLO? Not a question the mean load answers: a vLLM replica prefills in
+// arrival order (chunked prefill gives the batch's token budget to the oldest prompt first), so one
+// long prompt holds up every prompt behind it on that replica. With heavy-tailed prompts a load two
+// replicas carry easily breaks the SLO on one. So the pool's own recent requests are replayed — same
+// arrivals, same prompts — on the replica count in question: each replica a first-come-first-served
+// server of prefill work, each request going to the replica that is free first. The replay's extra
+// wait per request is added to the TTFT that request really had, so what the model leaves out
+// (routing, decode interference) stays as it was measured.
+
+/** What the pool's sample of requests would see on a number of replicas. */
+export interface ReplicaOutlook {
+  replicas: number;
+  /** Share of the requests whose TTFT is within the SLO. */
+  withinSloShare: number;
+  ttftP95Ms: number;
+}
+
+export interface ReplayOutlook {
+  requests: number;
+  now: ReplicaOutlook;
+  after: ReplicaOutlook;
+}
+
+/**
+ * Waits (ms) before each request's prefill starts when `servers` replicas serve the arrivals (sorted
+ * by arrival) first come, first served, each taking `serviceMs[i]` of prefill.
+ */
+export function replayPrefillWaits(
+  arrivals: readonly Pick<RequestArrival, 'arriveMs'>[],
+  serviceMs: ArrayLike<number>,
+  servers: number,
+): Float64Array {
+  const freeAt = new Float64Array(Math.max(1, Math.floor(servers))).fill(Number.NEGATIVE_INFINITY);
+  const waits = new Float64Array(arrivals.length);
+  for (let i = 0; i < arrivals.length; i++) {
+    let k = 0;
+    for (let j = 1; j < freeAt.length; j++) if (freeAt[j]! < freeAt[k]!) k = j;
+    const arrive = arrivals[i]!.arriveMs;
+    const start = Math.max(arrive, freeAt[k]!);
+    waits[i] = start - arrive;
+    freeAt[k] = start + serviceMs[i]!;
+  }
+  return waits;
+}
+
+/**
+ * The pool's requests replayed on `nowReplicas` and on `afterReplicas`, each prefill taking
+ * `msPerToken` per uncached prompt token (the pool's uncontended speed). Null without requests.
+ */
+export function replayAtReplicas(
+  arrivals: readonly RequestArrival[],
+  options: { nowReplicas: number; afterReplicas: number; msPerToken: number; sloMs: number },
+): ReplayOutlook | null {
+  const { nowReplicas, afterReplicas, msPerToken, sloMs } = options;
+  if (arrivals.length === 0 || nowReplicas < 1 || afterReplicas < 1) return null;
+  const service = Float64Array.from(arrivals, (a) => a.uncachedTokens * msPerToken);
+  const before = replayPrefillWaits(arrivals, service, nowReplicas);
+  const after = replayPrefillWaits(arrivals, service, afterReplicas);
+  const ttftNow = Float64Array.from(arrivals, (a) => a.ttftMs);
+  const ttftAfter = Float64Array.from(arrivals, (a, i) => a.ttftMs + Math.max(0, after[i]! - before[i]!));
+  return {
+    requests: arrivals.length,
+    now: outlook(nowReplicas, ttftNow, sloMs),
+    after: outlook(afterReplicas, ttftAfter, sloMs),
+  };
+}
+
+function outlook(replicas: number, ttftMs: Float64Array, sloMs: number): ReplicaOutlook {
+  let within = 0;
+  for (const t of ttftMs) if (t <= sloMs) within += 1;
+  const sorted = Float64Array.from(ttftMs).sort();
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(0.95 * sorted.length) - 1));
+  return { replicas, withinSloShare: within / ttftMs.length, ttftP95Ms: sorted[rank]! };
+}

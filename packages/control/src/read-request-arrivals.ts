@@ -1,0 +1,63 @@
+import { readFileSync } from 'node:fs';
+import type { Store } from '@governor/store';
+
+const SQL = readFileSync(new URL('./read-request-arrivals.sql', import.meta.url), 'utf8');
+
+/** One request as it met a pool (see read-request-arrivals.sql). */
+export interface RequestArrival {
+  /** When it reached the pool's queue, in ms since the first arrival of its pool's sample. */
+  arriveMs: number;
+  ttftMs: number;
+  queueMs: number;
+  prefillMs: number;
+  uncachedTokens: number;
+}
+
+export type RequestArrivalsReader = (
+  atNs: bigint,
+  windowMs: number,
+) => Promise<Map<string, RequestArrival[]>>;
+
+/**
+ * Enough consecutive requests to see a pool's queue, few enough that a busy pool's replay stays
+ * cheap: at 10 requests/s per pool this is the last 5 minutes.
+ */
+export const MAX_ARRIVALS_PER_POOL = 3000;
+
+/** Per pool, its requests over the window ending at `atNs`, in arrival order. */
+export function createRequestArrivalsReader(
+  store: Pick<Store, 'query'>,
+  maxPerPool = MAX_ARRIVALS_PER_POOL,
+): RequestArrivalsReader {
+  return async (atNs, windowMs) => {
+    const rows = await store.query<{
+      pool: string;
+      arrive_ns: bigint;
+      ttft_ms: number;
+      queue_ms: number;
+      prefill_ms: number;
+      uncached_tokens: number;
+    }>(SQL, {
+      from_ns: atNs - BigInt(Math.round(windowMs)) * 1_000_000n,
+      at_ns: atNs,
+      max_per_pool: maxPerPool,
+    });
+    const out = new Map<string, RequestArrival[]>();
+    const firstNs = new Map<string, bigint>();
+    for (const r of rows) {
+      const arriveNs = BigInt(r.arrive_ns);
+      const origin = firstNs.get(r.pool) ?? arriveNs;
+      firstNs.set(r.pool, origin);
+      const list = out.get(r.pool) ?? [];
+      out.set(r.pool, list);
+      list.push({
+        arriveMs: Number(arriveNs - origin) / 1e6,
+        ttftMs: Number(r.ttft_ms),
+        queueMs: Number(r.queue_ms),
+        prefillMs: Number(r.prefill_ms),
+        uncachedTokens: Number(r.uncached_tokens),
+      });
+    }
+    return out;
+  };
+}
