@@ -15,6 +15,7 @@ export type { SignalsReader, SnapshotQuery } from './signals-reader.ts';
 export { createReadyReplicasReader } from './read-ready-replicas.ts';
 export { createEngineWorkReader, type EngineWork, type EngineWorkReader } from './read-engine-work.ts';
 export {
+  MAX_ARRIVALS_PER_POOL,
   createRequestArrivalsReader,
   type RequestArrival,
   type RequestArrivalsReader,

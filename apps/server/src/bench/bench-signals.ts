@@ -2,6 +2,7 @@ import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type GovernorConfig, type GroupDimension, parseGovernorConfig } from '@governor/conventions';
+import { MAX_ARRIVALS_PER_POOL, createRequestArrivalsReader } from '@governor/control';
 import { type Signals, createSignals } from '@governor/signals';
 import { createStore } from '@governor/store';
 import { BENCH_POOLS, BENCH_PRICES, createFleetTraffic } from './generate-fleet-spans.ts';
@@ -83,6 +84,14 @@ export async function runSignalsBench(options: SignalsBenchOptions): Promise<voi
     for (const shape of shapes)
       row('rollup', shape.label, await timeSnapshots(rollup, shape.by, options.runs));
     row('raw', 'by pool', await timeSnapshots(raw, ['pool'], options.rawRuns));
+    // The control loop's other per-tick read: each pool's last requests, which a scale-in replays.
+    const readArrivals = createRequestArrivalsReader(store);
+    const atNs = watermark!;
+    row(
+      'rollup',
+      `requests to replay (≤ ${MAX_ARRIVALS_PER_POOL.toLocaleString('en-US')}/pool)`,
+      await timeRuns(async () => (await readArrivals(atNs, WINDOW_MS)).size, options.runs),
+    );
   } finally {
     await store.close();
   }
@@ -195,19 +204,22 @@ async function buildStore(
 }
 
 async function timeSnapshots(signals: Signals, by: GroupDimension[], runs: number) {
+  return timeRuns(async () => (await signals.snapshot({ windowMs: WINDOW_MS, by })).groups.length, runs);
+}
+
+/** Times `run` (which returns the groups it produced) `runs` times, after one untimed warm-up run. */
+async function timeRuns(run: () => Promise<number>, runs: number) {
   const times: number[] = [];
   const cpu: number[] = [];
-  let groups = 0;
   // One untimed run warms caches (learned peaks, DuckDB buffers).
-  await signals.snapshot({ windowMs: WINDOW_MS, by });
+  let groups = await run();
   for (let i = 0; i < runs; i++) {
     const cpuBefore = process.cpuUsage();
     const started = performance.now();
-    const snapshot = await signals.snapshot({ windowMs: WINDOW_MS, by });
+    groups = await run();
     times.push(performance.now() - started);
     const used = process.cpuUsage(cpuBefore);
     cpu.push((used.user + used.system) / 1000);
-    groups = snapshot.groups.length;
   }
   return {
     groups,

@@ -307,19 +307,34 @@ function replayScaleIn(ctx: DetectContext, s: ScaleInputs, to: number): Replayed
   const learning = s.learning;
   const msPerToken =
     learning && learning.healthySamples >= tuning.minBaselineSamples ? learning.prefillFloorMsPerToken : null;
-  if (s.sloMs === null || msPerToken === null || s.pool.arrivals.length < tuning.minRequests)
-    return unchecked;
-  for (let n = to; n < s.replicas; n++) {
+  const sloMs = s.sloMs;
+  if (sloMs === null || msPerToken === null || s.pool.arrivals.length < tuning.minRequests) return unchecked;
+  // Waits only grow as replicas go: the fewest replicas that hold the SLO are found by bisection.
+  const holds = (n: number): ReplayOutlook | null => {
     const outlook = replayAtReplicas(s.pool.arrivals, {
       nowReplicas: s.replicas,
       afterReplicas: n,
       msPerToken,
-      sloMs: s.sloMs,
+      sloMs,
     });
-    if (outlook === null) return unchecked;
+    if (outlook === null) return null;
     // A sample of a few dozen requests cannot tell a loss of one request from none.
     const lostRequests = (outlook.now.withinSloShare - outlook.after.withinSloShare) * outlook.requests;
-    if (lostRequests > Math.max(1, tuning.replayLossTolerance * outlook.requests) + 1e-9) continue;
+    return lostRequests <= Math.max(1, tuning.replayLossTolerance * outlook.requests) + 1e-9 ? outlook : null;
+  };
+  let found: { n: number; outlook: ReplayOutlook } | null = null;
+  for (let lo = to, hi = s.replicas - 1; lo <= hi; ) {
+    const mid = Math.floor((lo + hi) / 2);
+    const outlook = holds(mid);
+    if (outlook) {
+      found = { n: mid, outlook };
+      hi = mid - 1;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  if (found) {
+    const { n, outlook } = found;
     return {
       to: n,
       outlook,
@@ -328,7 +343,7 @@ function replayScaleIn(ctx: DetectContext, s: ScaleInputs, to: number): Replayed
         evidence(
           `replayedTtftP95Ms{pool=${s.pool.pool},replicas=${n}}`,
           outlook.after.ttftP95Ms,
-          s.sloMs,
+          sloMs,
           ctx.windowLabel,
         ),
         evidence(

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { RequestArrival } from '../read-request-arrivals.ts';
 import { replayAtReplicas, replayPrefillWaits } from './replay-prefill-queue.ts';
@@ -21,6 +22,27 @@ describe('replayPrefillWaits', () => {
     const service = [45_000, 200, 200];
     expect([...replayPrefillWaits(arrivals, service, 1)]).toEqual([0, 44_000, 43_200]);
     expect([...replayPrefillWaits(arrivals, service, 2)]).toEqual([0, 0, 0]);
+  });
+
+  it('never makes a request wait longer on more replicas (so the fewest that hold the SLO can be bisected)', () => {
+    const request = fc.record({
+      gapMs: fc.integer({ min: 0, max: 5000 }),
+      serviceMs: fc.integer({ min: 1, max: 60_000 }),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(request, { minLength: 1, maxLength: 200 }),
+        fc.integer({ min: 1, max: 12 }),
+        (reqs, c) => {
+          const arrivals: { arriveMs: number }[] = [];
+          for (const r of reqs) arrivals.push({ arriveMs: (arrivals.at(-1)?.arriveMs ?? 0) + r.gapMs });
+          const service = reqs.map((r) => r.serviceMs);
+          const fewer = replayPrefillWaits(arrivals, service, c);
+          const more = replayPrefillWaits(arrivals, service, c + 1);
+          return more.every((w, i) => w <= fewer[i]!);
+        },
+      ),
+    );
   });
 });
 

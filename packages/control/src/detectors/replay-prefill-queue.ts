@@ -32,17 +32,31 @@ export function replayPrefillWaits(
   serviceMs: ArrayLike<number>,
   servers: number,
 ): Float64Array {
-  const freeAt = new Float64Array(Math.max(1, Math.floor(servers))).fill(Number.NEGATIVE_INFINITY);
+  // A min-heap of the times each replica is next free: O(n log c) for a pool of any size.
+  const heap = new Float64Array(Math.max(1, Math.floor(servers))).fill(Number.NEGATIVE_INFINITY);
   const waits = new Float64Array(arrivals.length);
   for (let i = 0; i < arrivals.length; i++) {
-    let k = 0;
-    for (let j = 1; j < freeAt.length; j++) if (freeAt[j]! < freeAt[k]!) k = j;
     const arrive = arrivals[i]!.arriveMs;
-    const start = Math.max(arrive, freeAt[k]!);
+    const start = Math.max(arrive, heap[0]!);
     waits[i] = start - arrive;
-    freeAt[k] = start + serviceMs[i]!;
+    replaceMin(heap, start + serviceMs[i]!);
   }
   return waits;
+}
+
+/** Replaces the heap's smallest value and restores the heap order. */
+function replaceMin(heap: Float64Array, value: number): void {
+  let i = 0;
+  for (;;) {
+    const left = 2 * i + 1;
+    if (left >= heap.length) break;
+    const right = left + 1;
+    const child = right < heap.length && heap[right]! < heap[left]! ? right : left;
+    if (heap[child]! >= value) break;
+    heap[i] = heap[child]!;
+    i = child;
+  }
+  heap[i] = value;
 }
 
 /**
