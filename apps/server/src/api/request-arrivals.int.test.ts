@@ -1,0 +1,68 @@
+import { createRequestArrivalsReader } from '@governor/control';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type TestGovernor, startTestGovernor } from './fixtures/control-test-governor.ts';
+import { T0_MS, sendTraffic } from './fixtures/fleet-telemetry.ts';
+
+// The reader of the requests a scale-in replays, against spans sent over OTLP/HTTP to a real
+// Governor: when each request reached its pool's queue, its TTFT and the parts of it, per pool.
+
+let g: TestGovernor | null = null;
+afterEach(async () => {
+  await g?.close();
+  g = null;
+});
+
+describe('request arrivals', () => {
+  it("gives each pool's newest requests in arrival order, with their queue, prefill and uncached prompt", async () => {
+    g = await startTestGovernor({
+      pools: [
+        { name: 'a', gpu_type: 'H100', model: 'm' },
+        { name: 'b', gpu_type: 'H100', model: 'm' },
+      ],
+    });
+    // One request every 500 ms on `a` for two minutes (half of them hit the prefix cache), one a
+    // second on `b`.
+    await sendTraffic(
+      g.url,
+      [
+        { pool: 'a', model: 'm', replicas: 2, ratePerS: 2, queueMs: 40, cacheHitShare: 0.5 },
+        { pool: 'b', model: 'm', replicas: 2, ratePerS: 1 },
+      ],
+      T0_MS,
+      T0_MS + 120_000,
+    );
+    const atMs = T0_MS + 180_000;
+    await g.evaluate(atMs);
+    const atNs = BigInt(atMs) * 1_000_000n;
+
+    const all = await createRequestArrivalsReader(g.gov.store)(atNs, 300_000);
+    expect(all.get('a')).toHaveLength(240);
+    expect(all.get('b')).toHaveLength(120);
+    const a = all.get('a')!;
+    // Arrival at the queue: the gateway's 2 ms after each request started, 500 ms apart.
+    expect(a[0]!.arriveMs).toBe(0);
+    for (let i = 1; i < a.length; i++) expect(a[i]!.arriveMs - a[i - 1]!.arriveMs).toBeCloseTo(500, 3);
+    for (const r of a) {
+      expect(r.ttftMs).toBeCloseTo(2 + r.queueMs + r.prefillMs, 3);
+      expect(r.queueMs).toBeGreaterThanOrEqual(40 * 0.8 - 1e-6);
+      expect(r.queueMs).toBeLessThanOrEqual(40 * 1.2 + 1e-6);
+    }
+    // A prefix-cache hit prefills only the fifth of its ~1000-token prompt that missed.
+    const uncached = a.map((r) => r.uncachedTokens);
+    expect(uncached.filter((t) => t < 300)).toHaveLength(120);
+    expect(Math.min(...uncached.filter((t) => t >= 300))).toBeGreaterThanOrEqual(800);
+
+    // Capped: the newest requests of each pool, still in arrival order.
+    const capped = (await createRequestArrivalsReader(g.gov.store, 10)(atNs, 300_000)).get('a')!;
+    expect(capped).toHaveLength(10);
+    expect(capped.map((r) => r.ttftMs)).toEqual(a.slice(-10).map((r) => r.ttftMs));
+    expect(capped.at(-1)!.arriveMs).toBeCloseTo(9 * 500, 3);
+
+    // Only requests that ended in the window count.
+    const early = await createRequestArrivalsReader(g.gov.store)(
+      BigInt(T0_MS + 60_000) * 1_000_000n,
+      300_000,
+    );
+    expect(early.get('a')!.length).toBeLessThan(121);
+  });
+});
