@@ -298,8 +298,8 @@ interface ReplayedScaleIn {
  * replay-prefill-queue.ts): mean load says N−1 replicas carry the work; only the requests themselves
  * say whether their prompts then queue behind each other past the SLO. The fewest replicas from `to`
  * up on which the replay pushes next to no more requests past the SLO (replayLossTolerance, and
- * never less than one request) is kept; none, no scale-in. Without an SLO, enough requests or the pool's uncontended prefill speed,
- * `to` stands unchecked.
+ * never less than one request) is kept; none, no scale-in. Without an SLO, enough requests or the
+ * pool's uncontended prefill speed, `to` stands unchecked.
  */
 function replayScaleIn(ctx: DetectContext, s: ScaleInputs, to: number): ReplayedScaleIn | null {
   const { tuning } = ctx;
