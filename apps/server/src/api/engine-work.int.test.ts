@@ -1,9 +1,11 @@
 import { createEngineWorkReader } from '@governor/control';
+import { decodeMetricsRequestJson, encodeMetricsRequestProtobuf } from '@governor/otlp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type TestGovernor, startTestGovernor } from './fixtures/control-test-governor.ts';
 
 // The engine-work reader against runtime counters sent over OTLP/HTTP to a real Governor: what it
-// counts as work and busy time in a window when counters restart, arrive as deltas, or are missing.
+// counts as work and busy time in a window when counters restart, arrive as deltas, are missing, or
+// a sample lacks a point or carries one that is not a number.
 
 let g: TestGovernor | null = null;
 afterEach(async () => {
@@ -80,11 +82,41 @@ function metricsBody(samples: Sample[], temporality: 1 | 2, counters = true): un
   };
 }
 
-async function send(body: unknown): Promise<void> {
+/** What `drop` picks — a metric's `i`-th point — is left out of the body. */
+type Pick = (name: string, i: number) => boolean;
+
+function withPoints(body: unknown, pick: Pick, change: (points: unknown[], i: number) => void): unknown {
+  const copy = structuredClone(body) as {
+    resourceMetrics: { scopeMetrics: { metrics: Record<string, { dataPoints: unknown[] } | string>[] }[] }[];
+  };
+  for (const metric of copy.resourceMetrics[0]!.scopeMetrics[0]!.metrics) {
+    const data = (metric.gauge ?? metric.sum ?? metric.histogram) as { dataPoints: unknown[] };
+    for (let i = data.dataPoints.length - 1; i >= 0; i--)
+      if (pick(metric.name as string, i)) change(data.dataPoints, i);
+  }
+  return copy;
+}
+
+async function send(body: unknown, drop: Pick = () => false): Promise<void> {
   const response = await fetch(`${g!.url}/v1/metrics`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
+    body: JSON.stringify(withPoints(body, drop, (points, i) => points.splice(i, 1))),
+  });
+  expect(response.status).toBe(200);
+}
+
+/** Sends `body` over OTLP/protobuf with the points `nan` picks set to NaN. */
+async function sendProtobuf(body: unknown, nan: Pick): Promise<void> {
+  const decoded = decodeMetricsRequestJson(JSON.stringify(body));
+  for (const metric of decoded.resourceMetrics[0]!.scopeMetrics[0]!.metrics)
+    metric.points.forEach((p, i) => {
+      if (nan(metric.name, i)) p.value = Number.NaN;
+    });
+  const response = await fetch(`${g!.url}/v1/metrics`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-protobuf' },
+    body: encodeMetricsRequestProtobuf(decoded),
   });
   expect(response.status).toBe(200);
 }
@@ -121,13 +153,36 @@ describe('engine work from runtime counters', () => {
         2,
       ),
     );
-    // Delta temporality: each point is the 10 s increment itself.
+    // Delta temporality: each point is the 10 s increment since the previous report.
     await send(
       metricsBody(
-        series('delta', () => 100),
+        series(
+          'delta',
+          () => 100,
+          (i) => AT_MS - 50_000 + i * 10_000,
+        ),
         1,
       ),
     );
+    // A failed scrape: no GPU utilization at the 4th sample. That sample has no busy time, and the 5th's
+    // utilization spans two intervals while its counters rise over one: neither counts.
+    await send(
+      metricsBody(
+        series('gappy', (i) => 1000 + 100 * i),
+        2,
+      ),
+      (name, i) => name === 'DCGM_FI_DEV_GPU_UTIL' && i === 3,
+    );
+    // NaN is a valid OTLP double (sent here over protobuf): a sample carrying one is not counted,
+    // whether in the GPU's utilization or in a counter.
+    for (const metric of ['DCGM_FI_DEV_GPU_UTIL', 'vllm:prompt_tokens_total'])
+      await sendProtobuf(
+        metricsBody(
+          series(`nan ${metric}`, (i) => 1000 + 100 * i),
+          2,
+        ),
+        (name, i) => name === metric && i === 4,
+      );
     // GPU utilization without runtime counters: no work to weigh it against, so not counted.
     await send(
       metricsBody(
@@ -139,11 +194,13 @@ describe('engine work from runtime counters', () => {
 
     const read = createEngineWorkReader(g.gov.store);
     const work = (await read(BigInt(AT_MS) * 1_000_000n, 30_000)).get('p')!;
-    // The window (AT−30 s, AT] holds 3 samples per replica; `restarted` loses the one after its restart.
-    expect(work.steps).toBe(300 + 200 + 300);
-    expect(work.promptTokens).toBe(10 * 800);
-    expect(work.generationTokens).toBe(5 * 800);
+    // The window (AT−30 s, AT] holds 3 samples per replica; `restarted` loses the one after its
+    // restart, `gappy` the two around its missing point, each `nan` replica the one carrying a NaN.
+    const counted = 3 + 2 + 3 + 1 + 2 + 2;
+    expect(work.steps).toBe(100 * counted);
+    expect(work.promptTokens).toBe(10 * 100 * counted);
+    expect(work.generationTokens).toBe(5 * 100 * counted);
     // 50% busy over each counted 10 s interval.
-    expect(work.busyMs).toBeCloseTo(8 * 5000, 6);
+    expect(work.busyMs).toBeCloseTo(counted * 5000, 6);
   });
 });
