@@ -433,8 +433,8 @@ describe('recommendations from telemetry', () => {
     const ticks = await runTicks(g, traffic, 0, 330_000);
     const recs = ticks.flatMap((t) => t.recommendations);
     const scaleIn = (pool: string) => find(recs, 'scale', pool).filter((r) => r.action.to! < r.action.from!);
-    // Its TTFT p95 is as far inside the SLO and its mean load the same as the even pool's: only the
-    // replay tells them apart.
+    // Its TTFT p95 is far inside the SLO too, and its prefill work per second the same as the even
+    // pool's: only the replay tells them apart.
     expect(scaleIn('tailed')).toEqual([]);
     const even = scaleIn('even')[0]!;
     expect(even.action).toEqual({ from: 2, to: 1 });
