@@ -102,7 +102,11 @@ export function formatScenario(s: ScenarioResult): string {
     g.error ? `GOVERNOR RUN FAILED: ${g.error}` : null,
     g.detectionIntervals === null
       ? null
-      : `first response after ${g.detectionIntervals} interval(s): ${g.detectedBy}`,
+      : `first response after ${g.detectionIntervals} interval(s)${
+          g.detectionIntervalsFromObservable !== g.detectionIntervals
+            ? ` (${g.detectionIntervalsFromObservable} after its first request since the fault, ${g.faultObservableAt?.slice(11, 19)})`
+            : ''
+        }: ${g.detectedBy}`,
     `recommendations ${g.recommendations}, applied ${g.applied}, rolled back ${g.rolledBack}`,
   ].filter((x) => x !== null);
   return [

@@ -72,6 +72,14 @@ export interface GovernorFindings {
   error?: string;
   /** Control intervals from fault start to the first recommendation about the faulty target. */
   detectionIntervals: number | null;
+  /**
+   * The same, counted from when the fault could first show: for a fault on one pool, the end of the
+   * first request that pool served after it began (a pool between bursts shows nothing); otherwise
+   * the fault start.
+   */
+  detectionIntervalsFromObservable: number | null;
+  /** When that was (ISO). */
+  faultObservableAt: string | null;
   detectedBy: string | null;
   recommendations: number;
   applied: number;
@@ -299,7 +307,7 @@ export function describeOutcomes(s: RunSummary): string[] {
   return [
     ...s.faults.map(
       (f) =>
-        `fault ${f.kind} on ${Object.values(f.target).join('/')} from ${f.start.slice(11, 19)} to ${f.end.slice(11, 19)}`,
+        `fault ${f.kind} on ${Object.values(f.target).join('/')} from ${f.start.slice(11, 19)} to ${f.end.slice(11, 19)}${f.firstRequestEnd === null ? '' : `; the first request it served since ended ${f.firstRequestEnd.slice(11, 19)}`}`,
     ),
     `requests ${s.requests}: ${s.successes} succeeded, ${s.errors - s.timeouts - s.preempted} errors, ${s.timeouts} timeouts, ${s.preempted} preempted mid-stream, ${s.rejected} rejected (shed, retry budget, circuit open, no capacity); ${s.retries} retries; ${s.tasks - s.successfulTasks} tasks failed`,
     ...s.pools.map(
@@ -319,6 +327,8 @@ export function emptyFindings(): GovernorFindings {
     goodPerDollarRatioToBestBaseline: null,
     bestBaselineByGoodPerDollar: null,
     detectionIntervals: null,
+    detectionIntervalsFromObservable: null,
+    faultObservableAt: null,
     detectedBy: null,
     recommendations: 0,
     applied: 0,
@@ -355,10 +365,17 @@ function summarizeFindings(
   );
 
   let detectionIntervals: number | null = null;
+  let detectionIntervalsFromObservable: number | null = null;
+  let faultObservableAt: string | null = null;
   let detectedBy: string | null = null;
   const fault = governor.faults[0];
   if (fault) {
     const startMs = Date.parse(fault.start);
+    const observableMs =
+      fault.target.pool !== undefined && fault.firstRequestEnd !== null
+        ? Math.max(startMs, Date.parse(fault.firstRequestEnd))
+        : startMs;
+    faultObservableAt = new Date(observableMs).toISOString();
     const regionPools = new Set(
       governor.pools.filter((p) => p.region === fault.target.region).map((p) => p.pool),
     );
@@ -371,10 +388,10 @@ function summarizeFindings(
       .filter((r) => Date.parse(r.createdAt) >= startMs && about(r))
       .sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt))[0];
     if (first) {
-      detectionIntervals = Math.max(
-        1,
-        Math.ceil((Date.parse(first.createdAt) - startMs) / (CONTROL_INTERVAL_S * 1000)),
-      );
+      const intervalsSince = (ms: number) =>
+        Math.max(1, Math.ceil((Date.parse(first.createdAt) - ms) / (CONTROL_INTERVAL_S * 1000)));
+      detectionIntervals = intervalsSince(startMs);
+      detectionIntervalsFromObservable = intervalsSince(observableMs);
       detectedBy = `${first.kind} ${JSON.stringify(first.target)}`;
     }
   }
@@ -389,6 +406,8 @@ function summarizeFindings(
     goodPerDollarRatioToBestBaseline: ratio(gov.goodTasksPerDollar, bestGood?.goodTasksPerDollar),
     bestBaselineByGoodPerDollar: bestGood?.policy ?? null,
     detectionIntervals,
+    detectionIntervalsFromObservable,
+    faultObservableAt,
     detectedBy,
     recommendations: recommendations.length,
     applied: recommendations.filter((r) => r.appliedAt).length,

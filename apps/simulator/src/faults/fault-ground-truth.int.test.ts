@@ -63,6 +63,14 @@ describe('fault ground truth is visible in the emitted telemetry', () => {
     const run = await runFault('gpu-degradation');
     expect(run.summary.faults[0]!.target).toEqual({ pool: POOL });
     const llm = run.spans.filter((s) => s.name === 'llm_request' && s.attributes['governor.pool'] === POOL);
+    // The earliest the pool's requests can show the fault: the first of them to end after it began.
+    const firstEndNs = llm
+      .map((s) => s.endNs)
+      .filter((ns) => ns >= run.startNs)
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))[0]!;
+    const firstRequestEnd = run.summary.faults[0]!.firstRequestEnd;
+    expect(firstRequestEnd).not.toBeNull();
+    expect(Math.abs(Number(nsOf(firstRequestEnd!) - firstEndNs))).toBeLessThan(1_000_000);
     const during = llm.filter((s) => inWindow(run, s) && s.startNs > run.startNs + 60_000_000_000n);
     const outside = llm.filter((s) => s.endNs < run.startNs);
     expect(errorRate(during)).toBeGreaterThan(0.02);
@@ -128,6 +136,8 @@ describe('fault ground truth is visible in the emitted telemetry', () => {
     const run = await runFault('region-outage');
     const region = run.summary.faults[0]!.target.region!;
     expect(region).toBe('us-west');
+    // Only a fault on one pool waits for that pool's next request; a region's loss shows at once.
+    expect(run.summary.faults[0]!.firstRequestEnd).toBeNull();
     const westStarts = run.spans.filter(
       (s) => s.name === 'llm_request' && s.attributes['governor.region'] === region && inWindow(run, s),
     );

@@ -118,6 +118,11 @@ export class Simulation {
   actions = 0;
   reversals = 0;
   readonly actionLog: Array<{ atMs: number; source: string; kind: string; detail: string }> = [];
+  /**
+   * Per pool-targeted fault, when the first request the pool served after the fault began ended: the
+   * earliest its requests could show the fault (a pool between bursts shows nothing).
+   */
+  readonly faultFirstRequestMs = new Map<FaultSpec, number>();
 
   // Control state set by actions.
   readonly minPriorityByModel = new Map<string, number>();
@@ -637,6 +642,14 @@ export class Simulation {
     if (ttft >= 0) this.ttftMs.push(ttft);
     const pool = a.pool;
     if (pool) {
+      for (const fault of this.config.faults) {
+        if (
+          fault.target.pool === pool.spec.name &&
+          a.endMs >= fault.startMs &&
+          !this.faultFirstRequestMs.has(fault)
+        )
+          this.faultFirstRequestMs.set(fault, a.endMs);
+      }
       const s = pool.stats;
       s.requests += 1;
       if (a.outcome === 'error' || a.outcome === 'timeout' || a.outcome === 'preempted') s.errors += 1;

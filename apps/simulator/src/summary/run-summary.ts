@@ -88,6 +88,11 @@ export interface FaultGroundTruth {
   start: string;
   end: string;
   params: Record<string, number>;
+  /**
+   * For a fault on one pool: when the first request that pool served after the fault began ended
+   * (null if it served none). Until then its requests cannot show the fault.
+   */
+  firstRequestEnd: string | null;
 }
 
 export interface TelemetrySummary {

@@ -90,6 +90,9 @@ export function summarizeRun(sim: Simulation, context: SummaryContext): RunSumma
       start: formatSimTime(start, f.startMs),
       end: formatSimTime(start, f.endMs),
       params: f.params,
+      firstRequestEnd: sim.faultFirstRequestMs.has(f)
+        ? formatSimTime(start, sim.faultFirstRequestMs.get(f)!)
+        : null,
     })),
     telemetry: context.telemetry,
     lockstep: context.lockstep,
