@@ -557,6 +557,67 @@ describe('recommendations from telemetry', () => {
     expect(scale('b-light', false)).toEqual([]);
   });
 
+  test('a calm pool is not scaled in while a retry storm could multiply its requests', async () => {
+    g = await startTestGovernor({
+      pools: [
+        { name: 'calm', gpu_type: 'H100', model: 'm-calm' },
+        { name: 'stormy', gpu_type: 'H100', model: 'm-storm' },
+      ],
+    });
+    // Far inside the SLO with no queue: on its own it would be probed one replica down.
+    const calm: PoolTraffic = { pool: 'calm', model: 'm-calm', replicas: 4, ratePerS: 2 };
+    const stormy: PoolTraffic = { pool: 'stormy', model: 'm-storm', replicas: 2, ratePerS: 2 };
+    // Another model's requests fail and are retried: retries are 1/3 of first attempts fleet-wide.
+    const storm = { errorRate: 0.15, retryShare: 0.4 };
+    const during = await runTicks(g, [calm, { ...stormy, ...storm }], 0, 420_000);
+    const scaleIn = (ticks: typeof during) =>
+      find(
+        ticks.flatMap((t) => t.recommendations),
+        'scale',
+        'calm',
+      ).filter((r) => r.action.to! < r.action.from!);
+    expect(scaleIn(during)).toEqual([]);
+    // Once the storm is over the same pool is probed down as usual.
+    const after = await runTicks(g, [calm, stormy], 420_000, 600_000);
+    expect(scaleIn(after)[0]).toMatchObject({ action: { from: 4, to: 3 } });
+  });
+
+  test('a pool left with a trickle of requests, too few to judge, is sized to a load it carried calmly', async () => {
+    g = await startTestGovernor({
+      pools: [
+        { name: 'trickle', gpu_type: 'H100', model: 'm-trickle' },
+        { name: 'trickle-failing', gpu_type: 'H100', model: 'm-trickle-failing' },
+      ],
+    });
+    const busy: PoolTraffic[] = [
+      { pool: 'trickle', model: 'm-trickle', replicas: 6, ratePerS: 2 },
+      { pool: 'trickle-failing', model: 'm-trickle-failing', replicas: 6, ratePerS: 2 },
+    ];
+    // Calm at a third of a request per second per replica: a load each replica is known to carry.
+    await runTicks(g, busy, 0, 300_000);
+    // Then 9 requests in five minutes, on one pool all served, on the other a third failing.
+    const quiet = await runTicks(
+      g,
+      [
+        { ...busy[0]!, ratePerS: 0.03 },
+        { ...busy[1]!, ratePerS: 0.03, errorRate: 0.34 },
+      ],
+      300_000,
+      630_000,
+    );
+    const scaleIn = (pool: string) =>
+      find(
+        quiet.flatMap((t) => t.recommendations),
+        'scale',
+        pool,
+      ).filter((r) => r.action.to! < r.action.from!);
+    const sparse = scaleIn('trickle').filter((r) => /too few to judge/.test(r.reason));
+    // One request every half minute needs one replica; half the replicas go at most at a time.
+    expect(sparse[0]).toMatchObject({ action: { from: 6, to: 3 } });
+    expect(sparse[0]!.reason).toMatch(/served only \d+ requests in the last 5m/);
+    expect(scaleIn('trickle-failing').filter((r) => /too few to judge/.test(r.reason))).toEqual([]);
+  });
+
   test('a pool goes down to one replica only while its peers serving the model keep two', async () => {
     g = await startTestGovernor({
       pools: [

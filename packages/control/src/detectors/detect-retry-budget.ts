@@ -6,26 +6,42 @@ import { readLoad, round, scoreConfidence, summarizeScope } from './pool-signals
 // retries per first attempt at the gateway while failures are elevated, lift the cap once the fleet
 // is healthy again. Fleet-wide (empty target): clients retry across pools and models.
 
+/**
+ * Fleet-wide over the short window: retries per first attempt (demand-weighted) and the pools' error
+ * rate. Requests the gateway itself turned away (shedding, budgets) are not failures of the fleet.
+ */
+export function readRetryPressure(ctx: DetectContext): {
+  requests: number;
+  retryRatio: number | null;
+  errorRate: number | null;
+} {
+  const demand = ctx.obs.priorities;
+  let requests = 0;
+  let sum = 0;
+  let weight = 0;
+  for (const d of demand) {
+    requests += d.requests;
+    if (d.retryRatio === null || !Number.isFinite(d.retryRatio)) continue;
+    sum += d.retryRatio * d.requests;
+    weight += d.requests;
+  }
+  return {
+    requests,
+    retryRatio: weight > 0 ? sum / weight : null,
+    errorRate: summarizeScope(ctx.obs.pools, 'fast').errorRate,
+  };
+}
+
+/** Retries at least `retryRatioHigh` of first attempts while 5% or more of requests fail. */
+export function isRetryStorming(ctx: DetectContext): boolean {
+  const { retryRatio, errorRate } = readRetryPressure(ctx);
+  return (retryRatio ?? 0) >= ctx.tuning.retryRatioHigh && (errorRate ?? 0) >= 0.05;
+}
+
 export function detectRetryBudget(ctx: DetectContext): Candidate[] {
   const { tuning, fastWindowLabel } = ctx;
-  const demand = ctx.obs.priorities;
-  const requests = demand.reduce((s, d) => s + d.requests, 0);
+  const { requests, retryRatio, errorRate } = readRetryPressure(ctx);
   if (requests < tuning.minRequests) return [];
-  const weighted = (pick: (d: (typeof demand)[number]) => number | null) => {
-    let sum = 0;
-    let weight = 0;
-    for (const d of demand) {
-      const v = pick(d);
-      if (v === null || !Number.isFinite(v)) continue;
-      sum += v * d.requests;
-      weight += d.requests;
-    }
-    return weight > 0 ? sum / weight : null;
-  };
-  const retryRatio = weighted((d) => d.retryRatio);
-  // Failures where work was done: the pools' error rate. Requests the gateway itself turned away
-  // (shedding, budgets) are not failures of the fleet.
-  const errorRate = summarizeScope(ctx.obs.pools, 'fast').errorRate;
   const queueBoundPools = ctx.obs.pools.filter(
     (p) => (p.fast?.requests ?? 0) > 0 && readLoad(p, ctx.state.learning.get(p.pool), tuning).loadBound,
   ).length;
@@ -39,11 +55,7 @@ export function detectRetryBudget(ctx: DetectContext): Candidate[] {
   // A storm amplifies itself: retries of failed requests land on pools already load-bound. A budget
   // turns each retry it refuses into a failed task, so failures alone (which retries may fix) are not
   // enough.
-  const storm =
-    retryRatio !== null &&
-    retryRatio >= tuning.retryRatioHigh &&
-    (errorRate ?? 0) >= 0.05 &&
-    queueBoundPools > 0;
+  const storm = isRetryStorming(ctx) && queueBoundPools > 0;
   if (storm && (current === null || current > tuning.retryBudget)) {
     return [
       {

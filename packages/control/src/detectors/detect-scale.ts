@@ -1,6 +1,7 @@
 import type { Candidate, PoolLearning } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
 import { type DetectContext, evidence, isCircuitOpen, readMemory } from './detect-context.ts';
+import { isRetryStorming } from './detect-retry-budget.ts';
 import { type ReplayOutlook, replayAtReplicas } from './replay-prefill-queue.ts';
 import {
   type LoadReading,
@@ -394,7 +395,8 @@ function judgeScaleIn(
     };
   }
   const main = pool.main;
-  if (!main || main.requests < tuning.minRequests) return null;
+  if (!main) return null;
+  if (main.requests < tuning.minRequests) return judgeSparseScaleIn(ctx, s, floor);
   const mainTtftP95 = main.ttftMs.p95;
   const mainQueueShare = readQueueShare(main);
   // Scale-in changes load, not a prompt's own prefill time: what matters is that the pool is calm
@@ -406,7 +408,7 @@ function judgeScaleIn(
     (load.contention ?? 1) < 1.5 &&
     (main.errorRate ?? 0) <= 0.05 &&
     !ctx.suspects.has(pool.pool);
-  if (!calm) return null;
+  if (!calm || isLoadComing(ctx, pool)) return null;
   const maxStep = Math.max(1, Math.ceil(replicas * tuning.maxScaleInFraction));
   const common = {
     kind: 'scale' as const,
@@ -538,6 +540,54 @@ function judgeScaleIn(
       main.requests,
       tuning.minRequests,
     ),
+  };
+}
+
+/**
+ * Nor is a pool scaled in while load may be about to come its way: a failing peer's traffic moves to
+ * it, and a retry storm multiplies every pool's requests. Its own calm says nothing about either.
+ */
+function isLoadComing(ctx: DetectContext, pool: PoolView): boolean {
+  const peerFailing = ctx.obs.pools.some(
+    (p) => p.pool !== pool.pool && p.model === pool.model && ctx.suspects.has(p.pool),
+  );
+  return peerFailing || isRetryStorming(ctx);
+}
+
+/**
+ * Too few requests over the window to judge its TTFT or queueing — a pool left with a probe share
+ * after a circuit break, say, still holding the replicas it had for its old share — but a load it has
+ * carried calmly before needs fewer replicas: size to that load, half the replicas at most at a time.
+ */
+function judgeSparseScaleIn(ctx: DetectContext, s: ScaleInputs, floor: number): Candidate | null {
+  const { tuning, windowLabel } = ctx;
+  const { pool, replicas } = s;
+  const main = pool.main;
+  const calmRate = s.learning?.calmRatePerReplica ?? null;
+  if (!main || calmRate === null || calmRate <= 0) return null;
+  if ((main.errorRate ?? 0) > 0.05 || ctx.suspects.has(pool.pool) || isLoadComing(ctx, pool)) return null;
+  const maxStep = Math.max(1, Math.ceil(replicas * tuning.maxScaleInFraction));
+  const to = Math.max(floor, Math.ceil(s.ratePerS / calmRate), replicas - maxStep);
+  if (to >= replicas) return null;
+  const perReplicaAfter = s.ratePerS / to;
+  return {
+    kind: 'scale',
+    target: { pool: pool.pool },
+    action: { from: replicas, to },
+    direction: 'decrease',
+    reason: `Pool ${pool.pool} served only ${main.requests} request${main.requests === 1 ? '' : 's'} in the last ${windowLabel}, too few to judge its latency, at ${round(s.ratePerS / replicas, 3)} requests/s per replica; it has served ${round(calmRate, 2)} per replica without queueing or contention, so ${to} replica${to === 1 ? '' : 's'} would each carry ${round(perReplicaAfter, 3)} (${replicas} → ${to}).`,
+    evidence: [
+      evidence(`requests{pool=${pool.pool}}`, main.requests, tuning.minRequests, windowLabel),
+      evidence(`requestsPerSPerReplicaAfter{pool=${pool.pool}}`, perReplicaAfter, calmRate, windowLabel),
+      evidence(`errorRate{pool=${pool.pool}}`, main.errorRate, 0.05, windowLabel),
+    ],
+    expectedImpact: {
+      summary: `Replicas ${pool.pool} has no load for stop costing money; each one left carries a load it has carried calmly before.`,
+      requestsPerSPerReplica: { from: round(s.ratePerS / replicas, 3), to: round(perReplicaAfter, 3) },
+      costUsdPerHour: { from: hourlyCost(s, replicas), to: hourlyCost(s, to) },
+    },
+    confidence: scoreConfidence((calmRate - perReplicaAfter) / calmRate, main.requests, tuning.minRequests),
+    scopePools: [pool.pool],
   };
 }
 
