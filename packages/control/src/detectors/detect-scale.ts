@@ -408,7 +408,9 @@ function judgeScaleIn(
     (load.contention ?? 1) < 1.5 &&
     (main.errorRate ?? 0) <= 0.05 &&
     !ctx.suspects.has(pool.pool);
-  if (!calm || isLoadComing(ctx, pool)) return null;
+  // Nor during a retry storm: it multiplies every pool's requests, which the pool's own calm does not
+  // show yet. (A failing peer's traffic is planned for by the shift that moves it.)
+  if (!calm || isRetryStorming(ctx)) return null;
   const maxStep = Math.max(1, Math.ceil(replicas * tuning.maxScaleInFraction));
   const common = {
     kind: 'scale' as const,
@@ -544,17 +546,6 @@ function judgeScaleIn(
 }
 
 /**
- * Nor is a pool scaled in while load may be about to come its way: a failing peer's traffic moves to
- * it, and a retry storm multiplies every pool's requests. Its own calm says nothing about either.
- */
-function isLoadComing(ctx: DetectContext, pool: PoolView): boolean {
-  const peerFailing = ctx.obs.pools.some(
-    (p) => p.pool !== pool.pool && p.model === pool.model && ctx.suspects.has(p.pool),
-  );
-  return peerFailing || isRetryStorming(ctx);
-}
-
-/**
  * Too few requests over the window to judge its TTFT or queueing — a pool left with a probe share
  * after a circuit break, say, still holding the replicas it had for its old share — but a load it has
  * carried calmly before needs fewer replicas: size to that load, half the replicas at most at a time.
@@ -565,7 +556,7 @@ function judgeSparseScaleIn(ctx: DetectContext, s: ScaleInputs, floor: number): 
   const main = pool.main;
   const calmRate = s.learning?.calmRatePerReplica ?? null;
   if (!main || calmRate === null || calmRate <= 0) return null;
-  if ((main.errorRate ?? 0) > 0.05 || ctx.suspects.has(pool.pool) || isLoadComing(ctx, pool)) return null;
+  if ((main.errorRate ?? 0) > 0.05 || ctx.suspects.has(pool.pool) || isRetryStorming(ctx)) return null;
   const maxStep = Math.max(1, Math.ceil(replicas * tuning.maxScaleInFraction));
   const to = Math.max(floor, Math.ceil(s.ratePerS / calmRate), replicas - maxStep);
   if (to >= replicas) return null;
