@@ -26,6 +26,14 @@ const a100 = A100_TRAFFIC;
 const find = (recs: Recommendation[], kind: string, pool?: string) =>
   recs.filter((r) => r.kind === kind && (pool === undefined || r.target.pool === pool));
 
+/** The scale-ins for `pool` recommended over some ticks. */
+const scaleInsOver = (ticks: readonly { recommendations: Recommendation[] }[], pool: string) =>
+  find(
+    ticks.flatMap((t) => t.recommendations),
+    'scale',
+    pool,
+  ).filter((r) => r.action.to! < r.action.from!);
+
 /** Governor on TEST_POOLS held at max_replicas 2, both pools warmed up with `calm`. */
 async function warmUpAtMaxReplicas(calm: Partial<PoolTraffic>): Promise<TestGovernor> {
   g = await startTestGovernor({ pools: TEST_POOLS.map((p) => ({ ...p, max_replicas: 2 })) });
@@ -570,16 +578,10 @@ describe('recommendations from telemetry', () => {
     // Another model's requests fail and are retried: retries are 1/3 of first attempts fleet-wide.
     const storm = { errorRate: 0.15, retryShare: 0.4 };
     const during = await runTicks(g, [calm, { ...stormy, ...storm }], 0, 420_000);
-    const scaleIn = (ticks: typeof during) =>
-      find(
-        ticks.flatMap((t) => t.recommendations),
-        'scale',
-        'calm',
-      ).filter((r) => r.action.to! < r.action.from!);
-    expect(scaleIn(during)).toEqual([]);
+    expect(scaleInsOver(during, 'calm')).toEqual([]);
     // Once the storm is over the same pool is probed down as usual.
     const after = await runTicks(g, [calm, stormy], 420_000, 600_000);
-    expect(scaleIn(after)[0]).toMatchObject({ action: { from: 4, to: 3 } });
+    expect(scaleInsOver(after, 'calm')[0]).toMatchObject({ action: { from: 4, to: 3 } });
   });
 
   test('a pool left with a trickle of requests, too few to judge, is sized to a load it carried calmly', async () => {
@@ -605,17 +607,13 @@ describe('recommendations from telemetry', () => {
       300_000,
       630_000,
     );
-    const scaleIn = (pool: string) =>
-      find(
-        quiet.flatMap((t) => t.recommendations),
-        'scale',
-        pool,
-      ).filter((r) => r.action.to! < r.action.from!);
-    const sparse = scaleIn('trickle').filter((r) => /too few to judge/.test(r.reason));
+    const sparse = scaleInsOver(quiet, 'trickle').filter((r) => /too few to judge/.test(r.reason));
     // One request every half minute needs one replica; half the replicas go at most at a time.
     expect(sparse[0]).toMatchObject({ action: { from: 6, to: 3 } });
     expect(sparse[0]!.reason).toMatch(/served only \d+ requests in the last 5m/);
-    expect(scaleIn('trickle-failing').filter((r) => /too few to judge/.test(r.reason))).toEqual([]);
+    expect(scaleInsOver(quiet, 'trickle-failing').filter((r) => /too few to judge/.test(r.reason))).toEqual(
+      [],
+    );
   });
 
   test('a pool goes down to one replica only while its peers serving the model keep two', async () => {
