@@ -1,9 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import type { Recommendation } from '@governor/conventions';
+import type { RunSummary } from '@governor/simulator';
 import {
   type ControlBenchReport,
   type GovernorFindings,
+  type PolicyResult,
   type ScenarioResult,
   emptyFindings,
+  summarizeFindings,
 } from './control-bench.ts';
 import { formatControlBenchReport, runBenchControlCommand } from './control-bench-command.ts';
 
@@ -51,6 +55,58 @@ describe('bench control verdict', () => {
     );
     expect(verdict).toContain('most tasks within the SLO per dollar: 1\n');
     expect(verdict).toContain('Governor run failed: 1');
+  });
+});
+
+describe('bench control detection', () => {
+  const policy = (name: string): PolicyResult => ({
+    policy: name,
+    successPerDollar: 1,
+    goodput: 1,
+    costUsd: 1,
+    tasks: 1,
+    successfulTasks: 1,
+    ttftP95Ms: 1,
+    actions: 0,
+    reversals: 0,
+    goodTasksPerDollar: 1,
+  });
+  const run = (firstRequestEnd: string | null) =>
+    ({
+      pools: [],
+      faults: [
+        {
+          kind: 'gpu-degradation',
+          target: { pool: 'p' },
+          start: '2026-01-01T00:10:00.000Z',
+          end: '2026-01-01T00:18:00.000Z',
+          params: {},
+          firstRequestEnd,
+        },
+      ],
+    }) as unknown as RunSummary;
+  // The first recommendation about the faulty pool, 2.5 minutes after the fault began.
+  const recs = [
+    { kind: 'shift_traffic', target: { pool: 'p' }, createdAt: '2026-01-01T00:12:30.000Z' },
+  ] as unknown as Recommendation[];
+
+  it('counts intervals from the fault start, and from the end of the first request the pool served since', () => {
+    const f = summarizeFindings([policy('governor'), policy('hpa')], run('2026-01-01T00:12:10.000Z'), recs);
+    expect(f.detectionIntervals).toBe(5);
+    expect(f.detectionIntervalsFromObservable).toBe(1);
+    expect(f.faultObservableAt).toBe('2026-01-01T00:12:10.000Z');
+    const line = formatControlBenchReport({
+      seed: 1,
+      durationMin: 20,
+      controlIntervalS: 30,
+      scenarios: [scenario('gpu-degradation', f)],
+    });
+    expect(line).toContain(
+      'first response after 5 interval(s) (1 after its first request since the fault, 00:12:10)',
+    );
+    // A pool that served nothing since the fault began: counted from the start alone.
+    const none = summarizeFindings([policy('governor'), policy('hpa')], run(null), recs);
+    expect(none.detectionIntervalsFromObservable).toBe(5);
   });
 });
 

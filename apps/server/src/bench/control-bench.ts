@@ -340,7 +340,7 @@ function failedFindings(message: string): GovernorFindings {
   return { ...emptyFindings(), error: message };
 }
 
-function summarizeFindings(
+export function summarizeFindings(
   policies: PolicyResult[],
   governor: RunSummary,
   recommendations: Recommendation[],
