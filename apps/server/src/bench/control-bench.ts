@@ -293,7 +293,10 @@ async function runGovernor(
         const target = Object.values(a.target ?? {}).join('/');
         const why =
           a.decision === 'auto_applied' || a.decision === 'applied' ? (rec?.reason ?? a.reason) : a.reason;
-        return `${a.at.slice(11, 19)} ${a.decision} ${a.kind ?? ''} ${target} ${JSON.stringify(rec?.action ?? {})} — ${why}`;
+        // The policy may have cut the step short of what the reason asked for: say so.
+        const limited =
+          a.decision === 'auto_applied' && rec?.gate?.includes('max_step') ? ` (${rec.gate})` : '';
+        return `${a.at.slice(11, 19)} ${a.decision} ${a.kind ?? ''} ${target} ${JSON.stringify(rec?.action ?? {})} — ${why}${limited}`;
       });
     return { summary, recommendations, decisions };
   } finally {
