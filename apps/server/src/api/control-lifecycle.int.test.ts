@@ -4,6 +4,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import {
   A100_TRAFFIC,
   H100_TRAFFIC,
+  TEST_POOLS,
   type TestGovernor,
   WARM_UP_MS,
   runTicks,
@@ -247,7 +248,12 @@ describe('auto-apply policies', () => {
 
 describe('hysteresis, cooldown and verification', () => {
   test('no reversal inside the cooldown; a scale-in that breaks the SLO is rolled back after it', async () => {
-    g = await startTestGovernor({ policies: [{ name: 'auto', auto_apply: true, min_confidence: 0.3 }] });
+    // A100 is held at its 2 replicas (min_replicas): the scale-in under test is H100's, and only one
+    // pool of a model is scaled in at a time.
+    g = await startTestGovernor({
+      pools: TEST_POOLS.map((p) => (p.name === 'a100-west' ? { ...p, min_replicas: 2 } : p)),
+      policies: [{ name: 'auto', auto_apply: true, min_confidence: 0.3 }],
+    });
     const light = { ...h100, replicas: 4 };
     // Light load: one replica is taken away (capacity unknown → one at a time).
     // Scale-in needs a whole control window (5 min) of evidence.

@@ -565,6 +565,24 @@ describe('recommendations from telemetry', () => {
     expect(scale('b-light', false)).toEqual([]);
   });
 
+  test('one scale-in per model at a time: a peer waits until the first is verified', async () => {
+    g = await startTestGovernor({
+      pools: [
+        { name: 'twin-a', gpu_type: 'H100', model: 'm-twin' },
+        { name: 'twin-b', gpu_type: 'H100', model: 'm-twin' },
+      ],
+      policies: [{ name: 'auto', match: { kind: ['scale'] }, auto_apply: true, min_confidence: 0 }],
+    });
+    // Both far inside the SLO with no queue: each on its own would be probed one replica down.
+    const twin = (pool: string): PoolTraffic => ({ pool, model: 'm-twin', replicas: 3, ratePerS: 1.5 });
+    const ticks = await runTicks(g, [twin('twin-a'), twin('twin-b')], 0, 540_000);
+    const a = scaleInsOver(ticks, 'twin-a');
+    const b = scaleInsOver(ticks, 'twin-b');
+    // The first is applied; the other pool is its spare until verification has judged it.
+    expect([...a, ...b].map((r) => [r.target.pool, r.action])).toEqual([['twin-a', { from: 3, to: 2 }]]);
+    expect(a[0]!.state).toBe('applied');
+  });
+
   test('a calm pool is not scaled in while a retry storm could multiply its requests', async () => {
     g = await startTestGovernor({
       pools: [

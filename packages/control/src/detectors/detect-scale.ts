@@ -396,6 +396,7 @@ function judgeScaleIn(
   }
   const main = pool.main;
   if (!main) return null;
+  if (isPeerScalingIn(ctx, pool, planned)) return null;
   if (main.requests < tuning.minRequests) return judgeSparseScaleIn(ctx, s, floor);
   const mainTtftP95 = main.ttftMs.p95;
   const mainQueueShare = readQueueShare(main);
@@ -543,6 +544,23 @@ function judgeScaleIn(
       tuning.minRequests,
     ),
   };
+}
+
+/**
+ * One scale-in per model at a time: the pools serving a model are each other's spare, and each
+ * scale-in's replay and verification assume its peers stay as they are. A peer scaled in this tick,
+ * or whose scale-in is not verified yet, holds this pool's.
+ */
+function isPeerScalingIn(ctx: DetectContext, pool: PoolView, planned: ReadonlyMap<string, number>): boolean {
+  const verifyNs = BigInt(Math.round(ctx.control.verify_after_s * 1e9));
+  return ctx.obs.pools.some((p) => {
+    if (p.pool === pool.pool || p.model !== pool.model) return false;
+    const now = p.replicas ?? ctx.state.actuated.replicas[p.pool] ?? null;
+    const plannedTo = planned.get(p.pool);
+    if (plannedTo !== undefined && now !== null && plannedTo < now) return true;
+    const last = readMemory(ctx, 'scale', { pool: p.pool });
+    return last?.direction === 'decrease' && ctx.obs.atNs - last.appliedNs < verifyNs;
+  });
 }
 
 /**
