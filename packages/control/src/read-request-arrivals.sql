@@ -1,16 +1,14 @@
 -- The requests each pool served whose trace ended in (from_ns, at_ns], the newest $max_per_pool of
 -- them (a contiguous stretch, so the replay sees every arrival in it): when each reached the pool's
--- queue, its TTFT, how much of that was queueing and prefill, and its uncached prompt tokens. The
--- scale-in check replays them on fewer replicas (replay-prefill-queue.ts).
-SELECT pool, arrive_ns, ttft_ms, queue_ms, prefill_ms, uncached_tokens
+-- queue, its TTFT and its uncached prompt tokens. The scale-in check replays them on fewer replicas
+-- (replay-prefill-queue.ts).
+SELECT pool, arrive_ns, ttft_ms, uncached_tokens
 FROM (
   SELECT
     pool,
     -- TTFT is what came before the queue (gateway, router, cache), then queueing, then prefill.
     start_ns + CAST(round(greatest(0, ttft_ms - coalesce(ttft_hop_queue_ms, 0) - ttft_hop_prefill_ms) * 1e6) AS BIGINT) AS arrive_ns,
     ttft_ms,
-    coalesce(ttft_hop_queue_ms, 0) AS queue_ms,
-    ttft_hop_prefill_ms AS prefill_ms,
     greatest(input_tokens - coalesce(cached_tokens, 0), 1) AS uncached_tokens,
     row_number() OVER (PARTITION BY pool ORDER BY start_ns DESC) AS newest
   FROM request_facts

@@ -8,8 +8,6 @@ export interface RequestArrival {
   /** When it reached the pool's queue, in ms since the first arrival of its pool's sample. */
   arriveMs: number;
   ttftMs: number;
-  queueMs: number;
-  prefillMs: number;
   uncachedTokens: number;
 }
 
@@ -34,8 +32,6 @@ export function createRequestArrivalsReader(
       pool: string;
       arrive_ns: bigint;
       ttft_ms: number;
-      queue_ms: number;
-      prefill_ms: number;
       uncached_tokens: number;
     }>(SQL, {
       from_ns: atNs - BigInt(Math.round(windowMs)) * 1_000_000n,
@@ -53,8 +49,6 @@ export function createRequestArrivalsReader(
       list.push({
         arriveMs: Number(arriveNs - origin) / 1e6,
         ttftMs: Number(r.ttft_ms),
-        queueMs: Number(r.queue_ms),
-        prefillMs: Number(r.prefill_ms),
         uncachedTokens: Number(r.uncached_tokens),
       });
     }

@@ -10,8 +10,6 @@ function measured(arrivals: { atMs: number; tokens: number }[]): RequestArrival[
   return arrivals.map(({ atMs, tokens }) => ({
     arriveMs: atMs,
     ttftMs: 50 + tokens * MS_PER_TOKEN,
-    queueMs: 0,
-    prefillMs: tokens * MS_PER_TOKEN,
     uncachedTokens: tokens,
   }));
 }
