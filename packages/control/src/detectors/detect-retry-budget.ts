@@ -33,14 +33,17 @@ export function readRetryPressure(ctx: DetectContext): {
 }
 
 /** Retries at least `retryRatioHigh` of first attempts while 5% or more of requests fail. */
-export function isRetryStorming(ctx: DetectContext): boolean {
-  const { retryRatio, errorRate } = readRetryPressure(ctx);
+export function isRetryStorming(
+  ctx: DetectContext,
+  { retryRatio, errorRate } = readRetryPressure(ctx),
+): boolean {
   return (retryRatio ?? 0) >= ctx.tuning.retryRatioHigh && (errorRate ?? 0) >= 0.05;
 }
 
 export function detectRetryBudget(ctx: DetectContext): Candidate[] {
   const { tuning, fastWindowLabel } = ctx;
-  const { requests, retryRatio, errorRate } = readRetryPressure(ctx);
+  const pressure = readRetryPressure(ctx);
+  const { requests, retryRatio, errorRate } = pressure;
   if (requests < tuning.minRequests) return [];
   const queueBoundPools = ctx.obs.pools.filter(
     (p) => (p.fast?.requests ?? 0) > 0 && readLoad(p, ctx.state.learning.get(p.pool), tuning).loadBound,
@@ -55,7 +58,7 @@ export function detectRetryBudget(ctx: DetectContext): Candidate[] {
   // A storm amplifies itself: retries of failed requests land on pools already load-bound. A budget
   // turns each retry it refuses into a failed task, so failures alone (which retries may fix) are not
   // enough.
-  const storm = isRetryStorming(ctx) && queueBoundPools > 0;
+  const storm = isRetryStorming(ctx, pressure) && queueBoundPools > 0;
   if (storm && (current === null || current > tuning.retryBudget)) {
     return [
       {

@@ -2,6 +2,8 @@ import type { Candidate, PoolLearning } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
 import { type DetectContext, evidence, isCircuitOpen, readMemory } from './detect-context.ts';
 import { isRetryStorming } from './detect-retry-budget.ts';
+import type { ControlTuning } from '../engine/control-tuning.ts';
+import { secondsToNs } from '../time.ts';
 import { type ReplayOutlook, replayAtReplicas } from './replay-prefill-queue.ts';
 import {
   type LoadReading,
@@ -412,7 +414,7 @@ function judgeScaleIn(
   // Nor during a retry storm: it multiplies every pool's requests, which the pool's own calm does not
   // show yet. (A failing peer's traffic is planned for by the shift that moves it.)
   if (!calm || isRetryStorming(ctx)) return null;
-  const maxStep = Math.max(1, Math.ceil(replicas * tuning.maxScaleInFraction));
+  const maxStep = maxScaleInStep(replicas, tuning);
   const common = {
     kind: 'scale' as const,
     target: { pool: pool.pool },
@@ -546,13 +548,18 @@ function judgeScaleIn(
   };
 }
 
+/** The most replicas one scale-in removes. */
+function maxScaleInStep(replicas: number, tuning: ControlTuning): number {
+  return Math.max(1, Math.ceil(replicas * tuning.maxScaleInFraction));
+}
+
 /**
  * One scale-in per model at a time: the pools serving a model are each other's spare, and each
  * scale-in's replay and verification assume its peers stay as they are. A peer scaled in this tick,
  * or whose scale-in is not verified yet, holds this pool's.
  */
 function isPeerScalingIn(ctx: DetectContext, pool: PoolView, planned: ReadonlyMap<string, number>): boolean {
-  const verifyNs = BigInt(Math.round(ctx.control.verify_after_s * 1e9));
+  const verifyNs = secondsToNs(ctx.control.verify_after_s);
   return ctx.obs.pools.some((p) => {
     if (p.pool === pool.pool || p.model !== pool.model) return false;
     const now = p.replicas ?? ctx.state.actuated.replicas[p.pool] ?? null;
@@ -575,7 +582,7 @@ function judgeSparseScaleIn(ctx: DetectContext, s: ScaleInputs, floor: number): 
   const calmRate = s.learning?.calmRatePerReplica ?? null;
   if (!main || calmRate === null || calmRate <= 0) return null;
   if ((main.errorRate ?? 0) > 0.05 || ctx.suspects.has(pool.pool) || isRetryStorming(ctx)) return null;
-  const maxStep = Math.max(1, Math.ceil(replicas * tuning.maxScaleInFraction));
+  const maxStep = maxScaleInStep(replicas, tuning);
   const to = Math.max(floor, Math.ceil(s.ratePerS / calmRate), replicas - maxStep);
   if (to >= replicas) return null;
   const perReplicaAfter = s.ratePerS / to;
