@@ -9,7 +9,7 @@ import {
   runTicks,
   startTestGovernor,
 } from './fixtures/control-test-governor.ts';
-import type { PoolTraffic } from './fixtures/fleet-telemetry.ts';
+import { type PoolTraffic, T0_MS } from './fixtures/fleet-telemetry.ts';
 
 // Each recommendation kind from real telemetry showing its condition: spans and gauges go in over
 // OTLP/HTTP, the real signals read them, POST /api/control/evaluate runs the tick at event time.
@@ -33,6 +33,14 @@ const scaleInsOver = (ticks: readonly { recommendations: Recommendation[] }[], p
     'scale',
     pool,
   ).filter((r) => r.action.to! < r.action.from!);
+
+/** The scale-ups for `pool` recommended over some ticks. */
+const scaleUpsOver = (ticks: readonly { recommendations: Recommendation[] }[], pool: string) =>
+  find(
+    ticks.flatMap((t) => t.recommendations),
+    'scale',
+    pool,
+  ).filter((r) => r.action.to! > r.action.from!);
 
 /** Governor on TEST_POOLS held at max_replicas 2, both pools warmed up with `calm`. */
 async function warmUpAtMaxReplicas(calm: Partial<PoolTraffic>): Promise<TestGovernor> {
@@ -583,6 +591,32 @@ describe('recommendations from telemetry', () => {
     expect(a[0]!.state).toBe('applied');
   });
 
+  test("a scale-in's replicas draining unevenly do not restart its cooldown", async () => {
+    g = await startTestGovernor({
+      pools: [{ name: 'drain', gpu_type: 'H100', model: 'm-drain', min_replicas: 2 }],
+      policies: [{ name: 'auto', match: { kind: ['scale'] }, auto_apply: true, min_confidence: 0 }],
+    });
+    const pool: PoolTraffic = { pool: 'drain', model: 'm-drain', replicas: 3, ratePerS: 1.5 };
+    const calm = await runTicks(g, [pool], 0, 330_000);
+    // Far inside the SLO with no queue: probed one replica down.
+    const scaleIn = scaleInsOver(calm, 'drain')[0]!;
+    expect(scaleIn).toMatchObject({ action: { from: 3, to: 2 }, state: 'applied' });
+    const t = Date.parse(scaleIn.appliedAt!) - T0_MS;
+    // The removed replica drains for a minute; the next minute the pool's replica count (a mean
+    // over the short window) reads 3 again before settling at 2.
+    await runTicks(g, [pool], 330_000, t + 60_000);
+    await runTicks(g, [{ ...pool, replicas: 2 }], t + 60_000, t + 150_000);
+    await runTicks(g, [pool], t + 150_000, t + 210_000);
+    await runTicks(g, [{ ...pool, replicas: 2 }], t + 210_000, t + 360_000);
+    // Verification finds no harm; then its requests queue past the SLO. The scale-in's cooldown is
+    // over, so the pool grows again at once.
+    const queued = await runTicks(g, [{ ...pool, replicas: 2, queueMs: 3000 }], t + 360_000, t + 450_000);
+    expect(scaleUpsOver(queued, 'drain')[0]).toMatchObject({
+      state: 'applied',
+      action: { from: 2 },
+    });
+  });
+
   test('a calm pool is not scaled in while a retry storm could multiply its requests', async () => {
     g = await startTestGovernor({
       pools: [
@@ -600,6 +634,39 @@ describe('recommendations from telemetry', () => {
     // Once the storm is over the same pool is probed down as usual.
     const after = await runTicks(g, [calm, stormy], 420_000, 600_000);
     expect(scaleInsOver(after, 'calm')[0]).toMatchObject({ action: { from: 4, to: 3 } });
+  });
+
+  test("a pool whose traffic was just moved off for an incident is not scaled up inside that shift's cooldown", async () => {
+    g = await startTestGovernor({
+      policies: [
+        { name: 'incident', match: { kind: ['shift_traffic'] }, auto_apply: true, min_confidence: 0 },
+      ],
+    });
+    await runTicks(g, [h100, a100], 0, WARM_UP_MS);
+    const [incident] = await runTicks(
+      g,
+      [h100, { ...a100, errorRate: 0.3 }],
+      WARM_UP_MS,
+      WARM_UP_MS + 30_000,
+    );
+    expect(find(incident!.recommendations, 'shift_traffic', 'a100-west')[0]!.state).toBe('applied');
+    // The errors stop, but what A100 still serves queues past the SLO: its peer took the share it
+    // could not serve, and more replicas of the pool that just failed are not what its model needs.
+    const after = await runTicks(
+      g,
+      [h100, { ...a100, queueMs: 3000 }],
+      WARM_UP_MS + 30_000,
+      WARM_UP_MS + 180_000,
+    );
+    expect(scaleUpsOver(after, 'a100-west')).toEqual([]);
+    // Past the shift's cooldown the pool is judged like any other: still queueing, it grows.
+    const later = await runTicks(
+      g,
+      [h100, { ...a100, queueMs: 3000 }],
+      WARM_UP_MS + 180_000,
+      WARM_UP_MS + 420_000,
+    );
+    expect(scaleUpsOver(later, 'a100-west').length).toBeGreaterThan(0);
   });
 
   test('a pool left with a trickle of requests, too few to judge, is sized to a load it carried calmly', async () => {

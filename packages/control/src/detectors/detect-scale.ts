@@ -143,7 +143,11 @@ function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | null {
   const fast = pool.fast;
   const ttftP95 = fast?.ttftMs.p95 ?? null;
   const enoughSample = (fast?.requests ?? 0) >= minJudgedRequests(tuning);
-  const faulty = ctx.suspects.has(pool.pool) || isCircuitOpen(ctx, pool.pool) || ctx.handled.has(pool.pool);
+  const faulty =
+    ctx.suspects.has(pool.pool) ||
+    isCircuitOpen(ctx, pool.pool) ||
+    ctx.handled.has(pool.pool) ||
+    isFreshlyShiftedAway(ctx, pool);
   const sloPressure = sloMs !== null && ttftP95 !== null ? ttftP95 / sloMs : null;
   const breach = sloPressure !== null ? sloPressure > 0.9 : load.loadBound;
   const hot = util.value !== null && util.value >= tuning.highUtilization;
@@ -546,6 +550,18 @@ function judgeScaleIn(
       tuning.minRequests,
     ),
   };
+}
+
+/**
+ * Traffic was moved off the pool for an incident within the cooldown: its load went to peers sized
+ * for it, and more replicas of the pool that just failed are not what its model needs. (After the
+ * cooldown the pool is judged as any other, so one left short while recovery gives traffic back
+ * grows again.)
+ */
+function isFreshlyShiftedAway(ctx: DetectContext, pool: PoolView): boolean {
+  if (!pool.model || !ctx.state.actuated.recovery[pool.model]?.pools.includes(pool.pool)) return false;
+  const shift = readMemory(ctx, 'shift_traffic', { model: pool.model, pool: pool.pool });
+  return shift !== undefined && ctx.obs.atNs - shift.appliedNs <= secondsToNs(ctx.control.cooldown_s);
 }
 
 /** The most replicas one scale-in removes. */

@@ -89,6 +89,8 @@ export interface TargetMemory {
    * scale-in while more are still paid for (draining their in-flight requests) is in progress.
    */
   expectReplicas: number | null;
+  /** For scale: the replica count the action started from. */
+  fromReplicas?: number;
   /** For a scale-up: when the pool first reported the replicas asked for (their load is visible a window later). */
   readyNs?: bigint;
 }

@@ -225,15 +225,16 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
     direction: 'increase' | 'decrease',
     atNs: bigint,
   ) {
-    const to =
-      rec.kind === 'scale'
-        ? Number((direction === rec.direction ? rec.action : (rec.previousAction ?? {})).to)
-        : null;
+    const step =
+      rec.kind === 'scale' ? (direction === rec.direction ? rec.action : rec.previousAction) : null;
+    const to = Number(step?.to);
+    const from = Number(step?.from);
     s.memory.set(`${rec.kind}|${rec.targetKey}`, {
       direction,
       appliedNs: atNs,
       recommendationId: rec.id,
-      expectReplicas: rec.kind === 'scale' && Number.isFinite(to) ? to : null,
+      expectReplicas: Number.isFinite(to) ? to : null,
+      ...(Number.isFinite(from) ? { fromReplicas: from } : {}),
     });
   }
 
@@ -487,7 +488,17 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
       const key = `scale|pool=${p.pool}`;
       const memory = s.memory.get(key);
       const recent = memory !== undefined && atNs - memory.appliedNs <= secondsToNs(control.settle_timeout_s);
-      const explained = recent && memory.direction === direction;
+      // Replicas are a time average over the short window: while Governor's own scale action lands
+      // (replicas starting, or draining their requests one by one) the count moves unevenly, even
+      // back a step. Any count between where the action started and where it goes is its doing.
+      const onItsWay =
+        recent &&
+        memory.recommendationId !== 'external' &&
+        memory.expectReplicas !== null &&
+        memory.fromReplicas !== undefined &&
+        p.replicas >= Math.min(memory.fromReplicas, memory.expectReplicas) &&
+        p.replicas <= Math.max(memory.fromReplicas, memory.expectReplicas);
+      const explained = (recent && memory.direction === direction) || onItsWay;
       // A replica crashing or being replaced while Governor's scale-up still starts does not make
       // the pool settled: the scale-up keeps waiting for the replicas it asked for.
       const scalingUp =
