@@ -219,6 +219,34 @@ describe('recommendations from telemetry', () => {
     expect(shift.action).toEqual({ weights: { 'a100-west': 0.25, 'h100-east': 0.75 } });
   });
 
+  test('traffic waits to move onto a peer that cannot grow inside its scale-in cooldown and has no room', async () => {
+    g = await startTestGovernor({
+      pools: TEST_POOLS.map((p) => (p.name === 'h100-east' ? { ...p, min_replicas: 2 } : p)),
+      policies: [{ name: 'auto', match: { kind: ['scale'] }, auto_apply: true, min_confidence: 0 }],
+    });
+    const a100Calm = { ...a100, replicas: 3, ratePerS: 1.5 };
+    const before = await runTicks(g, [h100, a100Calm], 0, 330_000);
+    // A100, far inside the SLO, is probed one replica down: growing it again now would be a reversal.
+    expect(scaleInsOver(before, 'a100-west')[0]).toMatchObject({
+      action: { from: 3, to: 2 },
+      state: 'applied',
+    });
+    // Then H100 fails a fifth of its requests. On two replicas A100 already carries as much per
+    // replica as it ever has calmly: the half of H100's share that would move has nowhere to go.
+    const [tick] = await runTicks(
+      g,
+      [
+        { ...h100, errorRate: 0.2 },
+        { ...a100Calm, replicas: 2 },
+      ],
+      330_000,
+      360_000,
+    );
+    const shift = find(tick!.recommendations, 'shift_traffic', 'h100-east')[0]!;
+    expect(shift.reason).toMatch(/once they have room/);
+    expect(shift.confidence).toBeLessThanOrEqual(0.4);
+  });
+
   test('with every pool at max_replicas and requests timing out, new low-priority tasks are shed first', async () => {
     const priorities: [number, number][] = [
       [0, 0.3],

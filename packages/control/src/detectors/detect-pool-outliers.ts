@@ -223,12 +223,9 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
     // are not flooded while their new replicas start.
     // Peers that cannot grow now (a scale-in still inside its cooldown, or at max_replicas) can only
     // take what they have room for: keep half the traffic on the pool unless it is plainly useless.
-    const cooldownNs = secondsToNs(ctx.control.cooldown_s);
-    const peersStuck = peers.some((p) => {
-      const last = readMemory(ctx, 'scale', { pool: p.pool });
-      const shrinking = last?.direction === 'decrease' && ctx.obs.atNs - last.appliedNs <= cooldownNs;
-      return shrinking || (p.maxReplicas !== null && (p.replicas ?? 0) >= p.maxReplicas);
-    });
+    const peersStuck = peers.some(
+      (p) => keptByScaleIn(ctx, p) !== null || (p.maxReplicas !== null && (p.replicas ?? 0) >= p.maxReplicas),
+    );
     // Replicas lost (crashed, preempted) while their replacements start: the errors are requests that
     // were on them and the overload of the survivors. The pool is short of capacity, not broken; it
     // keeps the share of traffic its ready replicas can carry rather than flooding its peers.
@@ -305,7 +302,8 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
     // what would move: on peers without that room they would queue instead — a few errors become
     // many timeouts — and the peers' new replicas take minutes to start.
     const modelRate = pools.reduce((sum, p) => sum + Math.max(p.fastRatePerS, p.mainRatePerS), 0);
-    const noRoom = !peersFull && !broken && peersLackRoom(ctx, peers, moved * modelRate);
+    const noRoom =
+      !peersFull && !broken && peersLackRoom(ctx, peers, moved * modelRate, capacityShare === null);
     const waits = peersFull || noRoom;
     const why = peersFull
       ? ' once they have room: they are load-bound themselves, so this waits for a human or for their new capacity'
@@ -395,18 +393,45 @@ function reportSlowGpu(
  * The peers cannot carry `movedRatePerS` more now: their spare requests/s at the target utilization of
  * the capacity they showed while saturated (serving replicas) add up to less — the cautious estimate,
  * as for a scale-in: load moved onto them that they cannot carry breaks their SLO until it is rolled
- * back. False while any peer's capacity is unknown.
+ * back. A peer whose scale-in is still inside its cooldown cannot grow before it ends (that would be
+ * a reversal): it counts only the replicas it kept and, without a learned capacity and with
+ * `calmBound`, the load per replica it has carried calmly. (Not for a pool that lost replicas: its
+ * survivors' errors are retried by clients and multiply where they stay, so its share moves.) False
+ * while any other peer's capacity is unknown.
  */
-function peersLackRoom(ctx: DetectContext, peers: readonly PoolView[], movedRatePerS: number): boolean {
+function peersLackRoom(
+  ctx: DetectContext,
+  peers: readonly PoolView[],
+  movedRatePerS: number,
+  calmBound: boolean,
+): boolean {
   let spare = 0;
   for (const p of peers) {
-    const capacity = learnedCapacity(ctx.state.learning.get(p.pool), 'saturated');
-    const replicas = p.readyReplicas ?? p.replicas;
-    if (!capacity || !replicas) return false;
+    const learning = ctx.state.learning.get(p.pool);
+    const capacity = learnedCapacity(learning, 'saturated');
+    const kept = keptByScaleIn(ctx, p);
+    const replicas = Math.min(p.readyReplicas ?? p.replicas ?? 0, kept ?? Number.POSITIVE_INFINITY);
     const rate = Math.max(p.fastRatePerS, p.mainRatePerS);
-    spare += Math.max(0, replicas * capacity * ctx.control.target_utilization - rate);
+    const perReplica = capacity
+      ? capacity * ctx.control.target_utilization
+      : kept !== null && calmBound
+        ? (learning?.calmRatePerReplica ?? null)
+        : null;
+    if (!perReplica || replicas <= 0) return false;
+    spare += Math.max(0, replicas * perReplica - rate);
   }
   return spare < movedRatePerS;
+}
+
+/**
+ * The replicas a pool kept after a scale-in (Governor's, or one seen from outside) while it is inside
+ * its cooldown; else null.
+ */
+function keptByScaleIn(ctx: DetectContext, pool: PoolView): number | null {
+  const last = readMemory(ctx, 'scale', { pool: pool.pool });
+  const inCooldown =
+    last?.direction === 'decrease' && ctx.obs.atNs - last.appliedNs <= secondsToNs(ctx.control.cooldown_s);
+  return inCooldown ? (last.expectReplicas ?? pool.replicas ?? 0) : null;
 }
 
 /** Weights with `pool` down to `target`, the rest spread over `peers` in proportion to their weights. */
