@@ -110,6 +110,41 @@ describe('bench control detection', () => {
   });
 });
 
+describe('bench control verdict from real ratios', () => {
+  it('counts a run that earns 0.3 % less per dollar than a baseline at better goodput as a loss', () => {
+    const at = (policy: string, successPerDollar: number, goodput: number): PolicyResult => ({
+      policy,
+      successPerDollar,
+      goodput,
+      costUsd: 1,
+      tasks: 1,
+      successfulTasks: 1,
+      ttftP95Ms: 1,
+      actions: 0,
+      reversals: 0,
+      goodTasksPerDollar: successPerDollar * goodput,
+    });
+    const none = { pools: [], faults: [] } as unknown as RunSummary;
+    const close = summarizeFindings(
+      [at('governor', 103.25, 0.654), at('static-peak', 103.56, 0.656)],
+      none,
+      [],
+    );
+    // 1.245× is not 1.25×.
+    const margin = summarizeFindings([at('governor', 124.5, 0.7), at('static-peak', 100, 0.7)], none, []);
+    const verdict = formatControlBenchReport({
+      seed: 1,
+      durationMin: 20,
+      controlIntervalS: 30,
+      scenarios: [scenario('close', close), scenario('margin', margin)],
+    });
+    expect(verdict).toContain("vs best baseline with goodput ≥ governor's: 1.00×");
+    expect(verdict).toContain(
+      'earns more successes per dollar: 1 (by ≥ 1.25×, or none matches its goodput: 0)',
+    );
+  });
+});
+
 describe('bench control arguments', () => {
   it('refuses an unknown workload with exit code 2 and names the valid ones, before running anything', async () => {
     const written: string[] = [];

@@ -360,8 +360,8 @@ export function summarizeFindings(
       (a, b) => (a === null || (b.successPerDollar ?? 0) > (a.successPerDollar ?? 0) ? b : a),
       null,
     );
-  const ratio = (a: number | null, b: number | null | undefined) =>
-    a !== null && b ? Math.round((a / b) * 100) / 100 : null;
+  // Unrounded: the verdict counts runs at 1× and 1.25×, where 0.997 is a loss (the text rounds).
+  const ratio = (a: number | null, b: number | null | undefined) => (a !== null && b ? a / b : null);
   const bestGood = baselines.reduce<PolicyResult | null>(
     (a, b) => (a === null || (b.goodTasksPerDollar ?? 0) > (a.goodTasksPerDollar ?? 0) ? b : a),
     null,
