@@ -58,19 +58,21 @@ describe('bench control verdict', () => {
   });
 });
 
+/** A policy's result earning `successPerDollar` at `goodput`. */
+const policyAt = (policy: string, successPerDollar = 1, goodput = 1): PolicyResult => ({
+  policy,
+  successPerDollar,
+  goodput,
+  costUsd: 1,
+  tasks: 1,
+  successfulTasks: 1,
+  ttftP95Ms: 1,
+  actions: 0,
+  reversals: 0,
+  goodTasksPerDollar: successPerDollar * goodput,
+});
+
 describe('bench control detection', () => {
-  const policy = (name: string): PolicyResult => ({
-    policy: name,
-    successPerDollar: 1,
-    goodput: 1,
-    costUsd: 1,
-    tasks: 1,
-    successfulTasks: 1,
-    ttftP95Ms: 1,
-    actions: 0,
-    reversals: 0,
-    goodTasksPerDollar: 1,
-  });
   const run = (firstRequestEnd: string | null) =>
     ({
       pools: [],
@@ -91,7 +93,11 @@ describe('bench control detection', () => {
   ] as unknown as Recommendation[];
 
   it('counts intervals from the fault start, and from the end of the first request the pool served since', () => {
-    const f = summarizeFindings([policy('governor'), policy('hpa')], run('2026-01-01T00:12:10.000Z'), recs);
+    const f = summarizeFindings(
+      [policyAt('governor'), policyAt('hpa')],
+      run('2026-01-01T00:12:10.000Z'),
+      recs,
+    );
     expect(f.detectionIntervals).toBe(5);
     expect(f.detectionIntervalsFromObservable).toBe(1);
     expect(f.faultObservableAt).toBe('2026-01-01T00:12:10.000Z');
@@ -105,33 +111,25 @@ describe('bench control detection', () => {
       'first response after 5 interval(s) (1 after its first request since the fault, 00:12:10)',
     );
     // A pool that served nothing since the fault began: counted from the start alone.
-    const none = summarizeFindings([policy('governor'), policy('hpa')], run(null), recs);
+    const none = summarizeFindings([policyAt('governor'), policyAt('hpa')], run(null), recs);
     expect(none.detectionIntervalsFromObservable).toBe(5);
   });
 });
 
 describe('bench control verdict from real ratios', () => {
   it('counts a run that earns 0.3 % less per dollar than a baseline at better goodput as a loss', () => {
-    const at = (policy: string, successPerDollar: number, goodput: number): PolicyResult => ({
-      policy,
-      successPerDollar,
-      goodput,
-      costUsd: 1,
-      tasks: 1,
-      successfulTasks: 1,
-      ttftP95Ms: 1,
-      actions: 0,
-      reversals: 0,
-      goodTasksPerDollar: successPerDollar * goodput,
-    });
     const none = { pools: [], faults: [] } as unknown as RunSummary;
     const close = summarizeFindings(
-      [at('governor', 103.25, 0.654), at('static-peak', 103.56, 0.656)],
+      [policyAt('governor', 103.25, 0.654), policyAt('static-peak', 103.56, 0.656)],
       none,
       [],
     );
     // 1.245× is not 1.25×.
-    const margin = summarizeFindings([at('governor', 124.5, 0.7), at('static-peak', 100, 0.7)], none, []);
+    const margin = summarizeFindings(
+      [policyAt('governor', 124.5, 0.7), policyAt('static-peak', 100, 0.7)],
+      none,
+      [],
+    );
     const verdict = formatControlBenchReport({
       seed: 1,
       durationMin: 20,
