@@ -409,6 +409,38 @@ describe('GET /api/events', () => {
 });
 
 describe('verification while a fault persists', () => {
+  test("a shift is not rolled back to weights that a later shift of the model's traffic replaced", async () => {
+    g = await startTestGovernor({
+      policies: [{ name: 'auto', match: { kind: ['shift_traffic'] }, auto_apply: true, min_confidence: 0 }],
+    });
+    // A100 costs more per token: part of its share moves to H100.
+    const dearA100 = { ...a100, prefillMsPerToken: 0.6 };
+    const warm = await runTicks(g, [h100, dearA100], 0, WARM_UP_MS + 30_000);
+    const cheaper = warm.flatMap((t) => t.actions).find((a) => a.kind === 'shift_traffic')!;
+    expect(cheaper.target.pool).toBe('a100-west');
+    const t1 = Date.parse(cheaper.at) - T0_MS;
+    // Then H100 fails: its traffic moves to A100, setting the model's weights again.
+    await runTicks(g, [h100, dearA100], WARM_UP_MS + 30_000, t1 + 60_000);
+    const [incident] = await runTicks(g, [{ ...h100, errorRate: 0.3 }, dearA100], t1 + 60_000, t1 + 90_000);
+    expect(incident!.actions.find((a) => a.kind === 'shift_traffic')?.target.pool).toBe('h100-east');
+    // Both pools then queue past the SLO: goodput fell since the first shift, but undoing it now
+    // would hand H100 back the share it had before either shift.
+    const later = await runTicks(
+      g,
+      [
+        { ...h100, ...queued },
+        { ...dearA100, ...queued },
+      ],
+      t1 + 90_000,
+      t1 + 360_000,
+    );
+    expect(later.flatMap((t) => t.actions).filter((a) => a.type === 'rollback')).toEqual([]);
+    const verified = (await audit()).find(
+      (x) => x.recommendationId === cheaper.recommendationId && x.decision === 'verified',
+    );
+    expect(verified?.reason).toMatch(/a later shift of llama-8b's traffic replaced its weights/);
+  });
+
   test('traffic taken from a pool that is still failing is not given back, even as goodput falls', async () => {
     g = await startTestGovernor({ policies: [{ name: 'auto', auto_apply: true, min_confidence: 0.3 }] });
     await runTicks(g, [h100, a100], 0, WARM_UP_MS);

@@ -523,6 +523,18 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
     return faulty;
   }
 
+  /** Whether another shift of the same model's traffic was applied after `rec` (a shift). */
+  function isModelShiftedSince(s: ControlState, rec: RecommendationRecord): boolean {
+    if (rec.kind !== 'shift_traffic' || !rec.target.model || rec.appliedNs === null) return false;
+    const prefix = 'shift_traffic|';
+    const model = `model=${rec.target.model}`;
+    for (const [key, m] of s.memory) {
+      if (!key.startsWith(prefix) || m.recommendationId === rec.id || m.appliedNs <= rec.appliedNs) continue;
+      if (key.slice(prefix.length).split(',').includes(model)) return true;
+    }
+    return false;
+  }
+
   /** Whether the pool serves enough requests in the short window to be judged against its peers. */
   function isAssessable(ctx: DetectContext, poolName: string): boolean {
     const pool = ctx.obs.pools.find((p) => p.pool === poolName);
@@ -563,12 +575,20 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
     );
     const latest = s.memory.get(`${rec.kind}|${rec.targetKey}`);
     const superseded = latest !== undefined && latest.recommendationId !== rec.id;
+    // A shift sets the model's whole weight vector: once a later shift of the same model (another
+    // pool's incident, say) set it again, rolling this one back would restore weights from before both.
+    const reshifted = !superseded && isModelShiftedSince(s, rec);
     const judgement = superseded
       ? {
           verdict: 'verified' as const,
           summary: 'a later action on the same target replaced it; nothing to roll back',
         }
-      : judgeVerification(rec, before, after, config.slo, tuning.minRequests);
+      : reshifted
+        ? {
+            verdict: 'verified' as const,
+            summary: `a later shift of ${rec.target.model}'s traffic replaced its weights; nothing to roll back`,
+          }
+        : judgeVerification(rec, before, after, config.slo, tuning.minRequests);
     const asRecord = (m: ScopeMetrics): Record<string, number | null> => ({ ...m });
     rec.verification = {
       at: nsToIso(atNs),
