@@ -3,6 +3,7 @@ import type { ControlState, TargetMemory } from '../engine/control-types.ts';
 import type { ControlTuning } from '../engine/control-tuning.ts';
 import type { FleetObservation, PoolView } from '../observe-fleet.ts';
 import { formatTargetKey } from '../target-key.ts';
+import { secondsToNs } from '../time.ts';
 import type { RecommendationKind, RecommendationTarget } from '@governor/conventions';
 
 /** What every detector reads in one tick. Detectors are pure: they only return candidates. */
@@ -37,6 +38,14 @@ export function readMemory(
   target: RecommendationTarget,
 ): TargetMemory | undefined {
   return ctx.state.memory.get(`${kind}|${formatTargetKey(target)}`);
+}
+
+/** Whether a remembered action was applied within the cooldown (the engine bars reversing it). */
+export function isWithinCooldown(
+  ctx: DetectContext,
+  memory: TargetMemory | undefined,
+): memory is TargetMemory {
+  return memory !== undefined && ctx.obs.atNs - memory.appliedNs <= secondsToNs(ctx.control.cooldown_s);
 }
 
 /** Pools serving each model, with a model known. */

@@ -6,12 +6,12 @@ import {
   evidence,
   groupByModel,
   isCircuitOpen,
+  isWithinCooldown,
   normalizeWeights,
   readMemory,
   readWeights,
 } from './detect-context.ts';
 import { planPeerCapacity } from './plan-peer-capacity.ts';
-import { secondsToNs } from '../time.ts';
 import {
   learnedCapacity,
   minJudgedRequests,
@@ -429,9 +429,9 @@ function peersLackRoom(
  */
 function keptByScaleIn(ctx: DetectContext, pool: PoolView): number | null {
   const last = readMemory(ctx, 'scale', { pool: pool.pool });
-  const inCooldown =
-    last?.direction === 'decrease' && ctx.obs.atNs - last.appliedNs <= secondsToNs(ctx.control.cooldown_s);
-  return inCooldown ? (last.expectReplicas ?? pool.replicas ?? 0) : null;
+  return isWithinCooldown(ctx, last) && last.direction === 'decrease'
+    ? (last.expectReplicas ?? pool.replicas ?? 0)
+    : null;
 }
 
 /** Weights with `pool` down to `target`, the rest spread over `peers` in proportion to their weights. */

@@ -1,6 +1,12 @@
 import type { Candidate, PoolLearning } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
-import { type DetectContext, evidence, isCircuitOpen, readMemory } from './detect-context.ts';
+import {
+  type DetectContext,
+  evidence,
+  isCircuitOpen,
+  isWithinCooldown,
+  readMemory,
+} from './detect-context.ts';
 import { isRetryStorming } from './detect-retry-budget.ts';
 import type { ControlTuning } from '../engine/control-tuning.ts';
 import { secondsToNs } from '../time.ts';
@@ -560,8 +566,7 @@ function judgeScaleIn(
  */
 function isFreshlyShiftedAway(ctx: DetectContext, pool: PoolView): boolean {
   if (!pool.model || !ctx.state.actuated.recovery[pool.model]?.pools.includes(pool.pool)) return false;
-  const shift = readMemory(ctx, 'shift_traffic', { model: pool.model, pool: pool.pool });
-  return shift !== undefined && ctx.obs.atNs - shift.appliedNs <= secondsToNs(ctx.control.cooldown_s);
+  return isWithinCooldown(ctx, readMemory(ctx, 'shift_traffic', { model: pool.model, pool: pool.pool }));
 }
 
 /** The most replicas one scale-in removes. */
