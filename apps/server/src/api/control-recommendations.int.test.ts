@@ -645,6 +645,34 @@ describe('recommendations from telemetry', () => {
     });
   });
 
+  test('a pool dark in a region outage keeps its replicas, and is not scaled in on the window it was dark in', async () => {
+    g = await startTestGovernor({
+      pools: TEST_POOLS.map((p) => (p.name === 'h100-east' ? { ...p, min_replicas: 3 } : p)),
+      policies: [{ name: 'auto', match: { kind: ['scale'] }, auto_apply: true, min_confidence: 0 }],
+    });
+    // Far inside the SLO with no queue: on its own A100 would be probed one replica down.
+    const east: PoolTraffic = { ...h100, replicas: 3, ratePerS: 1.5 };
+    const west: PoolTraffic = { ...a100, replicas: 3, ratePerS: 1.5 };
+    await runTicks(g, [east, west], 0, WARM_UP_MS);
+    // Its region goes dark for six minutes: no replica reports, no request reaches it, its peer
+    // serves the model's traffic. It is not idle — the traffic comes back to it.
+    const dark = await runTicks(
+      g,
+      [
+        { ...east, ratePerS: 3 },
+        { ...west, readyReplicas: 0, ratePerS: 0 },
+      ],
+      WARM_UP_MS,
+      540_000,
+    );
+    expect(scaleInsOver(dark, 'a100-west')).toEqual([]);
+    // Back, and calm: the window still holds the minutes it was dark, so it waits a whole window.
+    const back = await runTicks(g, [east, west], 540_000, 810_000);
+    expect(scaleInsOver(back, 'a100-west')).toEqual([]);
+    const later = await runTicks(g, [east, west], 810_000, 900_000);
+    expect(scaleInsOver(later, 'a100-west')[0]).toMatchObject({ action: { from: 3, to: 2 } });
+  });
+
   test('a calm pool is not scaled in while a retry storm could multiply its requests', async () => {
     g = await startTestGovernor({
       pools: [

@@ -15,6 +15,7 @@ import {
   type LoadReading,
   type Utilization,
   estimateUtilization,
+  isDark,
   isFailing,
   isQueueNegligible,
   minJudgedRequests,
@@ -388,6 +389,7 @@ function judgeScaleIn(
   const watchedMs = ctx.state.firstTickNs === null ? 0 : Number(ctx.obs.atNs - ctx.state.firstTickNs) / 1e6;
   if (watchedMs < ctx.obs.windowMs) return null;
   if (s.ratePerS <= 0) {
+    if (couldNotServe(ctx, pool)) return null;
     return {
       kind: 'scale',
       target: { pool: pool.pool },
@@ -406,6 +408,10 @@ function judgeScaleIn(
       scopePools: [pool.pool],
     };
   }
+  // Nor on a window in which none of its replicas served (lost, dark in an outage): its traffic went
+  // around it, and its requests since are too few minutes of its share to judge N−1 on.
+  const darkAt = s.learning?.darkAtNs ?? null;
+  if (darkAt !== null && Number(ctx.obs.atNs - darkAt) / 1e6 < ctx.obs.windowMs) return null;
   const main = pool.main;
   if (!main) return null;
   if (isPeerScalingIn(ctx, pool, planned)) return null;
@@ -556,6 +562,21 @@ function judgeScaleIn(
       tuning.minRequests,
     ),
   };
+}
+
+/**
+ * The pool served nothing because it could not, not for want of traffic: its peers served its model
+ * while Governor routes it a share (and its circuit is closed), or — with no routing set by Governor —
+ * none of its replicas serve (a region outage, every replica lost). The share comes back to its
+ * replicas when they return, so they are not idle.
+ */
+function couldNotServe(ctx: DetectContext, pool: PoolView): boolean {
+  if (!pool.model) return false;
+  const peers = ctx.obs.pools.filter((p) => p.pool !== pool.pool && p.model === pool.model);
+  if (!peers.some((p) => Math.max(p.fastRatePerS, p.mainRatePerS) > 0)) return false;
+  const share = ctx.state.actuated.weights[pool.model]?.[pool.pool];
+  if (share !== undefined) return share > 0 && !isCircuitOpen(ctx, pool.pool);
+  return isDark(ctx.obs, pool);
 }
 
 /**

@@ -3,7 +3,7 @@ import type { PoolLearning, ScopeMetrics } from '../engine/control-types.ts';
 import type { ControlTuning } from '../engine/control-tuning.ts';
 import { predictBusyMs } from '../engine/fit-engine-time.ts';
 import type { EngineWork } from '../read-engine-work.ts';
-import type { PoolView } from '../observe-fleet.ts';
+import type { FleetObservation, PoolView } from '../observe-fleet.ts';
 
 // Readings every policy shares: how much of TTFT is queueing, how busy a pool is, how a scope is doing.
 
@@ -228,4 +228,15 @@ export function readEngineSlowdown(
 /** Requests a pool needs in the short window to be judged against its peers or its own history. */
 export function minJudgedRequests(tuning: ControlTuning): number {
   return Math.max(5, Math.floor(tuning.minRequests / 2));
+}
+
+/**
+ * No replica serving while it has some (none ready, or none reporting while its peers' do): the router
+ * sends its share around it. (Fewer replicas serving than it has is different: they still carried its
+ * share, so a calm reading then is, if anything, cautious.)
+ */
+export function isDark(obs: FleetObservation, pool: PoolView): boolean {
+  if ((pool.replicas ?? 0) <= 0) return false;
+  if (pool.readyReplicas !== null) return pool.readyReplicas === 0;
+  return obs.pools.some((p) => p.pool !== pool.pool && p.model === pool.model && p.readyReplicas !== null);
 }

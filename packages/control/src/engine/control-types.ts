@@ -143,6 +143,11 @@ export interface PoolLearning {
   engineFit: EngineTimeFit | null;
   /** When its engines last read slow for their work while it was an outlier (a slow GPU). */
   engineSlowAtNs: bigint | null;
+  /**
+   * When it last had replicas but none serving (all lost, or dark in a region outage while its peers
+   * report): its requests went around it, so its silence then says nothing about its traffic.
+   */
+  darkAtNs: bigint | null;
   /** Requests/s per serving replica while that baseline was learned (EWMA). */
   loadBaselinePerReplicaPerS: number | null;
   healthySamples: number;

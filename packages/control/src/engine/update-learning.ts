@@ -1,4 +1,10 @@
-import { isQueueNegligible, readEngineSlowdown, readLoad, readSpeed } from '../detectors/pool-signals.ts';
+import {
+  isDark,
+  isQueueNegligible,
+  readEngineSlowdown,
+  readLoad,
+  readSpeed,
+} from '../detectors/pool-signals.ts';
 import type { FleetObservation } from '../observe-fleet.ts';
 import type { ControlState, PoolLearning } from './control-types.ts';
 import type { ControlTuning } from './control-tuning.ts';
@@ -29,10 +35,12 @@ export function updateLearning(
       fastestPrefillFloorMsPerToken: null,
       engineFit: null,
       engineSlowAtNs: null,
+      darkAtNs: null,
       healthySamples: 0,
       outlierStreak: 0,
     };
     learning.outlierStreak = suspects.has(pool.pool) ? learning.outlierStreak + 1 : 0;
+    if (isDark(obs, pool)) learning.darkAtNs = obs.atNs;
     const g = pool.fast;
     // The engines' time for their work, from the runtime counters: needs busy engines, not requests.
     const work = pool.engineWork;
