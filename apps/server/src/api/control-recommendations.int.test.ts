@@ -673,6 +673,47 @@ describe('recommendations from telemetry', () => {
     expect(scaleInsOver(later, 'a100-west')[0]).toMatchObject({ action: { from: 3, to: 2 } });
   });
 
+  test('a pool a shift just gave a much bigger share is not scaled in on the window from before it', async () => {
+    g = await startTestGovernor({
+      // Scale actions are only proposed: H100 keeps its replicas whatever is planned for it.
+      policies: [{ name: 'auto', match: { kind: ['shift_traffic'] }, auto_apply: true, min_confidence: 0 }],
+    });
+    // Far inside the SLO with no queue: on its own H100 would be probed one replica down.
+    const east: PoolTraffic = { ...h100, replicas: 3, ratePerS: 1.5 };
+    const west: PoolTraffic = { ...a100, replicas: 3, ratePerS: 1.5 };
+    await runTicks(g, [east, west], 0, WARM_UP_MS);
+    // A100 fails 15% of its requests: most of its traffic moves to H100, which now carries more.
+    const incident = await runTicks(g, [east, { ...west, errorRate: 0.15 }], WARM_UP_MS, WARM_UP_MS + 60_000);
+    const shift = find(
+      incident.flatMap((t) => t.recommendations),
+      'shift_traffic',
+      'a100-west',
+    ).find((r) => r.state === 'applied')!;
+    expect(shift.action.weights!['h100-east']).toBeGreaterThanOrEqual(0.8);
+    const shiftedAt = Date.parse(shift.appliedAt!) - T0_MS;
+    const after = await runTicks(
+      g,
+      [
+        { ...east, ratePerS: 2.6 },
+        { ...west, ratePerS: 0.4 },
+      ],
+      WARM_UP_MS + 60_000,
+      shiftedAt + 270_000,
+    );
+    expect(scaleInsOver(after, 'h100-east')).toEqual([]);
+    // A window on, it has shown the load it carries now: calm, it is probed down as usual.
+    const later = await runTicks(
+      g,
+      [
+        { ...east, ratePerS: 2.6 },
+        { ...west, ratePerS: 0.4 },
+      ],
+      shiftedAt + 270_000,
+      shiftedAt + 360_000,
+    );
+    expect(scaleInsOver(later, 'h100-east')[0]).toMatchObject({ action: { from: 3, to: 2 } });
+  });
+
   test('a calm pool is not scaled in while a retry storm could multiply its requests', async () => {
     g = await startTestGovernor({
       pools: [

@@ -412,6 +412,10 @@ function judgeScaleIn(
   // around it, and its requests since are too few minutes of its share to judge N−1 on.
   const darkAt = s.learning?.darkAtNs ?? null;
   if (darkAt !== null && Number(ctx.obs.atNs - darkAt) / 1e6 < ctx.obs.windowMs) return null;
+  // Nor while a shift that just gave it a much bigger share is newer than its window: what it served
+  // calmly before is not the load it carries now.
+  const gainedAt = ctx.state.actuated.gainedNs[pool.pool] ?? null;
+  if (gainedAt !== null && Number(ctx.obs.atNs - gainedAt) / 1e6 < ctx.obs.windowMs) return null;
   const main = pool.main;
   if (!main) return null;
   if (isPeerScalingIn(ctx, pool, planned)) return null;

@@ -6,6 +6,9 @@ import type { ActuatedState, ShiftCause } from './control-types.ts';
 // Governor's belief of what is in effect on the fleet, kept current by every applied action, and the
 // action that restores the state before one (what a rollback carries).
 
+/** A shift that raises a pool's weight to at least this multiple of what it was gives it a new load. */
+export const SHARE_GAIN_RATIO = 1.5;
+
 /** The action that puts the target back the way it was before `action`. */
 export function describePrevious(
   actuated: ActuatedState,
@@ -53,6 +56,10 @@ export function applyToActuated(
       const weights = (action.weights ?? {}) as Record<string, number>;
       const before = actuated.weights[model] ?? observedWeights;
       actuated.weights[model] = { ...weights };
+      for (const [pool, w] of Object.entries(weights)) {
+        const was = before?.[pool] ?? 0;
+        if (w > 0.02 && w >= SHARE_GAIN_RATIO * was) actuated.gainedNs[pool] = atNs;
+      }
       if (cause === 'incident' && target.pool) {
         const incident = actuated.recovery[model] ?? { baseline: { ...(before ?? weights) }, pools: [] };
         if (!incident.pools.includes(target.pool)) incident.pools.push(target.pool);

@@ -104,6 +104,11 @@ export interface ActuatedState {
    * pools still to be given their share back (traffic recovery works through them, then forgets).
    */
   recovery: Record<string, { baseline: Record<string, number>; pools: string[] }>;
+  /**
+   * When a shift last gave each pool a much bigger share of its model's traffic (at least
+   * SHARE_GAIN_RATIO × its weight before): until a window has passed its signals do not show that load.
+   */
+  gainedNs: Record<string, bigint>;
   circuits: Record<string, { open: boolean; untilNs: bigint | null }>;
   shed: Record<string, number | null>;
   retryBudget: Record<string, number | null>;
@@ -216,6 +221,7 @@ export function createEmptyState(): ControlState {
       replicas: {},
       weights: {},
       recovery: {},
+      gainedNs: {},
       circuits: {},
       shed: {},
       retryBudget: {},
