@@ -689,7 +689,7 @@ describe('recommendations from telemetry', () => {
       'shift_traffic',
       'a100-west',
     ).find((r) => r.state === 'applied')!;
-    expect(shift.action.weights!['h100-east']).toBeGreaterThanOrEqual(0.8);
+    expect((shift.action.weights as Record<string, number>)['h100-east']).toBeGreaterThanOrEqual(0.8);
     const shiftedAt = Date.parse(shift.appliedAt!) - T0_MS;
     const after = await runTicks(
       g,
