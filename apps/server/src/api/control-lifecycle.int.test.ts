@@ -467,6 +467,73 @@ describe('verification while a fault persists', () => {
   });
 });
 
+describe('traffic given back after an incident', () => {
+  test('brings the replicas its share needs, and the next share waits for them to start', async () => {
+    g = await startTestGovernor({ policies: [{ name: 'auto', auto_apply: true, min_confidence: 0.3 }] });
+    // A closed loop: the fleet follows every action — traffic splits by the weights Governor sets, new
+    // replicas report ready 90 s after a scale-up. A100 fails for two minutes after the warm-up.
+    const totalPerS = 4;
+    let weights: Record<string, number> = { 'h100-east': 0.5, 'a100-west': 0.5 };
+    const replicas: Record<string, number> = { 'h100-east': 2, 'a100-west': 4 };
+    // A scale-up's new replicas start serving at `atMs`; until then the pool serves on `from`.
+    const starting: Record<string, { from: number; atMs: number } | undefined> = {};
+    const readyAt = (pool: string, t: number) => {
+      const s = starting[pool];
+      return s && t < s.atMs ? s.from : replicas[pool]!;
+    };
+    const log: { t: number; action: ControlAction }[] = [];
+    for (let t = 0; t < 1_800_000; t += 30_000) {
+      const failing = t >= WARM_UP_MS && t < WARM_UP_MS + 120_000;
+      const pool = (base: typeof h100, name: string) => ({
+        ...base,
+        replicas: replicas[name]!,
+        readyReplicas: Math.min(replicas[name]!, readyAt(name, t)),
+        ratePerS: totalPerS * (weights[name] ?? 0),
+      });
+      const [tick] = await runTicks(
+        g,
+        [pool(h100, 'h100-east'), { ...pool(a100, 'a100-west'), ...(failing ? { errorRate: 0.3 } : {}) }],
+        t,
+        t + 30_000,
+      );
+      for (const action of tick!.actions) {
+        log.push({ t: t + 30_000, action });
+        if (action.kind === 'shift_traffic') weights = action.action.weights as Record<string, number>;
+        if (action.kind === 'scale' && action.target.pool) {
+          const name = action.target.pool;
+          const to = Number(action.action.to);
+          // Fewer at once; more only once started, 90 s after the tick that asked.
+          starting[name] = to > replicas[name]! ? { from: replicas[name]!, atMs: t + 120_000 } : undefined;
+          replicas[name] = to;
+        }
+      }
+    }
+    const onA100 = log.filter((l) => l.action.target.pool === 'a100-west' && l.action.type === 'apply');
+    // Its traffic was moved off, and its replicas went down while its circuit was open.
+    expect(onA100.some((l) => l.action.kind === 'scale' && Number(l.action.action.to) < 4)).toBe(true);
+    const giveBacks = onA100.filter(
+      (l) =>
+        l.action.kind === 'shift_traffic' &&
+        (l.action.action.weights as Record<string, number>)['a100-west']! > 0,
+    );
+    expect(giveBacks.length).toBeGreaterThanOrEqual(3);
+    // Past the probe share, the share coming back brings its replicas along …
+    const grow = onA100.filter(
+      (l) => l.action.kind === 'scale' && Number(l.action.action.to) > Number(l.action.action.from),
+    );
+    expect(grow.length).toBeGreaterThan(0);
+    expect(grow[0]!.t).toBeGreaterThan(giveBacks[0]!.t);
+    // … and no share comes back while replicas asked for are still starting.
+    for (const l of giveBacks) {
+      const asked = grow.filter((x) => x.t < l.t).at(-1);
+      if (asked) expect(l.t).toBeGreaterThanOrEqual(asked.t + 90_000);
+    }
+    // In the end it carries its earlier share on the replicas that share needs.
+    expect(weights['a100-west']).toBeCloseTo(0.5, 1);
+    expect(replicas['a100-west']).toBeGreaterThanOrEqual(2);
+  });
+});
+
 describe('a scale-up still taking effect', () => {
   test('is not followed by another until its replicas have served two short windows', async () => {
     g = await startTestGovernor({ policies: [{ name: 'auto', auto_apply: true, min_confidence: 0.3 }] });

@@ -416,6 +416,8 @@ function judgeScaleIn(
   // calmly before is not the load it carries now.
   const gainedAt = ctx.state.actuated.gainedNs[pool.pool] ?? null;
   if (gainedAt !== null && Number(ctx.obs.atNs - gainedAt) / 1e6 < ctx.obs.windowMs) return null;
+  // Nor while traffic recovery is giving it back the share an incident took: that load is due back.
+  if (pool.model && ctx.state.actuated.recovery[pool.model]?.pools.includes(pool.pool)) return null;
   const main = pool.main;
   if (!main) return null;
   if (isPeerScalingIn(ctx, pool, planned)) return null;

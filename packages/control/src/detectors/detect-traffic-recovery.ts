@@ -4,10 +4,14 @@ import {
   evidence,
   groupByModel,
   isCircuitOpen,
+  isWithinCooldown,
   normalizeWeights,
+  readMemory,
   readWeights,
 } from './detect-context.ts';
 import { assessPoolAgainstPeers } from './detect-pool-outliers.ts';
+import { readScaleReadiness } from './detect-scale.ts';
+import { planPeerCapacity } from './plan-peer-capacity.ts';
 import { minJudgedRequests, round, scoreConfidence } from './pool-signals.ts';
 
 // After traffic was taken away from a pool, give it back step by step once it looks healthy again:
@@ -27,7 +31,9 @@ export function detectTrafficRecovery(ctx: DetectContext): Candidate[] {
       .filter((p) => recovery.pools.includes(p.pool))
       .filter((p) => (baseline[p.pool] ?? 0) - (weights[p.pool] ?? 0) > 0.02)
       .filter((p) => !ctx.suspects.has(p.pool) && !isCircuitOpen(ctx, p.pool))
-      .filter((p) => (ctx.state.learning.get(p.pool)?.outlierStreak ?? 0) === 0);
+      .filter((p) => (ctx.state.learning.get(p.pool)?.outlierStreak ?? 0) === 0)
+      // Replicas still starting for the share it took back last: the next share waits for them.
+      .filter((p) => readScaleReadiness(ctx, p).settled);
     const candidate = recovering[0];
     if (!candidate) continue;
     const pool = candidate.pool;
@@ -48,10 +54,12 @@ export function detectTrafficRecovery(ctx: DetectContext): Candidate[] {
       const share = othersTotal > 0 ? (weights[p.pool] ?? 0) / othersTotal : 1 / others.length;
       next[p.pool] = Math.max(0, (weights[p.pool] ?? 0) - moved * share);
     }
+    const action = { weights: normalizeWeights(next) };
+    const confidence = scoreConfidence(0.5, tuning.minRequests * 2, tuning.minRequests);
     out.push({
       kind: 'shift_traffic',
       target: { model, pool },
-      action: { weights: normalizeWeights(next) },
+      action,
       direction: 'increase',
       reason: hasTraffic
         ? `Pool ${pool} has served its reduced share of ${model} cleanly (error rate ${pctText(assessment.errorRate)}); give back traffic toward its earlier weight ${round(original, 2)}.`
@@ -77,10 +85,17 @@ export function detectTrafficRecovery(ctx: DetectContext): Candidate[] {
         weight: { pool, from: round(current), to: round(target) },
       },
       // Low risk either way: a probe is a small share, and verification takes it back if it hurts.
-      confidence: scoreConfidence(0.5, tuning.minRequests * 2, tuning.minRequests),
+      confidence,
       scopePools: pools.map((p) => p.pool),
       cause: 'recovery',
     });
+    // The share coming back needs the replicas it had: the pool may have been scaled in while its
+    // circuit was open. (A probe share is what its replicas are there to test.) Only with a shift the
+    // engine can apply: inside the last shift's cooldown it holds the shift, so the replicas wait too.
+    const last = readMemory(ctx, 'shift_traffic', { model, pool });
+    if (hasTraffic && !isWithinCooldown(ctx, last))
+      for (const c of planPeerCapacity(ctx, model, pools, weights, action.weights, null))
+        if (c.target.pool === pool) out.push({ ...c, confidence });
   }
   return out;
 }

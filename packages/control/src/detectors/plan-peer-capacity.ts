@@ -5,10 +5,11 @@ import { readScaleReadiness } from './detect-scale.ts';
 import { isQueueNegligible, learnedCapacity, round } from './pool-signals.ts';
 
 /**
- * Capacity follows traffic: when a shift moves a share of a model's traffic onto peers, size each
- * receiving peer for its new load now rather than waiting for it to queue (a cold start takes
- * minutes). With a learned capacity the peer is sized to the target utilization; without one it
- * grows in proportion to its traffic, on the grounds that it holds its current load within the SLO.
+ * Capacity follows traffic: when a shift moves a share of a model's traffic onto peers — away from a
+ * failing pool (`from`), or back to a recovering one (`from` null) — size each receiving pool for its
+ * new load now rather than waiting for it to queue (a cold start takes minutes). With a learned
+ * capacity the pool is sized to the target utilization; without one it grows in proportion to its
+ * traffic, on the grounds that it holds its current load within the SLO.
  */
 export function planPeerCapacity(
   ctx: DetectContext,
@@ -16,7 +17,7 @@ export function planPeerCapacity(
   pools: readonly PoolView[],
   before: Record<string, number>,
   after: Record<string, number>,
-  from: string,
+  from: string | null,
 ): Candidate[] {
   const out: Candidate[] = [];
   const modelRate = pools.reduce((s, p) => s + Math.max(p.fastRatePerS, p.mainRatePerS), 0);
@@ -30,7 +31,7 @@ export function planPeerCapacity(
     const rateNow = Math.max(peer.fastRatePerS, peer.mainRatePerS);
     const rateAfter = rateNow + added * modelRate;
     const learning = ctx.state.learning.get(peer.pool);
-    const capacity = learnedCapacity(learning, 'peak');
+    const capacity = learnedCapacity(learning, 'saturated');
     const calm = learning?.calmRatePerReplica ?? null;
     // Known capacity: size to the target utilization. Otherwise no replica should carry more than
     // the most per replica the pool is known to serve well: its calm history or what it carries now.
@@ -56,7 +57,7 @@ export function planPeerCapacity(
       target: { pool: peer.pool },
       action: { from: replicas, to },
       direction: 'increase',
-      reason: `Pool ${peer.pool} takes over ${Math.round(added * 100)}% of ${model}'s traffic from ${from} (about ${round(rateNow, 1)} → ${round(rateAfter, 1)} requests/s); add ${to - replicas} replica${to - replicas === 1 ? '' : 's'} before it queues (${replicas} → ${to}).`,
+      reason: `Pool ${peer.pool} ${from === null ? 'takes back' : 'takes over'} ${Math.round(added * 100)}% of ${model}'s traffic${from === null ? '' : ` from ${from}`} (about ${round(rateNow, 1)} → ${round(rateAfter, 1)} requests/s); add ${to - replicas} replica${to - replicas === 1 ? '' : 's'} before it queues (${replicas} → ${to}).`,
       evidence: [
         evidence(`requestsPerS{pool=${peer.pool}}`, rateNow, null, ctx.fastWindowLabel),
         evidence(`expectedRequestsPerS{pool=${peer.pool}}`, rateAfter, null, ctx.fastWindowLabel),
