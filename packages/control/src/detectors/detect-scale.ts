@@ -408,16 +408,7 @@ function judgeScaleIn(
       scopePools: [pool.pool],
     };
   }
-  // Nor on a window in which none of its replicas served (lost, dark in an outage): its traffic went
-  // around it, and its requests since are too few minutes of its share to judge N−1 on.
-  const darkAt = s.learning?.darkAtNs ?? null;
-  if (darkAt !== null && Number(ctx.obs.atNs - darkAt) / 1e6 < ctx.obs.windowMs) return null;
-  // Nor while a shift that just gave it a much bigger share is newer than its window: what it served
-  // calmly before is not the load it carries now.
-  const gainedAt = ctx.state.actuated.gainedNs[pool.pool] ?? null;
-  if (gainedAt !== null && Number(ctx.obs.atNs - gainedAt) / 1e6 < ctx.obs.windowMs) return null;
-  // Nor while traffic recovery is giving it back the share an incident took: that load is due back.
-  if (pool.model && ctx.state.actuated.recovery[pool.model]?.pools.includes(pool.pool)) return null;
+  if (isLoadUnseen(ctx, pool, s.learning)) return null;
   const main = pool.main;
   if (!main) return null;
   if (isPeerScalingIn(ctx, pool, planned)) return null;
@@ -583,6 +574,19 @@ function couldNotServe(ctx: DetectContext, pool: PoolView): boolean {
   const share = ctx.state.actuated.weights[pool.model]?.[pool.pool];
   if (share !== undefined) return share > 0 && !isCircuitOpen(ctx, pool.pool);
   return isDark(ctx.obs, pool);
+}
+
+/**
+ * The control window does not show the load the pool carries now or is about to, so no scale-in is
+ * judged on it: none of its replicas served within it (lost, dark in an outage — its traffic went
+ * around it), a shift gave it a much bigger share since (SHARE_GAIN_RATIO), or traffic recovery is
+ * giving it back the share an incident took.
+ */
+function isLoadUnseen(ctx: DetectContext, pool: PoolView, learning: PoolLearning | undefined): boolean {
+  const withinWindow = (atNs: bigint | null | undefined) =>
+    atNs != null && Number(ctx.obs.atNs - atNs) / 1e6 < ctx.obs.windowMs;
+  if (withinWindow(learning?.darkAtNs) || withinWindow(ctx.state.actuated.gainedNs[pool.pool])) return true;
+  return pool.model !== null && (ctx.state.actuated.recovery[pool.model]?.pools.includes(pool.pool) ?? false);
 }
 
 /**
