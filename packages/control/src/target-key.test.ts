@@ -1,11 +1,17 @@
 import { describe, expect, test } from 'vitest';
-import { formatTargetKey, matchesTargetPattern } from './target-key.ts';
+import { formatTargetKey, matchesTargetPattern, parseTargetKey } from './target-key.ts';
 
 describe('target keys and policy target patterns', () => {
   test('a target key is canonical whatever the property order', () => {
     expect(formatTargetKey({ pool: 'h100-east', model: 'llama-8b' })).toBe('pool=h100-east,model=llama-8b');
     expect(formatTargetKey({ model: 'llama-8b', pool: 'h100-east' })).toBe('pool=h100-east,model=llama-8b');
     expect(formatTargetKey({})).toBe('');
+  });
+
+  test('a target key reads back as its target', () => {
+    const target = { pool: 'h100-east', model: 'llama-3.1-8b' };
+    expect(parseTargetKey(formatTargetKey(target))).toEqual(target);
+    expect(parseTargetKey('')).toEqual({});
   });
 
   test('no pattern, an empty one or * matches everything', () => {

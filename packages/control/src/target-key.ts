@@ -9,6 +9,17 @@ export function formatTargetKey(target: RecommendationTarget): string {
     .join(',');
 }
 
+/** The target a key of formatTargetKey names. */
+export function parseTargetKey(key: string): RecommendationTarget {
+  const target: RecommendationTarget = {};
+  for (const term of key.split(',')) {
+    const eq = term.indexOf('=');
+    const dim = term.slice(0, eq) as (typeof TARGET_DIMENSIONS)[number];
+    if (eq > 0 && TARGET_DIMENSIONS.includes(dim)) target[dim] = term.slice(eq + 1);
+  }
+  return target;
+}
+
 /**
  * A policy's `match.target`: comma-separated terms, all of which must hold. A term is `dim=glob`
  * (`pool=llama8b-*`) or a bare glob matched against any of the target's values. `*` matches any

@@ -48,6 +48,11 @@ export function isWithinCooldown(
   return memory !== undefined && ctx.obs.atNs - memory.appliedNs <= secondsToNs(ctx.control.cooldown_s);
 }
 
+/** Traffic recovery is still to give the pool back the share an incident took from it. */
+export function isRecovering(ctx: DetectContext, pool: PoolView): boolean {
+  return pool.model !== null && (ctx.state.actuated.recovery[pool.model]?.pools.includes(pool.pool) ?? false);
+}
+
 /** Pools serving each model, with a model known. */
 export function groupByModel(pools: readonly PoolView[]): Map<string, PoolView[]> {
   const out = new Map<string, PoolView[]>();

@@ -4,6 +4,7 @@ import {
   type DetectContext,
   evidence,
   isCircuitOpen,
+  isRecovering,
   isWithinCooldown,
   readMemory,
 } from './detect-context.ts';
@@ -586,7 +587,7 @@ function isLoadUnseen(ctx: DetectContext, pool: PoolView, learning: PoolLearning
   const withinWindow = (atNs: bigint | null | undefined) =>
     atNs != null && Number(ctx.obs.atNs - atNs) / 1e6 < ctx.obs.windowMs;
   if (withinWindow(learning?.darkAtNs) || withinWindow(ctx.state.actuated.gainedNs[pool.pool])) return true;
-  return pool.model !== null && (ctx.state.actuated.recovery[pool.model]?.pools.includes(pool.pool) ?? false);
+  return isRecovering(ctx, pool);
 }
 
 /**
@@ -596,7 +597,7 @@ function isLoadUnseen(ctx: DetectContext, pool: PoolView, learning: PoolLearning
  * grows again.)
  */
 function isFreshlyShiftedAway(ctx: DetectContext, pool: PoolView): boolean {
-  if (!pool.model || !ctx.state.actuated.recovery[pool.model]?.pools.includes(pool.pool)) return false;
+  if (!pool.model || !isRecovering(ctx, pool)) return false;
   return isWithinCooldown(ctx, readMemory(ctx, 'shift_traffic', { model: pool.model, pool: pool.pool }));
 }
 

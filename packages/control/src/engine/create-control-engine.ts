@@ -22,7 +22,7 @@ import type { EngineWorkReader } from '../read-engine-work.ts';
 import type { RequestArrivalsReader } from '../read-request-arrivals.ts';
 import type { SignalsReader } from '../signals-reader.ts';
 import type { ControlRepository } from '../state/control-repository.ts';
-import { formatTargetKey } from '../target-key.ts';
+import { formatTargetKey, parseTargetKey } from '../target-key.ts';
 import { nsToIso, secondsToNs } from '../time.ts';
 import { applyToActuated, describePrevious } from './apply-to-actuated.ts';
 import {
@@ -527,10 +527,9 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
   function isModelShiftedSince(s: ControlState, rec: RecommendationRecord): boolean {
     if (rec.kind !== 'shift_traffic' || !rec.target.model || rec.appliedNs === null) return false;
     const prefix = 'shift_traffic|';
-    const model = `model=${rec.target.model}`;
     for (const [key, m] of s.memory) {
       if (!key.startsWith(prefix) || m.recommendationId === rec.id || m.appliedNs <= rec.appliedNs) continue;
-      if (key.slice(prefix.length).split(',').includes(model)) return true;
+      if (parseTargetKey(key.slice(prefix.length)).model === rec.target.model) return true;
     }
     return false;
   }
