@@ -156,6 +156,9 @@ describe('recommendation lifecycle over HTTP', () => {
 describe('auto-apply policies', () => {
   test('only matching policies auto-apply; min confidence, dry-run and the hourly rate limit hold', async () => {
     g = await startTestGovernor();
+    // A100 runs four replicas for its 2 requests/s: the fleet pays enough per task within the SLO
+    // that H100's scale-up, when it queues, wins its tasks back for less (worth auto-applying).
+    const a100 = { ...A100_TRAFFIC, replicas: 4 };
     await runTicks(g, [h100, a100], 0, WARM_UP_MS);
     const put = await g.request<{ source: string; policies: unknown[] }>('PUT', '/api/policies', {
       policies: [

@@ -582,6 +582,34 @@ describe('recommendations from telemetry', () => {
     expect(goodput.threshold).toBeLessThan(0.1);
   });
 
+  test('a scale-up is weighed on the rates of one window: as Governor starts, a costly one that wins few tasks waits for a human', async () => {
+    g = await startTestGovernor({
+      pools: [
+        { name: 'small', gpu_type: 'H100', model: 'm-small' },
+        { name: 'big', gpu_type: 'H100', model: 'm-big', gpus_per_replica: 4 },
+      ],
+    });
+    // One minute of traffic, so the 5-minute control window is a fifth full: read over it, every
+    // rate is a fifth of the short window's. Compared with the pool's short-window rate, the fleet's
+    // tasks within the SLO looked five times fewer and the 4-GPU replicas worth their cost.
+    const small: PoolTraffic = { pool: 'small', model: 'm-small', replicas: 2, ratePerS: 4 };
+    const big: PoolTraffic = { pool: 'big', model: 'm-big', replicas: 2, ratePerS: 1, queueMs: 3000 };
+    const ticks = await runTicks(g, [small, big], 0, 60_000);
+    const up = find(ticks.at(-1)!.recommendations, 'scale', 'big').filter(
+      (r) => r.action.to! > r.action.from!,
+    );
+    expect(up).toHaveLength(1);
+    // Two more 4-GPU replicas ($32/h on a $40/h fleet) win back at most the big pool's 1 request/s of
+    // the fleet's 5: fewer tasks within the SLO per dollar.
+    expect(up[0]!.action).toEqual({ from: 2, to: 4 });
+    expect(up[0]!.reason).toMatch(/fewer tasks within the SLO than it costs/);
+    expect(up[0]!.confidence).toBeLessThanOrEqual(0.4);
+    const before = up[0]!.evidence.find((e) => e.signal === 'tasksWithinSloPerUsd')!.value!;
+    const after = up[0]!.evidence.find((e) => e.signal === 'tasksWithinSloPerUsdAfter')!.value!;
+    expect(after / before).toBeGreaterThan(0.6);
+    expect(after / before).toBeLessThan(1);
+  });
+
   test("a peer's proposed scale-up is not the spare that lets a pool go down to one replica", async () => {
     g = await startTestGovernor({
       pools: [

@@ -250,10 +250,11 @@ function weighScaleUp(
   const fleet = readFleetGoodRate(ctx);
   if (fleet === null) return { beneficial: true, note: '', evidence: [] };
   const { goodPerS, costPerHour } = fleet;
-  // The pool as it is now (short window, when it holds enough requests), so a sudden overload counts.
+  // The pool's goodput as it is now (short window, when it holds enough requests), so a sudden
+  // overload counts; its rate over the control window, as the fleet's (readFleetGoodRate).
   const recent = fast !== null && fast.requests >= ctx.tuning.minRequests && fast.goodput !== null;
   const goodput = recent ? fast.goodput : (main?.goodput ?? null);
-  const ratePerS = recent ? s.pool.fastRatePerS : s.pool.mainRatePerS;
+  const ratePerS = s.pool.mainRatePerS;
   if (failing || goodput === null || s.costPerReplicaHour === null || costPerHour <= 0 || goodPerS <= 0) {
     return { beneficial: true, note: '', evidence: [] };
   }
@@ -285,9 +286,13 @@ function weighScaleUp(
 }
 
 /**
- * The fleet's tasks within the SLO per second (over the control window) and what it costs per hour
- * now; null when a pool has no price. In rates, so the short window's trouble and the control
- * window's steady state compare.
+ * The fleet's tasks within the SLO per second over the control window, and what it costs per hour
+ * now; null when a pool has no price: the price of a task within the SLO that a scale-up's gain must
+ * match. Over the window, so a fleet-wide incident does not make every replica look cheap. In the
+ * control window's rates, as the scaled pool's gain is read: the short window's completions come in
+ * bursts (a backlog draining as replicas start), and rates read over two windows tip the comparison
+ * (a control window that the data does not fill yet reads low, and as Governor started every
+ * scale-up looked worth its cost).
  */
 function readFleetGoodRate(ctx: DetectContext): { goodPerS: number; costPerHour: number } | null {
   let goodPerS = 0;
