@@ -530,6 +530,43 @@ describe('recommendations from telemetry', () => {
     expect(utilization(1, 'long-mix').signal).not.toContain('learned_capacity');
   });
 
+  test('a pool queueing past the SLO below the capacity it learned on shorter prompts grows with the pressure', async () => {
+    g = await startTestGovernor({
+      pools: [
+        { name: 'mixed', gpu_type: 'H100', model: 'm-mixed' },
+        { name: 'erring', gpu_type: 'H100', model: 'm-erring' },
+      ],
+    });
+    // Short prompts at 2 requests/s per replica, the median request queueing: each pool learns that
+    // as its capacity.
+    const short = (pool: string): PoolTraffic => ({
+      pool,
+      model: `m-${pool}`,
+      replicas: 2,
+      ratePerS: 4,
+      queueMs: 1000,
+    });
+    await runTicks(g, [short('mixed'), short('erring')], 0, WARM_UP_MS);
+    // Then 8k-token prompts at half that rate queue 4 s: the learned capacity (in requests) says the
+    // pool is half used, its TTFT says it is three times past the SLO.
+    const long = (pool: string) => ({ ...short(pool), ratePerS: 2, inputTokens: 8000, queueMs: 4000 });
+    const [tick] = await runTicks(
+      g,
+      [long('mixed'), { ...long('erring'), errorRate: 0.3 }],
+      WARM_UP_MS,
+      WARM_UP_MS + 30_000,
+    );
+    const up = (pool: string) =>
+      find(tick!.recommendations, 'scale', pool).filter((r) => r.action.to! > r.action.from!)[0]!;
+    expect(up('mixed').evidence.find((e) => e.signal.startsWith('utilization{'))!.signal).toContain(
+      'learned_capacity',
+    );
+    // Sized by the learned capacity it would be 2 → 3; the pressure (capped at 2× a step) says 2 → 4.
+    expect(up('mixed').action).toEqual({ from: 2, to: 4 });
+    // A pool whose requests fail is sized by its capacity: its latency is errors and retries too.
+    expect(up('erring').action).toEqual({ from: 2, to: 3 });
+  });
+
   test('a scale-in whose replicas are still draining is not asked for again', async () => {
     g = await startTestGovernor({
       pools: [{ name: 'light', gpu_type: 'H100', model: 'm-light' }],

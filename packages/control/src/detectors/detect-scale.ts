@@ -165,10 +165,19 @@ function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | null {
   // how far TTFT is past the SLO or prefill is slowed by contention, between 1.25× and 2× per step
   // (a cold start takes minutes; a pool that overshoots is scaled back in after the cooldown).
   const pressure = Math.max(sloPressure ?? 1, load.contention ?? 1);
+  // A known capacity is in requests, learned on the prompts of its day: a pool whose TTFT is
+  // load-bound past the SLO at a rate that capacity says it carries is serving heavier requests now,
+  // and grows with the pressure as when its capacity is unknown. Not a failing pool: its latency is
+  // errors and their retries as much as load.
+  const byPressure = Math.ceil(replicas * Math.min(2, Math.max(1.25, pressure)));
+  const failing = isFailing(fast?.errorRate ?? null, fast?.requests ?? 0, tuning);
   const sized =
     util.value !== null && util.capacityKnown
-      ? Math.ceil((replicas * util.value) / control.target_utilization)
-      : Math.ceil(replicas * Math.min(2, Math.max(1.25, pressure)));
+      ? Math.max(
+          Math.ceil((replicas * util.value) / control.target_utilization),
+          load.loadBound && breach && !failing ? byPressure : 0,
+        )
+      : byPressure;
   const to = Math.min(s.ceiling, Math.max(replicas + 1, sized));
   const worth = weighScaleUp(ctx, s, to);
   const why =
