@@ -294,7 +294,13 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
                 worst.errorOutlier ? Math.max(0, Math.min(0.7, 1 - 5 * errorRate)) : 0.7,
               );
     const current = weights[pool] ?? 0;
-    const target = round(current * keep, 3);
+    // Peers that cannot grow now carry no more than their kept replicas do: a pool that lost
+    // replicas keeps at least its own part of the model's ready capacity.
+    const ownPart =
+      capacityShare !== null && peersStuck && !(broken && !peersFull)
+        ? readyCapacityPart(ctx, worst.pool, peers)
+        : null;
+    const target = round(ownPart === null ? current * keep : Math.max(current * keep, ownPart), 3);
     if (current - target < 0.02) continue;
     const moved = current - target;
     const shifted = moveShare(weights, pool, target, peers);
@@ -421,6 +427,29 @@ function peersLackRoom(
     spare += Math.max(0, replicas * perReplica - rate);
   }
   return spare < movedRatePerS;
+}
+
+/**
+ * The pool's part of its model's ready capacity: its ready replicas, and each peer's ready replicas
+ * (no more than a scale-in inside its cooldown kept), each at its capacity per replica — learned
+ * while saturated, else the most it served calmly (a lower bound). Null while one is not known.
+ */
+function readyCapacityPart(ctx: DetectContext, pool: PoolView, peers: readonly PoolView[]): number | null {
+  const capacityOf = (p: PoolView, replicas: number): number | null => {
+    const learning = ctx.state.learning.get(p.pool);
+    const perReplica = learnedCapacity(learning, 'saturated') ?? learning?.calmRatePerReplica ?? null;
+    return perReplica === null ? null : perReplica * replicas;
+  };
+  const own = capacityOf(pool, pool.readyReplicas ?? 0);
+  if (own === null) return null;
+  let total = own;
+  for (const p of peers) {
+    const kept = keptByScaleIn(ctx, p);
+    const c = capacityOf(p, Math.min(p.readyReplicas ?? p.replicas ?? 0, kept ?? Number.POSITIVE_INFINITY));
+    if (c === null) return null;
+    total += c;
+  }
+  return total > 0 ? own / total : null;
 }
 
 /**
