@@ -537,6 +537,38 @@ describe('traffic given back after an incident', () => {
   });
 });
 
+describe('a scale-up judged after its window', () => {
+  test('is kept when the requests that failed came with load that rose after it', async () => {
+    g = await startTestGovernor({ policies: [{ name: 'auto', auto_apply: true, min_confidence: 0.3 }] });
+    await runTicks(g, [h100, a100], 0, WARM_UP_MS);
+    // H100's tail queues toward the SLO: a scale-up, applied while most requests still meet it.
+    const tail = { ...h100, queueMs: 1650 };
+    const [first] = await runTicks(g, [tail, a100], WARM_UP_MS, WARM_UP_MS + 30_000);
+    const up = first!.actions.find((a) => a.kind === 'scale' && a.target.pool === 'h100-east')!;
+    expect(up.action).toMatchObject({ from: 2 });
+    // Then the whole fleet's traffic triples and a tenth of it times out, on both pools alike.
+    const surge = { ratePerS: 6, queueMs: 3000, errorRate: 0.1, failureOutcome: 'timeout' as const };
+    const to = up.action.to as number;
+    const ticks = await runTicks(
+      g,
+      [
+        { ...h100, ...surge, replicas: to },
+        { ...a100, ...surge },
+      ],
+      WARM_UP_MS + 30_000,
+      WARM_UP_MS + 390_000,
+    );
+    expect(ticks.flatMap((t) => t.actions).filter((a) => a.type === 'rollback')).toEqual([]);
+    const { body } = await g.request<{ recommendation: Recommendation }>(
+      'GET',
+      `/api/recommendations/${up.recommendationId}`,
+    );
+    // Goodput fell and errors rose since — with three times the requests: the load, not the replicas.
+    expect(body.recommendation.verification).toMatchObject({ verdict: 'verified' });
+    expect(body.recommendation.verification!.summary).toMatch(/requests per second rose [2-4](\.\d)?× since/);
+  });
+});
+
 describe('a scale-up still taking effect', () => {
   test('is not followed by another until its replicas have served two short windows', async () => {
     g = await startTestGovernor({ policies: [{ name: 'auto', auto_apply: true, min_confidence: 0.3 }] });

@@ -587,7 +587,17 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
             verdict: 'verified' as const,
             summary: `a later shift of ${rec.target.model}'s traffic replaced its weights; nothing to roll back`,
           }
-        : judgeVerification(rec, before, after, config.slo, tuning.minRequests);
+        : judgeVerification(
+            rec,
+            before,
+            after,
+            config.slo,
+            tuning.minRequests,
+            // The baseline is the short window when the action was applied; the judgement, the control window.
+            before.requests > 0
+              ? after.requests / ctx.obs.windowMs / (before.requests / ctx.obs.fastWindowMs)
+              : null,
+          );
     const asRecord = (m: ScopeMetrics): Record<string, number | null> => ({ ...m });
     rec.verification = {
       at: nsToIso(atNs),

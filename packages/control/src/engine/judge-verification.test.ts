@@ -41,6 +41,13 @@ describe('verification: roll back only harm the action could cause', () => {
     expect(judgeVerification(rec('scale', 'increase'), metrics({}), failing, slo, 20).verdict).toBe(
       'rolled_back',
     );
+    // The same, with the pool's traffic up 5× since (moved onto it from a failing peer): its load.
+    const surged = judgeVerification(rec('scale', 'increase'), metrics({}), failing, slo, 20, 5);
+    expect(surged.verdict).toBe('verified');
+    expect(surged.summary).toMatch(/requests per second rose 5× since/);
+    expect(judgeVerification(rec('scale', 'increase'), metrics({}), failing, slo, 20, 1.2).verdict).toBe(
+      'rolled_back',
+    );
   });
 
   test('a breaker that cut goodput without reducing errors is rolled back', () => {

@@ -12,6 +12,8 @@ export interface VerificationJudgement {
 }
 
 const GOODPUT_DROP = 0.03;
+/** Requests per second this many times the rate when a scale-up was applied: new load, not new replicas. */
+const LOAD_RISE = 1.5;
 
 /**
  * A drop in a rate (goodput) that is more than noise: at least `floor` and at least two standard
@@ -35,6 +37,8 @@ export function judgeVerification(
   after: ScopeMetrics,
   slo: SloConfig,
   minRequests: number,
+  /** The scope's requests per second since the action over when it was applied; null if unknown. */
+  loadRatio: number | null = null,
 ): VerificationJudgement {
   if (after.requests < minRequests) {
     return {
@@ -69,7 +73,15 @@ export function judgeVerification(
         if (goodputFell || sloBroken) worse = 'fewer replicas could not hold the SLO';
       } else if (goodputFell && dErr !== null && dErr > 0.02) {
         // More capacity does not hurt by itself; new replicas that fail requests do. Capacity that
-        // turns out unneeded is the scale-in policy's to take back, with its hysteresis.
+        // turns out unneeded is the scale-in policy's to take back, with its hysteresis. Unless the
+        // pool's load rose with them (traffic moved onto it, a surge): then the load failed the
+        // requests, and taking the replicas back would leave it with less for more.
+        if (loadRatio !== null && loadRatio >= LOAD_RISE) {
+          return {
+            verdict: 'verified',
+            summary: `its requests per second rose ${Math.round(loadRatio * 10) / 10}× since: the load, not the new replicas, cut goodput (${delta})`,
+          };
+        }
         worse = 'goodput fell and errors rose after the new replicas joined';
       }
       break;
