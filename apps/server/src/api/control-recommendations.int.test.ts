@@ -255,10 +255,10 @@ describe('recommendations from telemetry', () => {
     const a100Calm = { ...a100, replicas: 3, ratePerS: 1.5 };
     const before = await runTicks(g, [h100, a100Calm], 0, 330_000);
     expect(scaleInsOver(before, 'a100-west')[0]).toMatchObject({ action: { from: 3, to: 2 } });
-    // Then one of H100's two replicas crashes (its replacement starting) and the requests on it fail.
-    // H100's one ready replica has carried 1 request/s calmly, each of A100's two kept replicas 0.5:
-    // H100 keeps half of the model's traffic, not half of its 57% share (A100 would get more than
-    // it has ever carried, queue and fail in turn).
+    // Then one of H100's two replicas crashes (its replacement starting) and a fifth of its requests
+    // fail. H100's one ready replica has carried 1 request/s calmly (0.8 of it now succeeding), each
+    // of A100's two kept replicas 0.5: H100 keeps 0.8 / 1.8 of the model's traffic, not half of its
+    // 57 % share (A100 would get more than it has ever carried, queue and fail in turn).
     const [tick] = await runTicks(
       g,
       [
@@ -270,8 +270,8 @@ describe('recommendations from telemetry', () => {
     );
     const shift = find(tick!.recommendations, 'shift_traffic', 'h100-east')[0]!;
     const weights = shift.action.weights as Record<string, number>;
-    expect(weights['h100-east']).toBeGreaterThan(0.45);
-    expect(weights['h100-east']).toBeLessThan(0.55);
+    expect(weights['h100-east']).toBeGreaterThan(0.4);
+    expect(weights['h100-east']).toBeLessThan(0.49);
   });
 
   test('with every pool at max_replicas and requests timing out, new low-priority tasks are shed first', async () => {

@@ -298,7 +298,7 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
     // replicas keeps at least its own part of the model's ready capacity.
     const ownPart =
       capacityShare !== null && peersStuck && !(broken && !peersFull)
-        ? readyCapacityPart(ctx, worst.pool, peers)
+        ? readyCapacityPart(ctx, worst.pool, peers, errorRate)
         : null;
     const target = round(ownPart === null ? current * keep : Math.max(current * keep, ownPart), 3);
     if (current - target < 0.02) continue;
@@ -430,18 +430,25 @@ function peersLackRoom(
 }
 
 /**
- * The pool's part of its model's ready capacity: its ready replicas, and each peer's ready replicas
- * (no more than a scale-in inside its cooldown kept), each at its capacity per replica — learned
- * while saturated, else the most it served calmly (a lower bound). Null while one is not known.
+ * The pool's part of its model's ready capacity that serves requests: its ready replicas, less the
+ * share of requests it fails, and each peer's ready replicas (no more than a scale-in inside its
+ * cooldown kept), each at its capacity per replica — learned while saturated, else the most it
+ * served calmly (a lower bound). Null while one is not known.
  */
-function readyCapacityPart(ctx: DetectContext, pool: PoolView, peers: readonly PoolView[]): number | null {
+function readyCapacityPart(
+  ctx: DetectContext,
+  pool: PoolView,
+  peers: readonly PoolView[],
+  errorRate: number,
+): number | null {
   const capacityOf = (p: PoolView, replicas: number): number | null => {
     const learning = ctx.state.learning.get(p.pool);
     const perReplica = learnedCapacity(learning, 'saturated') ?? learning?.calmRatePerReplica ?? null;
     return perReplica === null ? null : perReplica * replicas;
   };
-  const own = capacityOf(pool, pool.readyReplicas ?? 0);
-  if (own === null) return null;
+  const ready = capacityOf(pool, pool.readyReplicas ?? 0);
+  if (ready === null) return null;
+  const own = ready * Math.max(0, 1 - errorRate);
   let total = own;
   for (const p of peers) {
     const kept = keptByScaleIn(ctx, p);
