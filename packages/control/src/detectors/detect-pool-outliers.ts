@@ -416,7 +416,7 @@ function peersLackRoom(
     const learning = ctx.state.learning.get(p.pool);
     const capacity = learnedCapacity(learning, 'saturated');
     const kept = keptByScaleIn(ctx, p);
-    const replicas = Math.min(p.readyReplicas ?? p.replicas ?? 0, kept ?? Number.POSITIVE_INFINITY);
+    const replicas = readyKeptReplicas(ctx, p);
     const rate = Math.max(p.fastRatePerS, p.mainRatePerS);
     const perReplica = capacity
       ? capacity * ctx.control.target_utilization
@@ -451,12 +451,17 @@ function readyCapacityPart(
   const own = ready * Math.max(0, 1 - errorRate);
   let total = own;
   for (const p of peers) {
-    const kept = keptByScaleIn(ctx, p);
-    const c = capacityOf(p, Math.min(p.readyReplicas ?? p.replicas ?? 0, kept ?? Number.POSITIVE_INFINITY));
+    const c = capacityOf(p, readyKeptReplicas(ctx, p));
     if (c === null) return null;
     total += c;
   }
   return total > 0 ? own / total : null;
+}
+
+/** The replicas a peer serves with now: those ready, and no more than a scale-in inside its cooldown kept. */
+function readyKeptReplicas(ctx: DetectContext, pool: PoolView): number {
+  const kept = keptByScaleIn(ctx, pool);
+  return Math.min(pool.readyReplicas ?? pool.replicas ?? 0, kept ?? Number.POSITIVE_INFINITY);
 }
 
 /**

@@ -110,6 +110,7 @@ function judgePool(
     load: readLoad(pool, learning, tuning),
     sloMs: slo.ttft_ms ?? null,
     costPerReplicaHour: pool.gpuHourUsd === null ? null : pool.gpuHourUsd * pool.gpusPerReplica,
+    failing: isFailing(pool.fast?.errorRate ?? null, pool.fast?.requests ?? 0, tuning),
   };
   return (
     judgeScaleUp(ctx, s) ??
@@ -139,6 +140,8 @@ interface ScaleInputs {
   load: LoadReading;
   sloMs: number | null;
   costPerReplicaHour: number | null;
+  /** Its requests fail (isFailing, short window): failures cost money and earn nothing. */
+  failing: boolean;
 }
 
 function hourlyCost(s: ScaleInputs, n: number): number | null {
@@ -170,12 +173,11 @@ function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | null {
   // and grows with the pressure as when its capacity is unknown. Not a failing pool: its latency is
   // errors and their retries as much as load.
   const byPressure = Math.ceil(replicas * Math.min(2, Math.max(1.25, pressure)));
-  const failing = isFailing(fast?.errorRate ?? null, fast?.requests ?? 0, tuning);
   const sized =
     util.value !== null && util.capacityKnown
       ? Math.max(
           Math.ceil((replicas * util.value) / control.target_utilization),
-          load.loadBound && breach && !failing ? byPressure : 0,
+          load.loadBound && breach && !s.failing ? byPressure : 0,
         )
       : byPressure;
   const to = Math.min(s.ceiling, Math.max(replicas + 1, sized));
@@ -255,7 +257,6 @@ function weighScaleUp(
 ): { beneficial: boolean; note: string; evidence: ReturnType<typeof evidence>[] } {
   const main = s.pool.main;
   const fast = s.pool.fast;
-  const failing = isFailing(fast?.errorRate ?? null, fast?.requests ?? 0, ctx.tuning);
   const fleet = readFleetGoodRate(ctx);
   if (fleet === null) return { beneficial: true, note: '', evidence: [] };
   const { goodPerS, costPerHour } = fleet;
@@ -264,7 +265,7 @@ function weighScaleUp(
   const recent = fast !== null && fast.requests >= ctx.tuning.minRequests && fast.goodput !== null;
   const goodput = recent ? fast.goodput : (main?.goodput ?? null);
   const ratePerS = s.pool.mainRatePerS;
-  if (failing || goodput === null || s.costPerReplicaHour === null || costPerHour <= 0 || goodPerS <= 0) {
+  if (s.failing || goodput === null || s.costPerReplicaHour === null || costPerHour <= 0 || goodPerS <= 0) {
     return { beneficial: true, note: '', evidence: [] };
   }
   const loadShare = Math.max(s.load.queueShare ?? 0, s.load.contention ? 1 - 1 / s.load.contention : 0);
@@ -297,7 +298,8 @@ function weighScaleUp(
 /**
  * The fleet's tasks within the SLO per second over the control window, and what it costs per hour
  * now; null when a pool has no price: the price of a task within the SLO that a scale-up's gain must
- * match. Over the window, so a fleet-wide incident does not make every replica look cheap. In the
+ * match. Over the window rather than as it is now: a fleet-wide incident failing most tasks now
+ * would make any replica look cheap (over the window it weighs only as long as it has lasted). In the
  * control window's rates, as the scaled pool's gain is read: the short window's completions come in
  * bursts (a backlog draining as replicas start), and rates read over two windows tip the comparison
  * (a control window that the data does not fill yet reads low, and as Governor started every

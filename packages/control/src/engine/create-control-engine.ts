@@ -593,7 +593,8 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
             after,
             config.slo,
             tuning.minRequests,
-            // The baseline is the short window when the action was applied; the judgement, the control window.
+            // The baseline is the short window when the action was applied (a quiet pool's control
+            // window, which reads its rate high: no load rise then), the judgement the control window.
             before.requests > 0
               ? after.requests / ctx.obs.windowMs / (before.requests / ctx.obs.fastWindowMs)
               : null,
