@@ -646,6 +646,38 @@ describe('recommendations from telemetry', () => {
     expect(goodput.threshold).toBeLessThan(0.1);
   });
 
+  test('a failing pool is weighed as any other: replicas win back its timeouts from queueing, not the tasks its long prompts miss anyway', async () => {
+    g = await startTestGovernor({
+      pools: [
+        { name: 'short', gpu_type: 'H100', model: 'm-short' },
+        { name: 'long', gpu_type: 'H100', model: 'm-long' },
+      ],
+    });
+    const short: PoolTraffic = { pool: 'short', model: 'm-short', replicas: 2, ratePerS: 2 };
+    // 12k-token prompts: 3 s of prefill on an idle replica, past the 2 s SLO even when calm.
+    const long: PoolTraffic = { ...short, pool: 'long', model: 'm-long', inputTokens: 12_000 };
+    await runTicks(g, [short, long], 0, WARM_UP_MS);
+    // Both queue 3 s and time out a third of their requests.
+    const jammed = { queueMs: 3000, errorRate: 0.35, failureOutcome: 'timeout' as const };
+    const [tick] = await runTicks(
+      g,
+      [
+        { ...short, ...jammed },
+        { ...long, ...jammed },
+      ],
+      WARM_UP_MS,
+      WARM_UP_MS + 30_000,
+    );
+    const up = (pool: string) =>
+      find(tick!.recommendations, 'scale', pool).filter((r) => r.action.to! > r.action.from!)[0]!;
+    // The short prompts come back within the SLO once they stop queueing: worth the replicas.
+    expect(up('short').confidence).toBeGreaterThan(0.4);
+    expect(up('short').reason).not.toMatch(/fewer tasks within the SLO/);
+    // The long ones miss it anyway: their failures do not make the replicas pay.
+    expect(up('long').reason).toMatch(/fewer tasks within the SLO than it costs/);
+    expect(up('long').confidence).toBeLessThanOrEqual(0.4);
+  });
+
   test('a scale-up is weighed on the rates of one window: as Governor starts, a costly one that wins few tasks waits for a human', async () => {
     g = await startTestGovernor({
       pools: [

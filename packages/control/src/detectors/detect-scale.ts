@@ -140,7 +140,7 @@ interface ScaleInputs {
   load: LoadReading;
   sloMs: number | null;
   costPerReplicaHour: number | null;
-  /** Its requests fail (isFailing, short window): failures cost money and earn nothing. */
+  /** Its requests fail (isFailing, short window): its latency is errors and retries as much as load. */
   failing: boolean;
 }
 
@@ -247,8 +247,10 @@ function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | null {
  * Does the scale-up lower the fleet's cost per task within the SLO? The tasks it can win back are
  * the pool's out-of-SLO share in proportion to how much of TTFT is load (queueing, contention);
  * they must be worth at least the added replica-hours at the fleet's current cost per good task.
- * A pool whose requests fail is always helped: failures cost money and earn nothing (a few stray
- * errors at a low rate are not failures; see isFailing).
+ * A failing pool is weighed the same way: its timeouts from queueing are among the out-of-SLO share
+ * that load explains and are won back; failures that come with prompts too long for the SLO even
+ * when calm are not (capped at the goodput it met when calm), and more replicas would only fail
+ * them at a higher cost.
  */
 function weighScaleUp(
   ctx: DetectContext,
@@ -265,7 +267,7 @@ function weighScaleUp(
   const recent = fast !== null && fast.requests >= ctx.tuning.minRequests && fast.goodput !== null;
   const goodput = recent ? fast.goodput : (main?.goodput ?? null);
   const ratePerS = s.pool.mainRatePerS;
-  if (s.failing || goodput === null || s.costPerReplicaHour === null || costPerHour <= 0 || goodPerS <= 0) {
+  if (goodput === null || s.costPerReplicaHour === null || costPerHour <= 0 || goodPerS <= 0) {
     return { beneficial: true, note: '', evidence: [] };
   }
   const loadShare = Math.max(s.load.queueShare ?? 0, s.load.contention ? 1 - 1 / s.load.contention : 0);
