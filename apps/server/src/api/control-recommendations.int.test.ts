@@ -608,7 +608,12 @@ describe('recommendations from telemetry', () => {
     expect(later.flatMap((t) => find(t.recommendations, 'scale', 'light'))).toEqual([]);
   });
 
-  test('a scale-up cannot win back more tasks within the SLO than the pool met when it was calm', async () => {
+  /**
+   * Two pools warmed up calm, then both queueing 3 s (with `jammed` on top) for one tick: 'short'
+   * prompts come back within the 2 s SLO once they stop queueing; 'long' ones, 12k tokens at 0.25 ms
+   * per token, take 3 s of prefill on an idle replica and miss it anyway. Their scale-ups that tick.
+   */
+  async function queueShortAndLong(jammed: Partial<PoolTraffic>) {
     g = await startTestGovernor({
       pools: [
         { name: 'short', gpu_type: 'H100', model: 'm-short' },
@@ -616,26 +621,19 @@ describe('recommendations from telemetry', () => {
       ],
     });
     const short: PoolTraffic = { pool: 'short', model: 'm-short', replicas: 2, ratePerS: 2 };
-    // 12k-token prompts at 0.25 ms per token: 3 s of prefill on an idle replica, past the 2 s SLO.
-    const long: PoolTraffic = {
-      pool: 'long',
-      model: 'm-long',
-      replicas: 2,
-      ratePerS: 2,
-      inputTokens: 12_000,
-    };
+    const long: PoolTraffic = { ...short, pool: 'long', model: 'm-long', inputTokens: 12_000 };
     await runTicks(g, [short, long], 0, WARM_UP_MS);
     const [tick] = await runTicks(
       g,
-      [
-        { ...short, queueMs: 3000 },
-        { ...long, queueMs: 3000 },
-      ],
+      [short, long].map((p) => ({ ...p, queueMs: 3000, ...jammed })),
       WARM_UP_MS,
       WARM_UP_MS + 30_000,
     );
-    const up = (pool: string) =>
-      find(tick!.recommendations, 'scale', pool).filter((r) => r.action.to! > r.action.from!)[0]!;
+    return (pool: string) => scaleUpsOver([tick!], pool)[0]!;
+  }
+
+  test('a scale-up cannot win back more tasks within the SLO than the pool met when it was calm', async () => {
+    const up = await queueShortAndLong({});
     // Both are queue-bound past the SLO; only the short prompts come back within it.
     expect(up('short').confidence).toBeGreaterThan(0.4);
     expect(up('long').confidence).toBeLessThanOrEqual(0.4);
@@ -647,29 +645,8 @@ describe('recommendations from telemetry', () => {
   });
 
   test('a failing pool is weighed as any other: replicas win back its timeouts from queueing, not the tasks its long prompts miss anyway', async () => {
-    g = await startTestGovernor({
-      pools: [
-        { name: 'short', gpu_type: 'H100', model: 'm-short' },
-        { name: 'long', gpu_type: 'H100', model: 'm-long' },
-      ],
-    });
-    const short: PoolTraffic = { pool: 'short', model: 'm-short', replicas: 2, ratePerS: 2 };
-    // 12k-token prompts: 3 s of prefill on an idle replica, past the 2 s SLO even when calm.
-    const long: PoolTraffic = { ...short, pool: 'long', model: 'm-long', inputTokens: 12_000 };
-    await runTicks(g, [short, long], 0, WARM_UP_MS);
-    // Both queue 3 s and time out a third of their requests.
-    const jammed = { queueMs: 3000, errorRate: 0.35, failureOutcome: 'timeout' as const };
-    const [tick] = await runTicks(
-      g,
-      [
-        { ...short, ...jammed },
-        { ...long, ...jammed },
-      ],
-      WARM_UP_MS,
-      WARM_UP_MS + 30_000,
-    );
-    const up = (pool: string) =>
-      find(tick!.recommendations, 'scale', pool).filter((r) => r.action.to! > r.action.from!)[0]!;
+    // Both also time out a third of their requests.
+    const up = await queueShortAndLong({ errorRate: 0.35, failureOutcome: 'timeout' });
     // The short prompts come back within the SLO once they stop queueing: worth the replicas.
     expect(up('short').confidence).toBeGreaterThan(0.4);
     expect(up('short').reason).not.toMatch(/fewer tasks within the SLO/);
