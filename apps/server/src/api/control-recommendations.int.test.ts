@@ -609,11 +609,12 @@ describe('recommendations from telemetry', () => {
   });
 
   /**
-   * Two pools warmed up calm, then both queueing 3 s (with `jammed` on top) for one tick: 'short'
-   * prompts come back within the 2 s SLO once they stop queueing; 'long' ones, 12k tokens at 0.25 ms
-   * per token, take 3 s of prefill on an idle replica and miss it anyway. Their scale-ups that tick.
+   * Two pools warmed up calm ('long' with `longWarmUp` on top), then both queueing 3 s (with `jammed`
+   * on top) for one tick: 'short' prompts come back within the 2 s SLO once they stop queueing;
+   * 'long' ones, 12k tokens at 0.25 ms per token, take 3 s of prefill on an idle replica and miss it
+   * anyway. Their scale-ups that tick.
    */
-  async function queueShortAndLong(jammed: Partial<PoolTraffic>) {
+  async function queueShortAndLong(jammed: Partial<PoolTraffic>, longWarmUp: Partial<PoolTraffic> = {}) {
     g = await startTestGovernor({
       pools: [
         { name: 'short', gpu_type: 'H100', model: 'm-short' },
@@ -622,7 +623,7 @@ describe('recommendations from telemetry', () => {
     });
     const short: PoolTraffic = { pool: 'short', model: 'm-short', replicas: 2, ratePerS: 2 };
     const long: PoolTraffic = { ...short, pool: 'long', model: 'm-long', inputTokens: 12_000 };
-    await runTicks(g, [short, long], 0, WARM_UP_MS);
+    await runTicks(g, [short, { ...long, ...longWarmUp }], 0, WARM_UP_MS);
     const [tick] = await runTicks(
       g,
       [short, long].map((p) => ({ ...p, queueMs: 3000, ...jammed })),
@@ -642,6 +643,19 @@ describe('recommendations from telemetry', () => {
     const goodput = up('long').evidence.find((e) => e.signal === 'goodput{pool=long}')!;
     expect(goodput.value).toBe(0);
     expect(goodput.threshold).toBeLessThan(0.1);
+  });
+
+  test('a pool never calm is weighed by the share of its prompts that prefill within the SLO at its uncontended speed', async () => {
+    // Queueing from the start: the long pool has no calm goodput to cap what replicas win back.
+    const up = await queueShortAndLong({}, { queueMs: 3000 });
+    expect(up('short').confidence).toBeGreaterThan(0.4);
+    const reachable = (pool: string) =>
+      up(pool).evidence.find((e) => e.signal === `promptsPrefillingWithinSlo{pool=${pool}}`)!.value;
+    expect(reachable('short')).toBe(1);
+    // Not one of the long prompts prefills within the SLO even uncontended: no replica wins them.
+    expect(reachable('long')).toBe(0);
+    expect(up('long').reason).toMatch(/fewer tasks within the SLO than it costs/);
+    expect(up('long').confidence).toBeLessThanOrEqual(0.4);
   });
 
   test('a failing pool is weighed as any other: replicas win back its timeouts from queueing, not the tasks its long prompts miss anyway', async () => {

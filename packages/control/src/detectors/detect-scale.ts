@@ -271,11 +271,13 @@ function weighScaleUp(
     return { beneficial: true, note: '', evidence: [] };
   }
   const loadShare = Math.max(s.load.queueShare ?? 0, s.load.contention ? 1 - 1 / s.load.contention : 0);
-  // No more than the pool reached when calm: long prompts that miss the SLO on an idle replica are
-  // not won back by more replicas.
-  const calmGoodput = s.learning?.calmGoodput ?? 1;
+  // No more than the pool reached when calm, nor than the share of its prompts that prefill within
+  // the SLO at its uncontended speed: long prompts that miss the SLO on an idle replica are not won
+  // back by more replicas (a pool never calm since Governor started has only the second).
+  const reachable = readReachableShare(ctx, s);
+  const ceiling = Math.min(s.learning?.calmGoodput ?? 1, reachable ?? 1);
   const gainPerS =
-    Math.min((1 - goodput) * Math.min(1, loadShare), Math.max(0, calmGoodput - goodput)) * ratePerS;
+    Math.min((1 - goodput) * Math.min(1, loadShare), Math.max(0, ceiling - goodput)) * ratePerS;
   const before = (goodPerS * 3600) / costPerHour;
   const after = ((goodPerS + gainPerS) * 3600) / (costPerHour + (to - s.replicas) * s.costPerReplicaHour);
   const beneficial = after >= before;
@@ -293,8 +295,31 @@ function weighScaleUp(
         s.learning?.calmGoodput ?? null,
         recent ? ctx.fastWindowLabel : ctx.windowLabel,
       ),
+      evidence(`promptsPrefillingWithinSlo{pool=${s.pool.pool}}`, reachable, null, ctx.windowLabel),
     ],
   };
+}
+
+/**
+ * The share of the pool's recent requests whose uncached prompt prefills within the SLO at the
+ * pool's uncontended speed: the most of them any number of replicas brings within it. Null without
+ * an SLO, that speed (learned over a few healthy ticks) or enough requests.
+ */
+function readReachableShare(ctx: DetectContext, s: ScaleInputs): number | null {
+  const msPerToken = readUncontendedMsPerToken(ctx, s);
+  const arrivals = s.pool.arrivals;
+  if (s.sloMs === null || msPerToken === null || arrivals.length < ctx.tuning.minRequests) return null;
+  let within = 0;
+  for (const a of arrivals) if (a.uncachedTokens * msPerToken <= s.sloMs) within += 1;
+  return within / arrivals.length;
+}
+
+/** The pool's prefill ms per prompt token when uncontended, once a few healthy ticks taught it. */
+function readUncontendedMsPerToken(ctx: DetectContext, s: ScaleInputs): number | null {
+  const learning = s.learning;
+  return learning && learning.healthySamples >= ctx.tuning.minBaselineSamples
+    ? learning.prefillFloorMsPerToken
+    : null;
 }
 
 /**
@@ -337,9 +362,7 @@ interface ReplayedScaleIn {
 function replayScaleIn(ctx: DetectContext, s: ScaleInputs, to: number): ReplayedScaleIn | null {
   const { tuning } = ctx;
   const unchecked = { to, outlook: null, note: '', evidence: [] };
-  const learning = s.learning;
-  const msPerToken =
-    learning && learning.healthySamples >= tuning.minBaselineSamples ? learning.prefillFloorMsPerToken : null;
+  const msPerToken = readUncontendedMsPerToken(ctx, s);
   const sloMs = s.sloMs;
   if (sloMs === null || msPerToken === null || s.pool.arrivals.length < tuning.minRequests) return unchecked;
   // Waits only grow as replicas go: the fewest replicas that hold the SLO are found by bisection.
