@@ -8,7 +8,7 @@ import {
   normalizeWeights,
   readWeights,
 } from './detect-context.ts';
-import { readLoad, round, scoreConfidence } from './pool-signals.ts';
+import { readLoad, readUncontendedMsPerToken, round, scoreConfidence } from './pool-signals.ts';
 
 // The objective is cost per successful task under the SLO (DESIGN.md §6). Among healthy pools serving
 // the same model, one that prefills a prompt token for clearly less money (its uncontended ms per
@@ -46,10 +46,7 @@ export function detectCostEfficiency(ctx: DetectContext, skipModels: ReadonlySet
     const costs: PoolCost[] = [];
     for (const p of pools) {
       const learning = ctx.state.learning.get(p.pool);
-      const floor =
-        learning && learning.healthySamples >= tuning.minBaselineSamples
-          ? learning.prefillFloorMsPerToken
-          : null;
+      const floor = readUncontendedMsPerToken(learning, tuning);
       if (floor === null || p.gpuHourUsd === null || (p.main?.requests ?? 0) < tuning.minRequests) continue;
       const load = readLoad(p, learning, tuning);
       costs.push({

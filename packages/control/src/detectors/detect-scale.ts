@@ -22,6 +22,7 @@ import {
   minJudgedRequests,
   readLoad,
   readQueueShare,
+  readUncontendedMsPerToken,
   round,
   scoreConfidence,
 } from './pool-signals.ts';
@@ -306,20 +307,12 @@ function weighScaleUp(
  * an SLO, that speed (learned over a few healthy ticks) or enough requests.
  */
 function readReachableShare(ctx: DetectContext, s: ScaleInputs): number | null {
-  const msPerToken = readUncontendedMsPerToken(ctx, s);
+  const msPerToken = readUncontendedMsPerToken(s.learning, ctx.tuning);
   const arrivals = s.pool.arrivals;
   if (s.sloMs === null || msPerToken === null || arrivals.length < ctx.tuning.minRequests) return null;
   let within = 0;
   for (const a of arrivals) if (a.uncachedTokens * msPerToken <= s.sloMs) within += 1;
   return within / arrivals.length;
-}
-
-/** The pool's prefill ms per prompt token when uncontended, once a few healthy ticks taught it. */
-function readUncontendedMsPerToken(ctx: DetectContext, s: ScaleInputs): number | null {
-  const learning = s.learning;
-  return learning && learning.healthySamples >= ctx.tuning.minBaselineSamples
-    ? learning.prefillFloorMsPerToken
-    : null;
 }
 
 /**
@@ -362,7 +355,7 @@ interface ReplayedScaleIn {
 function replayScaleIn(ctx: DetectContext, s: ScaleInputs, to: number): ReplayedScaleIn | null {
   const { tuning } = ctx;
   const unchecked = { to, outlook: null, note: '', evidence: [] };
-  const msPerToken = readUncontendedMsPerToken(ctx, s);
+  const msPerToken = readUncontendedMsPerToken(s.learning, ctx.tuning);
   const sloMs = s.sloMs;
   if (sloMs === null || msPerToken === null || s.pool.arrivals.length < tuning.minRequests) return unchecked;
   // Waits only grow as replicas go: the fewest replicas that hold the SLO are found by bisection.

@@ -34,14 +34,23 @@ export interface LoadReading {
   loadBound: boolean;
 }
 
+/** A pool's prefill ms per prompt token when uncontended, once a few healthy ticks taught it. */
+export function readUncontendedMsPerToken(
+  learning: PoolLearning | undefined,
+  tuning: ControlTuning,
+): number | null {
+  return learning && learning.healthySamples >= tuning.minBaselineSamples
+    ? learning.prefillFloorMsPerToken
+    : null;
+}
+
 export function readLoad(
   pool: PoolView,
   learning: PoolLearning | undefined,
   tuning: ControlTuning,
 ): LoadReading {
   const queueShare = readQueueShare(pool.fast);
-  const floor =
-    learning && learning.healthySamples >= tuning.minBaselineSamples ? learning.prefillFloorMsPerToken : null;
+  const floor = readUncontendedMsPerToken(learning, tuning);
   const now = pool.prefillMsPerToken;
   const contention = now !== null && floor !== null && floor > 0 ? now / floor : null;
   const loadBound =
