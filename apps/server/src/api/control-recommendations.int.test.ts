@@ -219,22 +219,31 @@ describe('recommendations from telemetry', () => {
     expect(shift.action).toEqual({ weights: { 'a100-west': 0.25, 'h100-east': 0.75 } });
   });
 
-  test('traffic waits to move onto a peer that cannot grow inside its scale-in cooldown and has no room', async () => {
+  /**
+   * Scale actions auto-applied, H100 held at two replicas: A100, far inside the SLO at 1.5 requests/s
+   * on three, is probed one replica down. Growing it again inside the cooldown would be a reversal.
+   * Its calm traffic.
+   */
+  async function probeA100Down(): Promise<PoolTraffic> {
     g = await startTestGovernor({
       pools: TEST_POOLS.map((p) => (p.name === 'h100-east' ? { ...p, min_replicas: 2 } : p)),
       policies: [{ name: 'auto', match: { kind: ['scale'] }, auto_apply: true, min_confidence: 0 }],
     });
     const a100Calm = { ...a100, replicas: 3, ratePerS: 1.5 };
     const before = await runTicks(g, [h100, a100Calm], 0, 330_000);
-    // A100, far inside the SLO, is probed one replica down: growing it again now would be a reversal.
     expect(scaleInsOver(before, 'a100-west')[0]).toMatchObject({
       action: { from: 3, to: 2 },
       state: 'applied',
     });
+    return a100Calm;
+  }
+
+  test('traffic waits to move onto a peer that cannot grow inside its scale-in cooldown and has no room', async () => {
+    const a100Calm = await probeA100Down();
     // Then H100 fails a fifth of its requests. On two replicas A100 already carries as much per
     // replica as it ever has calmly: the half of H100's share that would move has nowhere to go.
     const [tick] = await runTicks(
-      g,
+      g!,
       [
         { ...h100, errorRate: 0.2 },
         { ...a100Calm, replicas: 2 },
@@ -248,19 +257,13 @@ describe('recommendations from telemetry', () => {
   });
 
   test('a pool that lost replicas keeps its part of the ready capacity when its peer cannot grow', async () => {
-    g = await startTestGovernor({
-      pools: TEST_POOLS.map((p) => (p.name === 'h100-east' ? { ...p, min_replicas: 2 } : p)),
-      policies: [{ name: 'auto', match: { kind: ['scale'] }, auto_apply: true, min_confidence: 0 }],
-    });
-    const a100Calm = { ...a100, replicas: 3, ratePerS: 1.5 };
-    const before = await runTicks(g, [h100, a100Calm], 0, 330_000);
-    expect(scaleInsOver(before, 'a100-west')[0]).toMatchObject({ action: { from: 3, to: 2 } });
+    const a100Calm = await probeA100Down();
     // Then one of H100's two replicas crashes (its replacement starting) and a fifth of its requests
     // fail. H100's one ready replica has carried 1 request/s calmly (0.8 of it now succeeding), each
     // of A100's two kept replicas 0.5: H100 keeps 0.8 / 1.8 of the model's traffic, not half of its
     // 57 % share (A100 would get more than it has ever carried, queue and fail in turn).
     const [tick] = await runTicks(
-      g,
+      g!,
       [
         { ...h100, readyReplicas: 1, errorRate: 0.2 },
         { ...a100Calm, replicas: 2 },

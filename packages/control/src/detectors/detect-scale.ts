@@ -250,8 +250,8 @@ function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | null {
  * they must be worth at least the added replica-hours at the fleet's current cost per good task.
  * A failing pool is weighed the same way: its timeouts from queueing are among the out-of-SLO share
  * that load explains and are won back; failures that come with prompts too long for the SLO even
- * when calm are not (capped at the goodput it met when calm), and more replicas would only fail
- * them at a higher cost.
+ * when calm are not (the same ceiling as below), and more replicas would only fail them at a higher
+ * cost.
  */
 function weighScaleUp(
   ctx: DetectContext,
