@@ -11,6 +11,7 @@ export {
   PricingConfig,
   SloConfig,
   SignalsConfig,
+  SamplingConfig,
   HopRuleConfig,
   AuthToken,
   AuthConfig,

@@ -65,6 +65,13 @@ export type ServerConfig = z.infer<typeof ServerConfig>;
 export const PoolConfig = z
   .object({
     name: z.string().min(1),
+    /**
+     * Resource or span attributes that select this pool's runtime spans and metric points, e.g.
+     * `{k8s.deployment.name: vllm-llama8b}` or a pod label the Collector extracts (`inference.pool`).
+     * Every entry must match. Without `match`, the pool matches a runtime whose resource
+     * `k8s.deployment.name` (else `service.name`) equals its name.
+     */
+    match: z.record(z.string(), z.string()).optional(),
     gpu_type: z.string().min(1).optional(),
     gpus_per_replica: z.number().int().positive().default(1),
     peak_tokens_per_s_per_replica: z.number().positive().optional(),
@@ -101,6 +108,17 @@ export const SignalsConfig = z
   })
   .strict();
 export type SignalsConfig = z.infer<typeof SignalsConfig>;
+
+export const SamplingConfig = z
+  .object({
+    /**
+     * Head-sampling probability per service.name (0 < p ≤ 1) for emitters that do not carry OTel's
+     * `th` threshold in tracestate. Counts from sampled traces are scaled by 1 / p.
+     */
+    service_ratios: z.record(z.string(), z.number().gt(0).max(1)).default({}),
+  })
+  .strict();
+export type SamplingConfig = z.infer<typeof SamplingConfig>;
 
 export const HopRuleConfig = z
   .object({
@@ -159,6 +177,7 @@ export const GovernorConfig = z
     pools: z.array(PoolConfig).default([]),
     slo: SloConfig.default({}),
     signals: SignalsConfig.default(SignalsConfig.parse({})),
+    sampling: SamplingConfig.default(SamplingConfig.parse({})),
     hop_rules: z.array(HopRuleConfig).default([]),
     /** Maps an emitter's attribute name to the one Governor understands, e.g. `my.pool: governor.pool`. */
     attribute_aliases: z.record(z.string(), z.string()).default({}),
