@@ -6,24 +6,40 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 
 const sql = (file: string) => readFileSync(new URL(file, import.meta.url), 'utf8');
 const SETUP_SQL = sql('./ingest-stage.sql');
+const MOVES_SQL = sql('./ingest-stage-moves.sql');
 const MOVE_SQL = sql('./move-staged-rows.sql');
 const EMPTY_SQL = sql('./empty-stage.sql');
 
 export const STAGE_CATALOG = 'stage';
 export const STAGE_FILE = 'ingest-stage.duckdb';
 
+const STAGE_TABLES = ['span_store', 'metric_store', 'ingest_stage_epoch'] as const;
+
+/** The statements of a script, one per `;` at a line end, comments dropped. */
+export function splitStatements(script: string): string[] {
+  return script
+    .split(/;\s*\n/)
+    .map((s) => s.replace(/^\s*--.*$/gm, '').trim())
+    .filter((s) => s.length > 0);
+}
+
 /**
  * Attaches the stage database (a file next to the main one, or in memory), moves what a crash
  * left in it into the main tables and recreates its tables with the main tables' columns.
  * Must run before `enable_external_access=false`, which forbids ATTACH.
+ *
+ * The stage holds rows only when all three of its tables exist: the rebuild runs in one
+ * transaction, and a stage left half-built by an older version's autocommitted rebuild was
+ * already empty (the rebuild follows the move), so it is simply rebuilt.
  */
 export async function attachIngestStage(connection: DuckDBConnection, path: string): Promise<void> {
   await connection.run(`ATTACH '${path.replaceAll("'", "''")}' AS ${STAGE_CATALOG}`);
+  await connection.run(MOVES_SQL);
   const tables = await connection.runAndReadAll(
-    `SELECT count(*)::INTEGER FROM duckdb_tables() WHERE database_name = '${STAGE_CATALOG}' AND table_name = 'span_store'`,
+    `SELECT count(*)::INTEGER FROM duckdb_tables() WHERE database_name = '${STAGE_CATALOG}' AND table_name IN (${STAGE_TABLES.map((t) => `'${t}'`).join(', ')})`,
   );
-  if (Number(tables.getRowsJS()[0]?.[0] ?? 0) > 0) await moveStagedRows(connection);
-  await connection.run(SETUP_SQL);
+  if (Number(tables.getRowsJS()[0]?.[0] ?? 0) === STAGE_TABLES.length) await moveStagedRows(connection);
+  await runStatements(connection, splitStatements(SETUP_SQL));
 }
 
 /** The next free epoch number for a staging cycle. */
@@ -67,8 +83,12 @@ export async function moveStagedRows(connection: DuckDBConnection): Promise<Move
 }
 
 async function runScript(connection: DuckDBConnection, script: string): Promise<void> {
+  await runStatements(connection, [script]);
+}
+
+async function runStatements(connection: DuckDBConnection, statements: readonly string[]): Promise<void> {
   try {
-    await connection.run(script);
+    for (const statement of statements) await connection.run(statement);
   } catch (error) {
     await connection.run('ROLLBACK').catch(() => undefined);
     throw error;
