@@ -65,7 +65,7 @@ Runs the seeded LLM-fleet simulator; prints a summary table (and writes JSON wit
   --shape S             synthetic arrivals: ${ARRIVAL_SHAPES.join(' | ')}
   --actuator-port N     serve POST /actions and GET /state on this port (0 = random); off by default
   --fleet FILE          fleet JSON {"pools": [{name, model, gpuType, region, replicas, …}]}
-  --data-dir DIR        workload traces (default ../shared/data beside the repo, or GOVERNOR_DATA_DIR)
+  --data-dir DIR        workload traces (default data/workloads in the repo, or GOVERNOR_DATA_DIR)
   --start TIME          RFC 3339 start for workloads without absolute time (default 2024-01-01T00:00:00Z)
   --slo-ttft-ms N       goodput TTFT SLO per request (default 2000)
   --slo-e2e-ms N        goodput end-to-end SLO per request (default 60000)

@@ -2,16 +2,18 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/**
- * The shared data folder sits beside the repository (`../shared/data` from the repo root), so it is
- * never copied in. `GOVERNOR_DATA_DIR` or `--data-dir` override it.
- */
+/** The workload traces vendored in the repository (`data/workloads/`, see its README and NOTICE). */
+export const DEFAULT_DATA_DIR = resolve(
+  dirname(fileURLToPath(import.meta.url)),
+  '../../../../data/workloads',
+);
+
+/** `--data-dir`, then `GOVERNOR_DATA_DIR`, then the repository's own `data/workloads/`. */
 export function resolveDataDir(explicit?: string): string {
   if (explicit) return resolve(explicit);
   const fromEnv = process.env.GOVERNOR_DATA_DIR;
   if (fromEnv) return resolve(fromEnv);
-  const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
-  return join(repoRoot, '..', 'shared', 'data');
+  return DEFAULT_DATA_DIR;
 }
 
 export function readDataFile(dataDir: string, fileName: string): string {
