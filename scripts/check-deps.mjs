@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Fails when a workspace package imports against the dependency direction of DESIGN.md §3:
+// Fails when a workspace package imports against the dependency direction drawn in ARCHITECTURE.md:
 // conventions ← otlp ← store ← signals ← control, alerts ← apps/server; the simulator and the
 // console depend on conventions only. Checks both package.json dependencies and import statements.
 import { readFileSync, readdirSync, statSync } from 'node:fs';

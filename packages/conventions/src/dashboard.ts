@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-// Dashboards as code (DESIGN.md §3): one JSON file per dashboard in the dashboards folder. The file
+// Dashboards as code: one JSON file per dashboard in the dashboards folder. The file
 // name without `.json` is the dashboard's id. The server validates every file against `Dashboard`
 // at request time; a test validates the shipped ones so CI fails on a bad file.
 //

@@ -1,4 +1,4 @@
-// Hop classification (DESIGN.md §4): a rule list tried in order — attribute, then span name
+// Hop classification (docs/telemetry.md): a rule list tried in order — attribute, then span name
 // pattern, then service.name pattern. An unclassified span keeps hop = null and is never dropped.
 
 export const HOPS = [

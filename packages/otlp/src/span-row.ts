@@ -1,4 +1,4 @@
-// One normalized span: the typed columns of DESIGN.md §4 plus the raw attributes. The column list
+// One normalized span: the typed columns of docs/telemetry.md plus the raw attributes. The column list
 // here is the single source for the store's `spans` table and its appender (order matters).
 
 export interface SpanRow {

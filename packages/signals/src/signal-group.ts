@@ -11,7 +11,7 @@ import type {
 export const HOP_KEYS = ATTRIBUTION_HOP_KEYS;
 export type HopKey = (typeof HOP_KEYS)[number];
 
-/** memory-bound when utilizationRatio > 1.2, compute-bound when < 0.8 (DESIGN.md §1). */
+/** memory-bound when utilizationRatio > 1.2, compute-bound when < 0.8 (docs/sql.md). */
 export type UtilizationBound = 'memory' | 'compute' | 'balanced';
 
 /** A SignalGroup plus the supporting figures Governor computes alongside it. */

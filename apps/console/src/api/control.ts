@@ -3,7 +3,7 @@ import { buildPath, requestJson } from '../lib/api-client.ts';
 
 export type { Recommendation, RecommendationState };
 
-// Recommendations inbox and audit log (DESIGN.md §5): GET /api/recommendations?state=,
+// Recommendations inbox and audit log (docs/api.md): GET /api/recommendations?state=,
 // POST /api/recommendations/:id/{approve,reject,apply}, GET /api/actions.
 
 export async function fetchRecommendations(

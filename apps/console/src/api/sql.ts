@@ -1,6 +1,6 @@
 import { requestJson } from '../lib/api-client.ts';
 
-/** Response of POST /api/sql (DESIGN.md §5). */
+/** Response of POST /api/sql (docs/api.md). */
 export interface SqlResult {
   columns: { name: string; type: string }[];
   rows: unknown[][];

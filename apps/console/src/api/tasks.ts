@@ -2,7 +2,7 @@ import { buildPath, requestJson } from '../lib/api-client.ts';
 import { anyTimeToMs } from '../lib/ns-to-ms.ts';
 import { toIso } from '../lib/time-range.ts';
 
-// GET /api/tasks (DESIGN.md §5): one row per task (workflow, conversation or single trace).
+// GET /api/tasks (docs/api.md): one row per task (workflow, conversation or single trace).
 
 export interface TaskRow {
   taskId: string;

@@ -3,7 +3,7 @@ import { makeGroup } from '../test-support/make-group.ts';
 import { classifyUtilization, describePoolState, readSlo } from './pool-state.ts';
 
 describe('classifyUtilization', () => {
-  it('applies the 1.2 / 0.8 thresholds of DESIGN.md §1', () => {
+  it('applies the 1.2 / 0.8 utilization-ratio thresholds', () => {
     expect(classifyUtilization(1.21)).toBe('memory-bound');
     expect(classifyUtilization(1.2)).toBe('balanced');
     expect(classifyUtilization(0.8)).toBe('balanced');

@@ -1,7 +1,7 @@
 import type { SignalGroup } from '@governor/conventions';
 import { readBootstrap } from './bootstrap.ts';
 
-// Labels an operator reads at a glance. Thresholds for the utilization ratio are DESIGN.md §1's.
+// Labels an operator reads at a glance. Thresholds for the utilization ratio are docs/sql.md's.
 
 export type BoundLabel = 'memory-bound' | 'compute-bound' | 'balanced' | null;
 

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { GovernorError } from '../errors.ts';
 import { PolicyJson, policyFromJson, policyToJson } from './policy-json.ts';
 
-// The control loop's API (DESIGN.md §5): one tick on demand, the recommendation lifecycle for
+// The control loop's API (docs/api.md): one tick on demand, the recommendation lifecycle for
 // humans, the audit log and the auto-apply policies.
 
 export interface ControlPluginOptions {

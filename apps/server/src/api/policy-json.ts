@@ -1,7 +1,7 @@
 import { PolicyConfig, RECOMMENDATION_KINDS } from '@governor/conventions';
 import { z } from 'zod';
 
-// Policies are snake_case in the YAML config and camelCase in the REST API (DESIGN.md §5).
+// Policies are snake_case in the YAML config and camelCase in the REST API (docs/config.md, docs/api.md).
 
 export const PolicyJson = z
   .object({

@@ -54,7 +54,7 @@ afterAll(async () => {
 });
 
 describe('GET /api/signals', () => {
-  it('answers the DESIGN §5 shape with the ground-truth figures, by pool', async () => {
+  it('answers the documented shape with the ground-truth figures, by pool', async () => {
     const { status, body } = await get(`/api/signals?window=5m&by=pool&at=${iso(AT_MS)}`);
     expect(status).toBe(200);
     expect(body.at).toBe(iso(AT_MS));

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_PATH, REPO_ROOT } from '../bench/spawn-governor-process.ts';
 import { type TestGovernor, startTestGovernor } from '../otlp/start-test-governor.ts';
 
-// POST /api/sql and `governor query` (DESIGN.md §5): one read-only statement, row cap, timeout.
+// POST /api/sql and `governor query` (docs/api.md): one read-only statement, row cap, timeout.
 // The hostile cases (COPY, ATTACH, file reads, maintenance functions…) are covered in depth by
 // test/security; here are the everyday answers a user sees.
 

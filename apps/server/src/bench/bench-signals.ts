@@ -11,7 +11,7 @@ import { BENCH_POOLS, BENCH_PRICES, createFleetTraffic } from './generate-fleet-
 // times the full signals snapshot (all groups, 5-minute window, several groupings) — from the
 // incrementally maintained rollup (request_facts) and from a raw scan of spans — then the rollup's
 // upkeep on a copy of the store (so it cannot disturb the snapshot figures or a kept store).
-// Prints figures; asserts nothing (DESIGN.md §8: benchmarks, not timed tests).
+// Prints figures; asserts nothing (benchmarks, not timed tests).
 
 export interface SignalsBenchOptions {
   spans: number;

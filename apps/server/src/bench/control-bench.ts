@@ -53,7 +53,7 @@ export interface PolicyResult {
   ttftP95Ms: number | null;
   actions: number;
   reversals: number;
-  /** Tasks that succeeded within the SLO per dollar: the objective of DESIGN.md §6 (cost per good task, inverted). */
+  /** Tasks that succeeded within the SLO per dollar: the objective in packages/control/README.md (cost per good task, inverted). */
   goodTasksPerDollar: number | null;
 }
 

@@ -15,7 +15,7 @@ import {
 } from './spawn-governor-process.ts';
 
 // `governor bench ingest`: OTLP/HTTP protobuf end to end (ack after commit) against the raw DuckDB
-// Appender rate on rows of the same width, measured in the same run (DESIGN.md §8).
+// Appender rate on rows of the same width, measured in the same run.
 
 export type ServerMode = 'process' | 'in-process' | 'url';
 

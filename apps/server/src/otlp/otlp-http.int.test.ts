@@ -18,7 +18,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestGovernor, startTestGovernor } from './start-test-governor.ts';
 
-// OTLP/HTTP as the spec and DESIGN.md §5 describe it: status codes, google.rpc.Status bodies in
+// OTLP/HTTP as the OTLP specification describes it: status codes, google.rpc.Status bodies in
 // the request's content type, partial success, the decompressed size cap, back-pressure.
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;

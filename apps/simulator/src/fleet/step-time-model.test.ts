@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createSeq, driveReplica } from '../../test/drive-replica.ts';
 import { MODEL_70B, MODEL_8B } from './fleet-spec.ts';
 
-// Published reference ranges (llm-d inference simulator docs, FACTS.md), checked on the real
+// Published reference ranges (llm-d inference simulator docs), checked on the real
 // replica engine: TTFT of a lone request on an idle replica gives the prefill intercept and slope;
 // token spacing of a steady batch gives the inter-token latency.
 const CASES = [

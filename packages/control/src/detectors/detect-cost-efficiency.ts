@@ -10,7 +10,7 @@ import {
 } from './detect-context.ts';
 import { readLoad, readUncontendedMsPerToken, round, scoreConfidence } from './pool-signals.ts';
 
-// The objective is cost per successful task under the SLO (DESIGN.md §6). Among healthy pools serving
+// The objective is cost per successful task under the SLO (packages/control/README.md). Among healthy pools serving
 // the same model, one that prefills a prompt token for clearly less money (its uncontended ms per
 // token × GPUs × $/GPU-hour) and meets the SLO at least as well should carry more of the model's
 // traffic: step by step, while it has room, and never below a floor share for the other pool (kept

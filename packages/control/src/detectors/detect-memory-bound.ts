@@ -10,7 +10,7 @@ import {
 import { estimateUtilization, readQueueShare, round, scoreConfidence } from './pool-signals.ts';
 
 // A memory-bound pool (KV cache full long before compute: memory_util / compute_util > 1.2) is not
-// helped by more of the same replicas as much as by a pool with more HBM headroom (DESIGN.md §6):
+// helped by more of the same replicas as much as by a pool with more HBM headroom (packages/control/README.md):
 // move part of its traffic to a peer serving the same model whose KV cache has room. Without such
 // a peer, the scale policy handles the pool as usual.
 

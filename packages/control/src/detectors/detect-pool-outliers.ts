@@ -23,7 +23,7 @@ import {
   summarizeScope,
 } from './pool-signals.ts';
 
-// One pool's errors or latency against its peers serving the same model (DESIGN.md §6): the pool is
+// One pool's errors or latency against its peers serving the same model (packages/control/README.md): the pool is
 // faulty, not overloaded, so more replicas of it would not help — take traffic away (shift_traffic)
 // and, when it is clearly broken, stop sending it any (circuit_break). Judged on the short window so a
 // degraded pool is caught within two control intervals.

@@ -1,4 +1,4 @@
-// Thresholds of the control policies. They encode general operating principles (DESIGN.md §6),
+// Thresholds of the control policies. They encode general operating principles (packages/control/README.md),
 // not a fit to any one workload; README.md explains each.
 
 export interface ControlTuning {
@@ -32,7 +32,7 @@ export interface ControlTuning {
   highUtilization: number;
   /** KV-cache usage treated as full. */
   kvSaturation: number;
-  /** memory_util / compute_util above which a pool is memory-bound (DESIGN.md §1). */
+  /** memory_util / compute_util above which a pool is memory-bound (docs/sql.md). */
   memoryBoundRatio: number;
   /** Error rate on a model's pools at which overload has turned into failures and shedding starts. */
   shedErrorRate: number;

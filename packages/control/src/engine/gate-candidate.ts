@@ -8,7 +8,7 @@ import { matchesTargetPattern } from '../target-key.ts';
 import { secondsToNs } from '../time.ts';
 import type { TargetMemory } from './control-types.ts';
 
-// The policy gate: auto-apply is opt-in per policy (DESIGN.md §6). The first policy whose match
+// The policy gate: auto-apply is opt-in per policy (packages/control/README.md). The first policy whose match
 // (kind, target) fits decides; without one, a recommendation waits for a human.
 
 export type GateDecision =

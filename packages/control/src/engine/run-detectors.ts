@@ -11,7 +11,7 @@ import { detectTrafficRecovery } from '../detectors/detect-traffic-recovery.ts';
 import type { Candidate } from './control-types.ts';
 
 /**
- * Attribution order (DESIGN.md §6): first what is broken (a pool against its peers), then retries
+ * Attribution order (packages/control/README.md): first what is broken (a pool against its peers), then retries
  * amplifying failures, then where capacity is wrong (memory- or cache-bound before "more of the
  * same"), then where traffic costs more than it needs to, then plain capacity, then admission (downgrade before shedding, since a downgraded task can
  * still succeed). Later policies see the pools earlier ones claimed (`suspects`, `handled`).

@@ -1,6 +1,6 @@
 import type { Hop } from '../hops.ts';
 
-// Shape of GET /api/signals (DESIGN.md §5). A value without data is null, never 0.
+// Shape of GET /api/signals (docs/api.md). A value without data is null, never 0.
 
 export interface Percentiles {
   p50: number | null;
@@ -18,7 +18,7 @@ export interface HopLatency {
 }
 
 /**
- * Hop keys in hop attribution: the hops of DESIGN.md §1 (gateway, router, cache, queue, prefill,
+ * Hop keys in hop attribution: the hops of a request (gateway, router, cache, queue, prefill,
  * decode, stream) plus `runtime` (runtime time not split further), `tool` and `other`
  * (unclassified spans). `queue` is the time in spans classified `scheduler`, or vLLM's
  * gen_ai.latency.time_in_queue.

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { GROUP_DIMENSIONS } from '../api/signals.ts';
 import { parseDurationMs } from '../duration.ts';
 
-// Alert rules and receivers (DESIGN.md §5). Owned by the alerting issue; packages/alerts/README.md
+// Alert rules and receivers (docs/config.md). Owned by the alerting issue; packages/alerts/README.md
 // explains each field with examples.
 
 const Duration = z.string().refine(

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-// Control loop, policies and actuators (DESIGN.md §5–6). Owned by the control issue; extend here.
+// Control loop, policies and actuators (docs/config.md; the loop: packages/control/README.md). Owned by the control issue; extend here.
 
 export const RECOMMENDATION_KINDS = [
   'scale',

@@ -3,7 +3,7 @@ import { testConfig } from '../../test/store-harness.ts';
 import { assembleGroups } from './assemble-groups.ts';
 import { computePoolBuckets } from './pool-costs.ts';
 
-// Cost allocation and capacity from the rows the window queries return (DESIGN.md §1).
+// Cost allocation and capacity from the rows the window queries return (docs/sql.md).
 
 const config = testConfig({
   pricing: { gpu_hour_usd: { H100: 3.6 }, default_gpu_hour_usd: 1.8 },

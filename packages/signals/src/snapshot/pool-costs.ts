@@ -39,7 +39,7 @@ export interface PoolBucket {
   computeUtil: number | null;
 }
 
-/** Pool rows of one window query result, with cost and utilization derived (DESIGN.md §1). */
+/** Pool rows of one window query result, with cost and utilization derived (docs/sql.md). */
 export function computePoolBuckets(
   rows: readonly Row[],
   bucketSeconds: (bucket: number) => number,

@@ -1,4 +1,4 @@
--- One row per span, typed columns of DESIGN.md §4 plus raw attributes. Column order matches
+-- One row per span, typed columns of docs/telemetry.md plus raw attributes. Column order matches
 -- SPAN_COLUMNS in @governor/otlp (the appender writes by position).
 CREATE TABLE IF NOT EXISTS span_store (
   trace_id VARCHAR NOT NULL,

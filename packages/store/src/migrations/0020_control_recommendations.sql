@@ -1,4 +1,4 @@
--- Recommendations of the control loop and their lifecycle (DESIGN.md §5): proposed → approved |
+-- Recommendations of the control loop and their lifecycle (docs/api.md): proposed → approved |
 -- rejected → applied → verified | rolled_back, or expired. Times are event time in ns.
 CREATE TABLE IF NOT EXISTS control_recommendations (
   id VARCHAR PRIMARY KEY,
