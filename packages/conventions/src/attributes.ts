@@ -1,4 +1,4 @@
-// Attribute names Governor understands (DESIGN.md §4). Standard names first, Governor's own
+// Attribute names Governor understands (docs/telemetry.md). Standard names first, Governor's own
 // namespace for what no standard names. Every governor.* name can be aliased in config.
 
 export const Attr = {
@@ -21,9 +21,16 @@ export const Attr = {
   vllmLatencyQueue: 'gen_ai.latency.time_in_queue',
   vllmLatencyPrefill: 'gen_ai.latency.time_in_model_prefill',
   vllmLatencyDecode: 'gen_ai.latency.time_in_model_decode',
+  /** vLLM V0 only: totals over the request's forward passes and model executions. */
+  vllmLatencyForward: 'gen_ai.latency.time_in_model_forward',
+  vllmLatencyExecute: 'gen_ai.latency.time_in_model_execute',
   vllmRequestId: 'gen_ai.request.id',
   // HTTP, errors, resource
   httpResendCount: 'http.request.resend_count',
+  httpResponseStatusCode: 'http.response.status_code',
+  rpcGrpcStatusCode: 'rpc.grpc.status_code',
+  serverAddress: 'server.address',
+  serverPort: 'server.port',
   errorType: 'error.type',
   serviceName: 'service.name',
   // Governor's own namespace

@@ -5,6 +5,12 @@ export type { NormalizeOptions, NormalizedSpans } from './normalize-spans.ts';
 export { normalizeMetricsRequest } from './normalize-metrics.ts';
 export type { NormalizedMetrics } from './normalize-metrics.ts';
 export { createHopClassifier } from './classify-hop.ts';
+export {
+  createFleetIdentity,
+  gpuTypeFromProduct,
+  samplingProbabilityFromTraceState,
+} from './fleet-identity.ts';
+export type { FleetIdentity, FleetIdentityOptions, PoolIdentity } from './fleet-identity.ts';
 export type { HopClassifier } from './classify-hop.ts';
 export { findSpanProblem } from './validate-span.ts';
 export { SPAN_COLUMNS, METRIC_POINT_COLUMNS } from './span-row.ts';

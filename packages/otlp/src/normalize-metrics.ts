@@ -1,5 +1,6 @@
 import { Attr } from '@governor/conventions';
 import { applyAttributeAliases as withAliases, toStringOrNull } from './attribute-values.ts';
+import type { FleetIdentity } from './fleet-identity.ts';
 import type { MetricPointRow } from './span-row.ts';
 import type { AttributeValue, DecodedMetricsRequest } from './types.ts';
 
@@ -14,6 +15,7 @@ const MAX_PROBLEMS = 5;
 export function normalizeMetricsRequest(
   request: DecodedMetricsRequest,
   aliases: Readonly<Record<string, string>>,
+  identity?: FleetIdentity,
 ): NormalizedMetrics {
   const rows: MetricPointRow[] = [];
   const problems: string[] = [];
@@ -57,9 +59,9 @@ export function normalizeMetricsRequest(
             isMonotonic: metric.isMonotonic,
             temporality: metric.temporality & 0xff,
             service,
-            pool: toStringOrNull(get(Attr.pool)),
+            pool: toStringOrNull(get(Attr.pool)) ?? identity?.pool(attrs, resource) ?? null,
             region: toStringOrNull(get(Attr.region) ?? resource['cloud.region']),
-            replica: toStringOrNull(get(Attr.replica)),
+            replica: toStringOrNull(get(Attr.replica)) ?? identity?.metricReplica(attrs, resource) ?? null,
             model: toStringOrNull(get(Attr.genAiRequestModel) ?? get('model_name')),
             attributes: JSON.stringify(point.attributes),
             resource: resourceJson,

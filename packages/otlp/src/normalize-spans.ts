@@ -8,6 +8,7 @@ import {
   toStringOrNull,
 } from './attribute-values.ts';
 import type { HopClassifier } from './classify-hop.ts';
+import type { FleetIdentity } from './fleet-identity.ts';
 import type { SpanRow } from './span-row.ts';
 import type { AttributeValue, Attributes, DecodedSpan, DecodedTraceRequest } from './types.ts';
 import { findSpanProblem } from './validate-span.ts';
@@ -16,6 +17,8 @@ export interface NormalizeOptions {
   classifier: HopClassifier;
   /** Emitter attribute name → the name Governor understands. */
   aliases: Readonly<Record<string, string>>;
+  /** Pools, replicas and GPU types from standard attributes; without it only governor.* attributes name them. */
+  identity?: FleetIdentity;
 }
 
 export interface NormalizedSpans {
@@ -84,14 +87,20 @@ function normalizeSpan(
       : typeof finishReasons === 'string'
         ? finishReasons
         : JSON.stringify(finishReasons);
-  const ttftMs = secondsToMs(attrs[Attr.genAiResponseTimeToFirstChunk]);
-  const serverTtftMs = secondsToMs(attrs[Attr.vllmLatencyTtft]);
+  // vLLM leaves a latency it never measured at 0.0 (a request that failed before its first token):
+  // absent, not an instant first token.
+  const ttftMs = positiveSecondsToMs(attrs[Attr.genAiResponseTimeToFirstChunk]);
+  const serverTtftMs = positiveSecondsToMs(attrs[Attr.vllmLatencyTtft]);
+  const queueMs = secondsToMs(attrs[Attr.vllmLatencyQueue]);
+  const e2eMs = positiveSecondsToMs(attrs[Attr.vllmLatencyE2e]);
   const errorType = toStringOrNull(lookup(attrs, resource, Attr.errorType));
+  const runtimeSide = hop !== null && RUNTIME_HOPS.has(hop);
+  const identity = options.identity;
   const replica =
     toStringOrNull(lookup(attrs, resource, Attr.replica)) ??
-    (hop !== null && RUNTIME_HOPS.has(hop)
-      ? (toStringOrNull(resource['service.instance.id']) ?? toStringOrNull(resource['host.name']))
-      : null);
+    (runtimeSide ? (identity?.replica(attrs, resource) ?? legacyReplica(resource)) : null);
+  const pool = toStringOrNull(lookup(attrs, resource, Attr.pool)) ?? identity?.pool(attrs, resource) ?? null;
+  const phases = modelPhases(attrs, serverTtftMs, queueMs, e2eMs);
   return {
     traceId,
     spanId: span.spanId,
@@ -109,9 +118,10 @@ function normalizeSpan(
     model: toStringOrNull(
       lookup(attrs, resource, Attr.genAiRequestModel) ?? lookup(attrs, resource, Attr.genAiResponseModel),
     ),
-    pool: toStringOrNull(lookup(attrs, resource, Attr.pool)),
+    pool,
     region: toStringOrNull(lookup(attrs, resource, Attr.region) ?? resource['cloud.region']),
-    gpuType: toStringOrNull(lookup(attrs, resource, Attr.gpuType)),
+    gpuType:
+      toStringOrNull(lookup(attrs, resource, Attr.gpuType)) ?? identity?.gpuType(attrs, resource) ?? null,
     replica,
     tenant: toStringOrNull(lookup(attrs, resource, Attr.tenant)),
     priority: toIntOrNull(lookup(attrs, resource, Attr.priority)),
@@ -126,6 +136,8 @@ function normalizeSpan(
     outcome: deriveOutcome(
       lookup(attrs, resource, Attr.outcome),
       span.statusCode,
+      toIntOrNull(attrs[Attr.httpResponseStatusCode]),
+      toIntOrNull(attrs[Attr.rpcGrpcStatusCode]),
       errorType,
       finishReasonsText,
     ),
@@ -137,9 +149,9 @@ function normalizeSpan(
     ttftMs,
     serverTtftMs,
     firstTokenNs: findFirstTokenNs(span, ttftMs ?? serverTtftMs),
-    queueMs: secondsToMs(attrs[Attr.vllmLatencyQueue]),
-    prefillMs: secondsToMs(attrs[Attr.vllmLatencyPrefill]),
-    decodeMs: secondsToMs(attrs[Attr.vllmLatencyDecode]),
+    queueMs,
+    prefillMs: phases.prefillMs,
+    decodeMs: phases.decodeMs,
     kvUsage: toNumberOrNull(attrs[Attr.kvCacheUsage]),
     queueDepth: toIntOrNull(attrs[Attr.queueDepth]),
     batchSize: toIntOrNull(attrs[Attr.batchSize]),
@@ -164,16 +176,80 @@ function lookup(attrs: Attributes, resource: Attributes, key: string): Attribute
   return value === undefined || value === null ? resource[key] : value;
 }
 
+/**
+ * A span's outcome by the standards, most specific first: Governor's explicit override; the HTTP
+ * status (semconv: a server span leaves its status unset on 4xx, so the code is what tells); the gRPC
+ * status; the span status; vLLM's finish reason (`error`, `abort`; `stop` and `length` completed);
+ * `error.type`, which semconv sets only on failure.
+ */
 function deriveOutcome(
   explicit: AttributeValue | undefined,
   statusCode: number,
+  httpStatus: number | null,
+  grpcStatus: number | null,
   errorType: string | null,
   finishReasons: string | null,
 ): string {
   if (isOutcome(explicit)) return explicit;
-  if (statusCode === 2) return errorType && /timeout|deadline/i.test(errorType) ? 'timeout' : 'error';
-  if (finishReasons && /abort|cancel/i.test(finishReasons)) return 'cancelled';
+  const timeout = errorType !== null && TIMEOUT_ERROR.test(errorType);
+  if (httpStatus !== null && httpStatus >= 400) {
+    if (httpStatus === 429 || httpStatus === 503) return 'rejected';
+    if (httpStatus === 408 || httpStatus === 504) return 'timeout';
+    if (httpStatus === 499) return 'cancelled';
+    return timeout ? 'timeout' : 'error';
+  }
+  if (grpcStatus !== null && grpcStatus !== 0) {
+    if (grpcStatus === GRPC_CANCELLED) return 'cancelled';
+    if (grpcStatus === GRPC_DEADLINE_EXCEEDED) return 'timeout';
+    if (grpcStatus === GRPC_RESOURCE_EXHAUSTED || grpcStatus === GRPC_UNAVAILABLE) return 'rejected';
+    return 'error';
+  }
+  if (statusCode === 2) return timeout ? 'timeout' : 'error';
+  if (finishReasons !== null) {
+    if (/\berror\b/i.test(finishReasons)) return 'error';
+    if (/\b(?:abort|cancel)/i.test(finishReasons)) return 'cancelled';
+  }
+  if (errorType !== null && errorType !== '') return timeout ? 'timeout' : 'error';
   return 'success';
+}
+
+const TIMEOUT_ERROR = /timeout|timed.?out|deadline/i;
+const GRPC_CANCELLED = 1;
+const GRPC_DEADLINE_EXCEEDED = 4;
+const GRPC_RESOURCE_EXHAUSTED = 8;
+const GRPC_UNAVAILABLE = 14;
+
+/** Seconds to ms where 0.0 means "never measured" (vLLM's default for an unset latency). */
+function positiveSecondsToMs(value: AttributeValue | undefined): number | null {
+  const ms = secondsToMs(value);
+  return ms === null || ms <= 0 ? null : ms;
+}
+
+/**
+ * Prefill and decode time inside the runtime. vLLM V1 reports them
+ * (`gen_ai.latency.time_in_model_prefill/decode`); V0 reports only queue, TTFT and e2e (its
+ * forward/execute times are totals over the request), so prefill is TTFT − queue and decode is
+ * e2e − TTFT, the same intervals V1 measures (both count from arrival).
+ */
+function modelPhases(
+  attrs: Attributes,
+  serverTtftMs: number | null,
+  queueMs: number | null,
+  e2eMs: number | null,
+): { prefillMs: number | null; decodeMs: number | null } {
+  const prefill = positiveSecondsToMs(attrs[Attr.vllmLatencyPrefill]);
+  const decode = secondsToMs(attrs[Attr.vllmLatencyDecode]);
+  if (prefill !== null || (decode !== null && decode > 0) || serverTtftMs === null)
+    return { prefillMs: prefill, decodeMs: serverTtftMs === null ? null : decode };
+  return {
+    prefillMs: queueMs === null ? null : Math.max(0, serverTtftMs - queueMs),
+    decodeMs: e2eMs === null ? null : Math.max(0, e2eMs - serverTtftMs),
+  };
+}
+
+/** Before k8s attributes were understood: the SDK's instance id, else the host. */
+function legacyReplica(resource: Attributes): string | null {
+  return toStringOrNull(resource['service.instance.id']) ?? toStringOrNull(resource['host.name']);
 }
 
 function findFirstTokenNs(span: DecodedSpan, ttftMs: number | null): bigint | null {

@@ -1,8 +1,10 @@
-import type { HopRuleConfig } from '@governor/conventions';
+import type { GovernorConfig, HopRuleConfig } from '@governor/conventions';
 import {
   type HopClassifier,
   type MetricPointRow,
   type SpanRow,
+  type FleetIdentityOptions,
+  createFleetIdentity,
   createHopClassifier,
   decodeMetricsRequestJson,
   decodeMetricsRequestProtobuf,
@@ -28,11 +30,22 @@ export interface DecodedBody {
 export interface DecodeSettings {
   classifier: HopClassifier;
   aliases: Readonly<Record<string, string>>;
+  identity: ReturnType<typeof createFleetIdentity>;
+}
+
+/** What normalization needs of the config to name pools, replicas and GPU types (plain data: it crosses to the workers). */
+export function fleetIdentityOptions(config: GovernorConfig): FleetIdentityOptions {
+  return {
+    pools: config.pools.map((p) => ({ name: p.name, match: p.match })),
+    gpuTypes: Object.keys(config.pricing.gpu_hour_usd),
+    samplingRatios: config.sampling.service_ratios,
+  };
 }
 
 export function createDecodeSettings(
   hopRules: readonly HopRuleConfig[],
   aliases: Readonly<Record<string, string>>,
+  fleet: FleetIdentityOptions = { pools: [] },
 ): DecodeSettings {
   const classifier = createHopClassifier(
     hopRules.map((r) => ({
@@ -43,7 +56,7 @@ export function createDecodeSettings(
       attributeEquals: r.attribute_equals,
     })),
   );
-  return { classifier, aliases };
+  return { classifier, aliases, identity: createFleetIdentity(fleet) };
 }
 
 export function decodeOtlpBody(
@@ -60,6 +73,6 @@ export function decodeOtlpBody(
   }
   const request =
     format === 'protobuf' ? decodeMetricsRequestProtobuf(body) : decodeMetricsRequestJson(text());
-  const n = normalizeMetricsRequest(request, settings.aliases);
+  const n = normalizeMetricsRequest(request, settings.aliases, settings.identity);
   return { spans: [], metrics: n.rows, rejected: n.rejected, problems: n.problems };
 }

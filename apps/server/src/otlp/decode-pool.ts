@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { HopRuleConfig } from '@governor/conventions';
-import { OtlpDecodeError } from '@governor/otlp';
+import { type FleetIdentityOptions, OtlpDecodeError } from '@governor/otlp';
 import type { DecodedBody, OtlpFormat, OtlpSignal } from './decode-otlp-body.ts';
 import type { DecodeReply, DecodeTask, DecodeWorkerData } from './decode-worker.ts';
 
@@ -25,8 +25,13 @@ export function createDecodePool(options: {
   size: number;
   hopRules: readonly HopRuleConfig[];
   aliases: Readonly<Record<string, string>>;
+  fleet?: FleetIdentityOptions;
 }): DecodePool {
-  const data: DecodeWorkerData = { hopRules: [...options.hopRules], aliases: { ...options.aliases } };
+  const data: DecodeWorkerData = {
+    hopRules: [...options.hopRules],
+    aliases: { ...options.aliases },
+    fleet: options.fleet ?? { pools: [] },
+  };
   let nextId = 0;
   let closed = false;
 

@@ -1,6 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { HopRuleConfig } from '@governor/conventions';
-import { OtlpDecodeError } from '@governor/otlp';
+import { type FleetIdentityOptions, OtlpDecodeError } from '@governor/otlp';
 import {
   type OtlpFormat,
   type OtlpSignal,
@@ -25,10 +25,11 @@ export type DecodeReply =
 export interface DecodeWorkerData {
   hopRules: HopRuleConfig[];
   aliases: Record<string, string>;
+  fleet: FleetIdentityOptions;
 }
 
 const data = workerData as DecodeWorkerData;
-const settings = createDecodeSettings(data.hopRules, data.aliases);
+const settings = createDecodeSettings(data.hopRules, data.aliases, data.fleet);
 
 parentPort?.on('message', (task: DecodeTask) => {
   let reply: DecodeReply;

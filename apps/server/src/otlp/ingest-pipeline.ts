@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import type { GovernorConfig } from '@governor/conventions';
+import { type GovernorConfig, maxAcceptedEventNs } from '@governor/conventions';
 import { type ExportResult, OtlpDecodeError } from '@governor/otlp';
 import { QueueFullError, type Store, WriterClosedError } from '@governor/store';
 import { GovernorError } from '../errors.ts';
@@ -8,9 +8,11 @@ import {
   type OtlpFormat,
   type OtlpSignal,
   createDecodeSettings,
+  fleetIdentityOptions,
   decodeOtlpBody,
 } from './decode-otlp-body.ts';
 import { type DecodePool, createDecodePool } from './decode-pool.ts';
+import { rejectFutureRows } from './reject-future-rows.ts';
 
 // decode → validate/normalize → write: the chain shared by OTLP/HTTP and OTLP/gRPC. Decoding runs
 // in a small worker pool (decode-pool.ts) so the main thread keeps the DuckDB appends and HTTP;
@@ -24,6 +26,8 @@ export interface IngestCounters {
   pointsAccepted: number;
   pointsRejected: number;
   requestsRejected: Record<string, number>;
+  /** Spans and points refused by an intake guard (partial success), by reason, e.g. `future`. */
+  rowsRejected: Record<string, number>;
 }
 
 export interface IngestPipeline {
@@ -38,6 +42,8 @@ export interface IngestPipelineOptions {
   decodeWorkers?: number;
   /** Bodies smaller than this are decoded inline. */
   inlineBelowBytes?: number;
+  /** Server clock, ms since the epoch (the event-time guard's reference). */
+  now?: () => number;
 }
 
 function defaultDecodeWorkers(): number {
@@ -51,12 +57,18 @@ export function createIngestPipeline(
   config: GovernorConfig,
   options: IngestPipelineOptions = {},
 ): IngestPipeline {
-  const settings = createDecodeSettings(config.hop_rules, config.attribute_aliases);
+  const fleet = fleetIdentityOptions(config);
+  const settings = createDecodeSettings(config.hop_rules, config.attribute_aliases, fleet);
   const workers = options.decodeWorkers ?? defaultDecodeWorkers();
   const inlineBelowBytes = options.inlineBelowBytes ?? 16 * 1024;
   const pool: DecodePool | null =
     workers > 0
-      ? createDecodePool({ size: workers, hopRules: config.hop_rules, aliases: config.attribute_aliases })
+      ? createDecodePool({
+          size: workers,
+          hopRules: config.hop_rules,
+          aliases: config.attribute_aliases,
+          fleet,
+        })
       : null;
   const counters: IngestCounters = {
     spansAccepted: 0,
@@ -64,7 +76,9 @@ export function createIngestPipeline(
     pointsAccepted: 0,
     pointsRejected: 0,
     requestsRejected: {},
+    rowsRejected: {},
   };
+  const now = options.now ?? Date.now;
   const countRejection = (reason: string) => {
     counters.requestsRejected[reason] = (counters.requestsRejected[reason] ?? 0) + 1;
   };
@@ -98,8 +112,17 @@ export function createIngestPipeline(
     },
     async ingest(signal, body, format) {
       const decoded = await decode(signal, body, format);
+      const guard = rejectFutureRows(
+        decoded.spans,
+        decoded.metrics,
+        maxAcceptedEventNs(config.ingest, BigInt(now()) * 1_000_000n),
+      );
+      if (guard.rejected > 0)
+        counters.rowsRejected.future = (counters.rowsRejected.future ?? 0) + guard.rejected;
+      const rejected = decoded.rejected + guard.rejected;
+      const problems = guard.problem ? [...decoded.problems, guard.problem] : decoded.problems;
       try {
-        await store.writer.write(decoded.spans, decoded.metrics);
+        await store.writer.write(guard.spans, guard.metrics);
       } catch (error) {
         if (error instanceof QueueFullError) {
           countRejection('queue_full');
@@ -120,18 +143,17 @@ export function createIngestPipeline(
         );
       }
       if (signal === 'traces') {
-        counters.spansAccepted += decoded.spans.length;
-        counters.spansRejected += decoded.rejected;
+        counters.spansAccepted += guard.spans.length;
+        counters.spansRejected += rejected;
       } else {
-        counters.pointsAccepted += decoded.metrics.length;
-        counters.pointsRejected += decoded.rejected;
+        counters.pointsAccepted += guard.metrics.length;
+        counters.pointsRejected += rejected;
       }
       const what = signal === 'traces' ? 'spans' : 'data points';
       return {
         signal,
-        rejected: decoded.rejected,
-        errorMessage:
-          decoded.rejected > 0 ? `${decoded.rejected} ${what} rejected: ${decoded.problems.join('; ')}` : '',
+        rejected,
+        errorMessage: rejected > 0 ? `${rejected} ${what} rejected: ${problems.join('; ')}` : '',
       };
     },
   };
