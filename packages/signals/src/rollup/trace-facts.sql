@@ -3,8 +3,14 @@
 -- the task_* columns (see task-columns.sql).
 --
 -- Request = trace. Its root is the span without a parent (else, while the root has not arrived,
--- the earliest span). Dimensions come from the root, else from a runtime-side span, else from any
--- span of the trace. TTFT = earliest first token over the trace − root start. Hop times are each
+-- the earliest span). Pool, replica, GPU type and region are those of the runtime that served the
+-- request (the runtime-side span that ended last: the final attempt, the decode side under
+-- prefill/decode disaggregation), never the root's, which is a gateway's; other dimensions come from
+-- the root, else a runtime-side span, else any span. The outcome is the root's unless the root says
+-- success and the final attempt (runtime span or client call) failed, as a stream that broke after
+-- its 200 did. TTFT is the first token as the client saw it: a span that reports the client's time to
+-- first chunk, else the final runtime's first token, else the earliest first token in the trace;
+-- minus the root's start. Hop times are each
 -- span's self time (its interval minus the union of its children's intervals), every interval
 -- clipped to the root's interval and to its parent's, so clock skew between hops (a child starting
 -- before its parent) never yields negative time and the hop times of a well-nested trace add up to
@@ -30,22 +36,29 @@ trace_dims AS (
     any_value(greatest(end_ns, start_ns)) FILTER (WHERE rn = 1) AS r_end,
     min(start_ns) AS first_span_ns,
     max(end_ns) AS last_span_ns,
-    min(first_token_ns) AS first_token_ns,
-    arg_max(server_ttft_ms, start_ns) FILTER (WHERE server_ttft_ms IS NOT NULL) AS server_ttft_ms,
-    coalesce(any_value(pool) FILTER (WHERE rn = 1), any_value(pool) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode', 'scheduler')), any_value(pool)) AS pool,
+    coalesce(
+      arg_max(first_token_ns, end_ns) FILTER (WHERE ttft_ms IS NOT NULL AND first_token_ns IS NOT NULL),
+      arg_max(first_token_ns, end_ns) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode') AND first_token_ns IS NOT NULL),
+      min(first_token_ns)
+    ) AS first_token_ns,
+    arg_max(server_ttft_ms, end_ns) FILTER (WHERE server_ttft_ms IS NOT NULL) AS server_ttft_ms,
+    coalesce(arg_max(pool, end_ns) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode', 'scheduler') AND pool IS NOT NULL), any_value(pool) FILTER (WHERE rn = 1), any_value(pool)) AS pool,
     coalesce(any_value(model) FILTER (WHERE rn = 1), any_value(model) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode', 'scheduler')), any_value(model)) AS model,
-    coalesce(any_value(region) FILTER (WHERE rn = 1), any_value(region) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode', 'scheduler')), any_value(region)) AS region,
-    coalesce(any_value(gpu_type) FILTER (WHERE rn = 1), any_value(gpu_type) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode', 'scheduler')), any_value(gpu_type)) AS gpu_type,
+    coalesce(arg_max(region, end_ns) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode', 'scheduler') AND region IS NOT NULL), any_value(region) FILTER (WHERE rn = 1), any_value(region)) AS region,
+    coalesce(arg_max(gpu_type, end_ns) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode', 'scheduler') AND gpu_type IS NOT NULL), any_value(gpu_type) FILTER (WHERE rn = 1), any_value(gpu_type)) AS gpu_type,
     coalesce(any_value(tenant) FILTER (WHERE rn = 1), any_value(tenant)) AS tenant,
     coalesce(any_value(priority) FILTER (WHERE rn = 1), any_value(priority)) AS priority,
     coalesce(any_value(workflow_type) FILTER (WHERE rn = 1), any_value(workflow_type)) AS workflow_type,
-    coalesce(any_value(replica) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode', 'scheduler')), any_value(replica)) AS replica,
+    coalesce(arg_max(replica, end_ns) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode', 'scheduler') AND replica IS NOT NULL), any_value(replica)) AS replica,
     coalesce(any_value(workflow_id) FILTER (WHERE rn = 1), any_value(workflow_id)) AS workflow_id,
     coalesce(any_value(conversation_id) FILTER (WHERE rn = 1), any_value(conversation_id)) AS conversation_id,
     coalesce(any_value(workflow_step) FILTER (WHERE rn = 1), any_value(workflow_step)) AS workflow_step,
     coalesce(any_value(workflow_steps) FILTER (WHERE rn = 1), max(workflow_steps)) AS workflow_steps,
     coalesce(any_value(attempt) FILTER (WHERE rn = 1), max(attempt), 1) AS attempt,
-    any_value(outcome) FILTER (WHERE rn = 1) AS outcome,
+    CASE
+      WHEN any_value(outcome) FILTER (WHERE rn = 1) <> 'success' THEN any_value(outcome) FILTER (WHERE rn = 1)
+      ELSE coalesce(arg_max(outcome, end_ns) FILTER (WHERE rn <> 1 AND (hop IN ('runtime', 'prefill', 'decode') OR kind = 3)), 'success')
+    END AS outcome,
     coalesce(any_value(error_type) FILTER (WHERE rn = 1), any_value(error_type)) AS error_type,
     bool_or(outcome = 'preempted') AS preempted,
     coalesce(any_value(input_tokens) FILTER (WHERE rn = 1), max(input_tokens)) AS input_tokens,
