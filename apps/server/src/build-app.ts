@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import { serializerCompiler } from 'fastify-type-provider-zod';
 import { type GovernorConfig, parseByteSize } from '@governor/conventions';
 import type { Store } from '@governor/store';
 import type { ControlEngine } from '@governor/control';
@@ -10,6 +11,8 @@ import { createControlMetricsProvider } from './api/control-metrics.ts';
 import { controlPlugin } from './api/control-plugin.ts';
 import { dashboardsPlugin } from './api/dashboards-plugin.ts';
 import { healthPlugin } from './api/health-plugin.ts';
+import { registerApiReference } from './api/register-api-reference.ts';
+import { zodValidatorCompiler } from './api/zod-validation.ts';
 import {
   createIngestMetricsProvider,
   createSignalsMetricsProvider,
@@ -88,6 +91,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       },
     });
   });
+
+  // Routes validate and serialize through their zod schemas, which also generate /api/openapi.json.
+  app.setValidatorCompiler(zodValidatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  await registerApiReference(app);
 
   await app.register(otlpHttpPlugin, { pipeline, maxBodyBytes: config.server.max_body_bytes });
   await app.register(healthPlugin, {

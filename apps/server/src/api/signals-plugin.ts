@@ -1,64 +1,114 @@
 import type { GovernorConfig } from '@governor/conventions';
-import { GROUP_DIMENSIONS, isSignalPath } from '@governor/conventions';
+import { isSignalPath } from '@governor/conventions';
 import { MAX_SERIES_POINTS, type Signals } from '@governor/signals';
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import { GovernorError } from '../errors.ts';
 import {
-  parseDimensionFilter,
-  parseGroupBy,
-  parseOptionalTime,
-  parseWindowMs,
-  readQuery,
-} from './signals-query.ts';
+  DimensionFilter,
+  ERROR_RESPONSES,
+  GroupBy,
+  dimensionFilter,
+  optionalEventTime,
+} from './http-schemas.ts';
+import { parseWindowMs } from './signals-query.ts';
+import { SignalSeries, SignalsSnapshot } from './signals-schemas.ts';
+import { govParse } from './zod-validation.ts';
 
 export interface SignalsPluginOptions {
   signals: Signals;
   config: GovernorConfig;
 }
 
-const SNAPSHOT_PARAMS = ['window', 'by', 'at', ...GROUP_DIMENSIONS];
-const SERIES_PARAMS = ['signal', 'by', 'from', 'to', 'step', ...GROUP_DIMENSIONS];
 const DEFAULT_SERIES_RANGE_NS = 3_600_000_000_000n;
 
-/** GET /api/signals and GET /api/signals/series (DESIGN.md §5). */
+/** GET /api/signals and GET /api/signals/series (docs/api.md). */
 export async function signalsPlugin(app: FastifyInstance, options: SignalsPluginOptions): Promise<void> {
   const { signals, config } = options;
+  const api = app.withTypeProvider<ZodTypeProvider>();
+  const defaultWindow = config.signals.default_window;
 
-  app.get('/api/signals', async (request) => {
-    const query = readQuery(request.query, SNAPSHOT_PARAMS);
-    const windowMs = parseWindowMs(query.window, 'window', config.signals.default_window);
-    const by = parseGroupBy(query.by);
-    const atNs = parseOptionalTime(query.at, 'at');
-    return signals.snapshot({
-      windowMs,
-      by,
-      filter: parseDimensionFilter(query),
-      ...(atNs === undefined ? {} : { atNs }),
-    });
-  });
+  api.get(
+    '/api/signals',
+    {
+      schema: {
+        summary: 'The four signals over one window, grouped',
+        description:
+          'TTFT, end-to-end latency, utilization ratio and success per dollar (with their supporting figures) over the window ending at `at`, one group per value of the `by` dimensions. A field without data is null, never 0.',
+        tags: ['signals'],
+        querystring: z.strictObject({
+          window: z
+            .string()
+            .optional()
+            .describe(`Window length ending at \`at\`, e.g. 5m (at most 7d). Default ${defaultWindow}.`)
+            .transform(govParse((t: string | undefined) => parseWindowMs(t, 'window', defaultWindow))),
+          by: GroupBy,
+          at: optionalEventTime('at', 'Event time the window ends at. Default: the watermark.'),
+          ...DimensionFilter,
+        }),
+        response: { 200: SignalsSnapshot, ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => {
+      const { window: windowMs, by, at: atNs, ...filter } = request.query;
+      return signals.snapshot({
+        windowMs,
+        by,
+        filter: dimensionFilter(filter),
+        ...(atNs === undefined ? {} : { atNs }),
+      });
+    },
+  );
 
-  app.get('/api/signals/series', async (request) => {
-    const query = readQuery(request.query, SERIES_PARAMS);
-    const signal = query.signal ?? '';
-    if (!isSignalPath(signal)) {
-      throw new GovernorError(
-        'GOV_ERR_SIGNALS_UNKNOWN_SIGNAL',
-        `signal: "${signal}" is not a signal; use a dotted path into a signal group such as ttftMs.p95, errorRate, successPerDollar or hops.queue.p95`,
-      );
-    }
-    const by = parseGroupBy(query.by);
-    const stepMs = parseWindowMs(query.step, 'step', '1m');
-    const toNs =
-      parseOptionalTime(query.to, 'to') ?? (await signals.watermarkNs()) ?? BigInt(Date.now()) * 1_000_000n;
-    const fromNs = parseOptionalTime(query.from, 'from') ?? toNs - DEFAULT_SERIES_RANGE_NS;
-    if (fromNs >= toNs) throw new GovernorError('GOV_ERR_SIGNALS_BAD_TIME', '`from` must be before `to`');
-    const points = (toNs - fromNs + BigInt(stepMs) * 1_000_000n - 1n) / (BigInt(stepMs) * 1_000_000n);
-    if (points > BigInt(MAX_SERIES_POINTS)) {
-      throw new GovernorError(
-        'GOV_ERR_SIGNALS_TOO_MANY_POINTS',
-        `from…to holds ${points} steps of ${query.step ?? '1m'}; at most ${MAX_SERIES_POINTS} are allowed — use a larger step or a shorter range`,
-      );
-    }
-    return signals.series({ signal, by, fromNs, toNs, stepMs, filter: parseDimensionFilter(query) });
-  });
+  api.get(
+    '/api/signals/series',
+    {
+      schema: {
+        summary: 'One signal as a time series, for charts',
+        description: `One value per step from \`from\` to \`to\` (at most ${MAX_SERIES_POINTS} steps), one series per group.`,
+        tags: ['signals'],
+        querystring: z.strictObject({
+          signal: z
+            .string()
+            .optional()
+            .describe(
+              'Dotted path into a signal group: ttftMs.p95, errorRate, successPerDollar, hops.queue.p95, …',
+            )
+            .transform(
+              govParse((signal: string | undefined) => {
+                if (signal === undefined || !isSignalPath(signal)) {
+                  throw new GovernorError(
+                    'GOV_ERR_SIGNALS_UNKNOWN_SIGNAL',
+                    `signal: "${signal ?? ''}" is not a signal; use a dotted path into a signal group such as ttftMs.p95, errorRate, successPerDollar or hops.queue.p95`,
+                  );
+                }
+                return signal;
+              }),
+            ),
+          by: GroupBy,
+          from: optionalEventTime('from', 'Start of the range. Default: one hour before `to`.'),
+          to: optionalEventTime('to', 'End of the range. Default: the watermark.'),
+          step: z.string().optional().describe('Step, e.g. 1m (at most 7d). Default 1m.'),
+          ...DimensionFilter,
+        }),
+        response: { 200: SignalSeries, ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => {
+      const { signal, by, from, to, step, ...filter } = request.query;
+      const stepMs = parseWindowMs(step, 'step', '1m');
+      const toNs = to ?? (await signals.watermarkNs()) ?? BigInt(Date.now()) * 1_000_000n;
+      const fromNs = from ?? toNs - DEFAULT_SERIES_RANGE_NS;
+      if (fromNs >= toNs) throw new GovernorError('GOV_ERR_SIGNALS_BAD_TIME', '`from` must be before `to`');
+      const points = (toNs - fromNs + BigInt(stepMs) * 1_000_000n - 1n) / (BigInt(stepMs) * 1_000_000n);
+      if (points > BigInt(MAX_SERIES_POINTS)) {
+        throw new GovernorError(
+          'GOV_ERR_SIGNALS_TOO_MANY_POINTS',
+          `from…to holds ${points} steps of ${step ?? '1m'}; at most ${MAX_SERIES_POINTS} are allowed — use a larger step or a shorter range`,
+        );
+      }
+      return signals.series({ signal, by, fromNs, toNs, stepMs, filter: dimensionFilter(filter) });
+    },
+  );
 }
