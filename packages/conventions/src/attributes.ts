@@ -25,6 +25,11 @@ export const Attr = {
   vllmLatencyForward: 'gen_ai.latency.time_in_model_forward',
   vllmLatencyExecute: 'gen_ai.latency.time_in_model_execute',
   vllmRequestId: 'gen_ai.request.id',
+  // llm-d and the Gateway API Inference Extension
+  /** llm-d P/D sidecar (`llm_d.pd_proxy.request`): decode start − request start, ms: the user's TTFT. */
+  llmdTrueTtftMs: 'llm_d.pd_proxy.true_ttft_ms',
+  /** GIE/llm-d EPP (`gateway.request_orchestration`): the model the request was routed for. */
+  gieTargetModel: 'target_model',
   // HTTP, errors, resource
   httpResendCount: 'http.request.resend_count',
   httpResponseStatusCode: 'http.response.status_code',

@@ -38,8 +38,8 @@ export const DEFAULT_HOP_RULES: readonly HopRule[] = [
   { hop: 'router', spanName: '^llm_d\\.pd_proxy\\.request$' },
   // vLLM
   { hop: 'runtime', spanName: '^llm_request$' },
-  // SGLang: root "Req <rid>" spans, stage children
-  { hop: 'runtime', spanName: '^Req\\b' },
+  // SGLang: the request span "{role} Req {rid[:8]}" (role empty, prefill or decode), stage children
+  { hop: 'runtime', spanName: '^(?:\\w+)?\\s*Req\\b' },
   { hop: 'scheduler', spanName: '(?:^|[._ ])(?:schedul|queue)' },
   { hop: 'prefill', spanName: '(?:^|[._ ])prefill' },
   { hop: 'decode', spanName: '(?:^|[._ ])decode' },

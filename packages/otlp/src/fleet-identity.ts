@@ -48,6 +48,22 @@ const GPU_PRODUCT_KEYS = [
   'label_nvidia_com_gpu_product',
 ] as const;
 
+/**
+ * The workload a pod belongs to: k8sattributes' `k8s.deployment.name` (or a StatefulSet's name),
+ * else the prometheus receiver's `k8s.replicaset.name` less the pod-template hash Kubernetes appends
+ * to a Deployment's ReplicaSets (`vllm-llama8b-7d9f6c5b4` → `vllm-llama8b`).
+ */
+function deploymentName(resource: Attributes): string | null {
+  for (const key of DEPLOYMENT_KEYS) {
+    const name = toStringOrNull(resource[key]);
+    if (name !== null) return name;
+  }
+  const replicaSet = toStringOrNull(resource['k8s.replicaset.name']);
+  if (replicaSet === null) return null;
+  const cut = replicaSet.lastIndexOf('-');
+  return cut > 0 ? replicaSet.slice(0, cut) : replicaSet;
+}
+
 function read(attrs: Attributes, resource: Attributes, key: string): string | null {
   return toStringOrNull(attrs[key] ?? resource[key]);
 }
@@ -65,10 +81,8 @@ export function createFleetIdentity(options: FleetIdentityOptions): FleetIdentit
         if (m.entries.every(([key, value]) => read(attrs, resource, key) === value)) return m.name;
       }
       if (byName.size === 0) return null;
-      for (const key of DEPLOYMENT_KEYS) {
-        const name = toStringOrNull(resource[key]);
-        if (name !== null) return byName.get(name) ?? null;
-      }
+      const deployment = deploymentName(resource);
+      if (deployment !== null) return byName.get(deployment) ?? null;
       const service = toStringOrNull(resource['service.name']);
       return service === null ? null : (byName.get(service) ?? null);
     },

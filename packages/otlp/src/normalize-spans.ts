@@ -89,7 +89,10 @@ function normalizeSpan(
         : JSON.stringify(finishReasons);
   // vLLM leaves a latency it never measured at 0.0 (a request that failed before its first token):
   // absent, not an instant first token.
-  const ttftMs = positiveSecondsToMs(attrs[Attr.genAiResponseTimeToFirstChunk]);
+  // The client's TTFT: GenAI semconv's time to first chunk (s), or llm-d's P/D sidecar's
+  // `true_ttft_ms` (decode start − request start), not either vLLM's own TTFT under disaggregation.
+  const ttftMs =
+    positiveSecondsToMs(attrs[Attr.genAiResponseTimeToFirstChunk]) ?? positiveMs(attrs[Attr.llmdTrueTtftMs]);
   const serverTtftMs = positiveSecondsToMs(attrs[Attr.vllmLatencyTtft]);
   const queueMs = secondsToMs(attrs[Attr.vllmLatencyQueue]);
   const e2eMs = positiveSecondsToMs(attrs[Attr.vllmLatencyE2e]);
@@ -116,7 +119,9 @@ function normalizeSpan(
     statusMessage: span.statusMessage === '' ? null : span.statusMessage,
     isRoot: span.parentSpanId === '' || span.parentSpanId === ZERO_SPAN,
     model: toStringOrNull(
-      lookup(attrs, resource, Attr.genAiRequestModel) ?? lookup(attrs, resource, Attr.genAiResponseModel),
+      lookup(attrs, resource, Attr.genAiRequestModel) ??
+        lookup(attrs, resource, Attr.genAiResponseModel) ??
+        attrs[Attr.gieTargetModel],
     ),
     pool,
     region: toStringOrNull(lookup(attrs, resource, Attr.region) ?? resource['cloud.region']),
@@ -134,7 +139,8 @@ function normalizeSpan(
     attempt:
       toIntOrNull(lookup(attrs, resource, Attr.attempt)) ?? (resendCount === null ? null : resendCount + 1),
     outcome: deriveOutcome(
-      lookup(attrs, resource, Attr.outcome),
+      lookup(attrs, resource, Attr.outcome) ??
+        (hop === 'runtime' && isUnfinishedVllmRequest(attrs) ? 'error' : undefined),
       span.statusCode,
       toIntOrNull(attrs[Attr.httpResponseStatusCode]),
       toIntOrNull(attrs[Attr.rpcGrpcStatusCode]),
@@ -245,6 +251,25 @@ function modelPhases(
     prefillMs: queueMs === null ? null : Math.max(0, serverTtftMs - queueMs),
     decodeMs: e2eMs === null ? null : Math.max(0, e2eMs - serverTtftMs),
   };
+}
+
+function positiveMs(value: AttributeValue | undefined): number | null {
+  const ms = toNumberOrNull(value);
+  return ms === null || ms <= 0 ? null : ms;
+}
+
+/**
+ * vLLM V1 sets no status, error or finish reason on `llm_request`; a request the engine finished
+ * with `error` or `abort` before any token still gets its span, with `time_to_first_token` left at
+ * 0.0 and no completion tokens. Nothing that completed looks like that (every request asks for at
+ * least one token).
+ */
+function isUnfinishedVllmRequest(attrs: Attributes): boolean {
+  const ttft = toNumberOrNull(attrs[Attr.vllmLatencyTtft]);
+  const completion = toNumberOrNull(
+    attrs[Attr.vllmUsageCompletionTokens] ?? attrs[Attr.genAiUsageOutputTokens],
+  );
+  return ttft === 0 && (completion === null || completion === 0);
 }
 
 /** Before k8s attributes were understood: the SDK's instance id, else the host. */

@@ -1,5 +1,6 @@
--- Per (bucket, pool): the pool's replica-time from the replicas gauge, its KV-cache usage and queue
--- depth from vLLM's gauges, and — from the requests that ended in the bucket — the distinct replicas
+-- Per (bucket, pool): the pool's replica-time (replica-gauge.sql), its KV-cache usage and queue
+-- depth from the runtimes' gauges (vLLM ≥ 0.11 `kv_cache_usage_perc`, older `gpu_cache_usage_perc`,
+-- SGLang `token_usage`; vLLM `num_requests_waiting`, SGLang `num_queue_reqs`), and — from the requests that ended in the bucket — the distinct replicas
 -- they named (replicas when the pool has no gauge) and the model, region and GPU type they carried
 -- (for a pool the config does not describe). What the pool served comes from
 -- request-aggregates.sql; cost, utilization and allocation are computed from both in pool-costs.ts
@@ -28,7 +29,8 @@ pool_requests AS (
 kv_gauge AS (
   SELECT (time_ns - $from_ns::BIGINT - 1) // $step_ns::BIGINT AS bucket, pool, avg(value) AS kv_usage
   FROM metric_points
-  WHERE name = 'vllm:kv_cache_usage_perc' AND pool IS NOT NULL AND value IS NOT NULL
+  WHERE name IN ('vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc', 'sglang:token_usage')
+    AND pool IS NOT NULL AND isfinite(value)
     AND time_ns > $from_ns::BIGINT AND time_ns <= $to_ns::BIGINT
   GROUP BY ALL
 ),
@@ -39,7 +41,7 @@ queue_series AS (
     coalesce(replica, '') || '|' || coalesce(service, '') || '|' || coalesce(attributes::VARCHAR, '') AS series,
     avg(value) AS waiting
   FROM metric_points
-  WHERE name = 'vllm:num_requests_waiting' AND pool IS NOT NULL AND value IS NOT NULL
+  WHERE name IN ('vllm:num_requests_waiting', 'sglang:num_queue_reqs') AND pool IS NOT NULL AND isfinite(value)
     AND time_ns > $from_ns::BIGINT AND time_ns <= $to_ns::BIGINT
   GROUP BY ALL
 ),
