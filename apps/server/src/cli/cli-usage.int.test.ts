@@ -29,3 +29,28 @@ describe('a flag that expects a number', () => {
     );
   });
 });
+
+describe('an option the command does not know', () => {
+  it('is refused with one line naming it and its --help, exit code 2, before anything starts', async () => {
+    const failed = await run(
+      process.execPath,
+      ['--import', 'tsx', CLI_PATH, 'start', '--http-prot', '9000'],
+      {
+        cwd: REPO_ROOT,
+        timeout: 30_000,
+      },
+    ).catch((error: { code: number; stderr: string }) => error);
+    expect('code' in failed && failed.code).toBe(2);
+    expect((failed as { stderr: string }).stderr).toBe(
+      'governor: unknown option --http-prot for "governor start" (see governor start --help)\n',
+    );
+  });
+
+  it('leaves --help working on each command', async () => {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', CLI_PATH, 'config', '--help'], {
+      cwd: REPO_ROOT,
+      timeout: 30_000,
+    });
+    expect(stdout).toMatch(/^usage:\n {2}governor config check FILE/);
+  });
+});

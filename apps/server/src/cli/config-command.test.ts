@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../auth/token-registry.ts';
 import { ConfigError, ENV_OVERRIDES, loadConfig } from '../load-config.ts';
 import { runConfigCommand } from './config-command.ts';
+import { COMMAND_OPTIONS } from './command-options.ts';
 import { parseArgs } from './parse-args.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'governor-config-'));
@@ -20,7 +21,7 @@ async function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
   let out = '';
   let err = '';
   const code = await runConfigCommand(
-    parseArgs(argv),
+    parseArgs(argv, COMMAND_OPTIONS.config),
     (t) => {
       out += t;
     },

@@ -5,6 +5,7 @@ import { createStore } from '@governor/store';
 import { afterEach, expect, test, vi } from 'vitest';
 import { startTestGovernor } from '../api/fixtures/control-test-governor.ts';
 import { T0_MS, iso, sendTraffic } from '../api/fixtures/fleet-telemetry.ts';
+import { COMMAND_OPTIONS } from './command-options.ts';
 import { parseArgs } from './parse-args.ts';
 import { runReplayCommand } from './replay-command.ts';
 
@@ -60,7 +61,7 @@ test('governor replay runs the loop over stored history without writing to it', 
     configFile,
     '--json',
   ];
-  expect(await runReplayCommand(parseArgs(args, ['json']))).toBe(0);
+  expect(await runReplayCommand(parseArgs(args, COMMAND_OPTIONS.replay))).toBe(0);
   vi.restoreAllMocks();
   const report = JSON.parse(stdout) as BacktestReport;
   expect(report.ticks).toBe(10);

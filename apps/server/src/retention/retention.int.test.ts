@@ -5,6 +5,7 @@ import { GovernorConfig } from '@governor/conventions';
 import { encodeTraceRequestProtobuf } from '@governor/otlp';
 import { syntheticTraceRequest } from '@governor/otlp/fixtures';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COMMAND_OPTIONS } from '../cli/command-options.ts';
 import { parseArgs } from '../cli/parse-args.ts';
 import { runRetentionCommand } from '../cli/retention-command.ts';
 import { type RunningGovernor, startGovernor } from '../start-governor.ts';
@@ -98,7 +99,9 @@ describe('retention through the API and the CLI', () => {
     const previous = process.env.GOVERNOR_TOKEN;
     process.env.GOVERNOR_TOKEN = ADMIN;
     try {
-      const code = await runRetentionCommand(parseArgs(['run', '--url', governor.httpUrl]));
+      const code = await runRetentionCommand(
+        parseArgs(['run', '--url', governor.httpUrl], COMMAND_OPTIONS.retention),
+      );
       expect(code).toBe(0);
     } finally {
       if (previous === undefined) delete process.env.GOVERNOR_TOKEN;

@@ -1,0 +1,29 @@
+import type { CommandOptions } from './parse-args.ts';
+
+/** Every option each command accepts; anything else is a usage error naming the flag. */
+export const COMMAND_OPTIONS = {
+  start: {
+    strings: ['config', 'data-dir', 'host', 'http-port', 'grpc-port'],
+    switches: ['demo', 'insecure'],
+  },
+  query: { strings: ['url', 'limit', 'format', 'config'] },
+  config: { strings: ['name', 'scopes'] },
+  replay: { strings: ['from', 'to', 'config', 'data-dir'], switches: ['json'] },
+  retention: { strings: ['config', 'url', 'data-dir'], switches: ['offline'] },
+  control: { strings: ['to', 'config', 'data-dir'] },
+} satisfies Record<string, CommandOptions>;
+
+export const BENCH_OPTIONS = {
+  ingest: {
+    strings: ['url', 'spans', 'clients', 'batch', 'checkpoint-interval-s', 'decode-workers', 'raw-spans'],
+    switches: ['in-process', 'json', 'ingest-only'],
+  },
+  signals: { strings: ['spans', 'hours', 'runs', 'raw-runs', 'data-dir'] },
+  soak: {
+    strings: ['minutes', 'fraction', 'measure-s', 'interval-s', 'batch', 'retention-ttl-hours', 'json'],
+  },
+  control: {
+    strings: ['json', 'duration', 'seed', 'scenario', 'workload', 'data-dir'],
+    switches: ['quick', 'explain'],
+  },
+} satisfies Record<string, CommandOptions>;
