@@ -1,32 +1,45 @@
 -- Engine work per pool over (from_ns, at_ns], from each serving replica's runtime counters (vLLM:
 -- prompt tokens prefilled, tokens generated, engine steps = the count of
--- vllm:iteration_tokens_total) and the GPU's busy share between samples (DCGM_FI_DEV_GPU_UTIL).
--- Unlike a request's span, which reports when the request ends — tens of seconds later for long
--- prompts and outputs — these show what the engine did in the window itself.
--- Each sample's increment: a delta-temporality point is one already; a cumulative one is its rise
--- since the replica's previous sample — nothing when the counter went down or restarted (a new start
--- time: the process restarted). The busy time of a sample is its busy share × the time since the
--- previous one. Only samples where a replica reports all four over the same interval count, so work
--- and time match: a point missing from one series (a failed scrape) would stretch its increment over
--- two intervals while the others cover one. A value that is not a finite number (NaN is valid in
--- OTLP and Prometheus) is no sample.
-WITH points AS (
-  -- One point per series and time: a point sent twice counts once.
-  SELECT
-    pool,
-    replica,
-    name,
-    time_ns,
-    max(start_ns) AS start_ns,
-    max(temporality) AS temporality,
-    max(CASE WHEN name = 'vllm:iteration_tokens_total' THEN count ELSE value END) AS v
+-- vllm:iteration_tokens_total) and the GPU's busy share (DCGM_FI_DEV_GPU_UTIL). Unlike a request's
+-- span, which reports when the request ends — tens of seconds later for long prompts and outputs —
+-- these show what the engine did in the window itself.
+--
+-- Real scrapes: the runtime and the DCGM exporter are different targets, scraped at different
+-- instants, and DCGM's points name the GPU's pod (`pod` label) but carry no pool: a DCGM series
+-- takes the pool of the pod it names, learned from the pod's own scrape target. Each series gives a
+-- rate over the samples it has in the window — a sample's increment over the time since the
+-- series' previous sample: a delta point is one already; a cumulative one is its rise since the
+-- previous sample, nothing when the counter went down or restarted (a new start time); the busy time
+-- of a GPU sample is its busy share × the time since the previous one. A replica counts when all four
+-- series have a rate, and its work is each rate over the time its prompt-token counter covered, so
+-- work and busy time describe the same stretch even though no two series share a sample instant.
+-- A value that is not a finite number (NaN: a Prometheus staleness marker) is no sample.
+WITH replica_pools AS (
+  SELECT replica, any_value(pool) AS pool
   FROM metric_points
-  WHERE name IN ('DCGM_FI_DEV_GPU_UTIL', 'vllm:prompt_tokens_total', 'vllm:generation_tokens_total',
-                 'vllm:iteration_tokens_total')
+  WHERE pool IS NOT NULL AND replica IS NOT NULL
+    AND name IN ('up', 'vllm:num_requests_running', 'vllm:prompt_tokens_total', 'governor.pool.replicas')
     AND time_ns > $lookback_ns AND time_ns <= $at_ns
-    AND pool IS NOT NULL AND replica IS NOT NULL
-    AND (value IS NULL OR isfinite(value))
-  GROUP BY pool, replica, name, time_ns
+  GROUP BY replica
+),
+points AS (
+  -- One point per series and time: a point sent twice, or a pod's several GPUs, count once.
+  SELECT
+    coalesce(m.pool, rp.pool) AS pool,
+    m.replica,
+    m.name,
+    m.time_ns,
+    max(m.start_ns) AS start_ns,
+    max(m.temporality) AS temporality,
+    max(CASE WHEN m.name = 'vllm:iteration_tokens_total' THEN m.count ELSE m.value END) AS v
+  FROM metric_points m
+  LEFT JOIN replica_pools rp ON m.pool IS NULL AND rp.replica = m.replica
+  WHERE m.name IN ('DCGM_FI_DEV_GPU_UTIL', 'vllm:prompt_tokens_total', 'vllm:generation_tokens_total',
+                   'vllm:iteration_tokens_total')
+    AND m.time_ns > $lookback_ns AND m.time_ns <= $at_ns
+    AND m.replica IS NOT NULL
+    AND (m.value IS NULL OR isfinite(m.value))
+  GROUP BY ALL
 ),
 increments AS (
   SELECT
@@ -47,30 +60,34 @@ increments AS (
       ELSE lag(time_ns) OVER w
     END AS since_ns
   FROM points
+  WHERE pool IS NOT NULL
   WINDOW w AS (PARTITION BY pool, replica, name ORDER BY time_ns)
 ),
-samples AS (
+rates AS (
+  SELECT pool, replica, name, sum(inc) / sum(time_ns - since_ns) AS per_ns, sum(time_ns - since_ns) AS covered_ns
+  FROM increments
+  WHERE time_ns > $from_ns AND inc IS NOT NULL AND since_ns IS NOT NULL AND time_ns > since_ns
+  GROUP BY pool, replica, name
+),
+replicas AS (
   SELECT
     pool,
     replica,
-    time_ns,
-    any_value(inc) FILTER (WHERE name = 'DCGM_FI_DEV_GPU_UTIL') AS busy_ms,
-    any_value(inc) FILTER (WHERE name = 'vllm:prompt_tokens_total') AS prompt_tokens,
-    any_value(inc) FILTER (WHERE name = 'vllm:generation_tokens_total') AS generation_tokens,
-    any_value(inc) FILTER (WHERE name = 'vllm:iteration_tokens_total') AS steps,
-    count(since_ns) AS intervals,
-    min(since_ns) = max(since_ns) AS same_interval
-  FROM increments
-  WHERE time_ns > $from_ns
-  GROUP BY pool, replica, time_ns
+    any_value(covered_ns) FILTER (WHERE name = 'vllm:prompt_tokens_total') AS span_ns,
+    any_value(per_ns) FILTER (WHERE name = 'DCGM_FI_DEV_GPU_UTIL') AS busy_ms_per_ns,
+    any_value(per_ns) FILTER (WHERE name = 'vllm:prompt_tokens_total') AS prompt_per_ns,
+    any_value(per_ns) FILTER (WHERE name = 'vllm:generation_tokens_total') AS generation_per_ns,
+    any_value(per_ns) FILTER (WHERE name = 'vllm:iteration_tokens_total') AS steps_per_ns
+  FROM rates
+  GROUP BY pool, replica
 )
 SELECT
   pool,
-  sum(prompt_tokens) AS prompt_tokens,
-  sum(generation_tokens) AS generation_tokens,
-  sum(steps) AS steps,
-  sum(busy_ms) AS busy_ms
-FROM samples
-WHERE busy_ms IS NOT NULL AND prompt_tokens IS NOT NULL AND generation_tokens IS NOT NULL
-  AND steps IS NOT NULL AND intervals = 4 AND same_interval
+  sum(prompt_per_ns * span_ns) AS prompt_tokens,
+  sum(generation_per_ns * span_ns) AS generation_tokens,
+  sum(steps_per_ns * span_ns) AS steps,
+  sum(busy_ms_per_ns * span_ns) AS busy_ms
+FROM replicas
+WHERE busy_ms_per_ns IS NOT NULL AND prompt_per_ns IS NOT NULL AND generation_per_ns IS NOT NULL
+  AND steps_per_ns IS NOT NULL
 GROUP BY pool

@@ -1,4 +1,4 @@
-import { createEngineWorkReader } from '@governor/control';
+import { createEngineWorkReader, createReadyReplicasReader } from '@governor/control';
 import { decodeMetricsRequestJson, encodeMetricsRequestProtobuf } from '@governor/otlp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type TestGovernor, startTestGovernor } from './fixtures/control-test-governor.ts';
@@ -164,8 +164,9 @@ describe('engine work from runtime counters', () => {
         1,
       ),
     );
-    // A failed scrape: no GPU utilization at the 4th sample. That sample has no busy time, and the 5th's
-    // utilization spans two intervals while its counters rise over one: neither counts.
+    // A failed scrape: no GPU utilization at the 4th sample. The GPU's busy share comes from the samples
+    // it has (the 5th's spans two intervals), and the replica's work over its counters' three intervals
+    // is weighed against that share over the same three: nothing is lost, nothing counted twice.
     await send(
       metricsBody(
         series('gappy', (i) => 1000 + 100 * i),
@@ -173,8 +174,9 @@ describe('engine work from runtime counters', () => {
       ),
       (name, i) => name === 'DCGM_FI_DEV_GPU_UTIL' && i === 3,
     );
-    // NaN is a valid OTLP double (sent here over protobuf): a sample carrying one is not counted,
-    // whether in the GPU's utilization or in a counter.
+    // NaN is a valid OTLP double (sent here over protobuf; a Prometheus staleness marker): it is no
+    // sample. Without the GPU's 5th the share comes from the others; without the prompt counter's 5th
+    // the replica's work covers the two intervals that counter shows.
     for (const metric of ['DCGM_FI_DEV_GPU_UTIL', 'vllm:prompt_tokens_total'])
       await sendProtobuf(
         metricsBody(
@@ -194,13 +196,159 @@ describe('engine work from runtime counters', () => {
 
     const read = createEngineWorkReader(g.gov.store);
     const work = (await read(BigInt(AT_MS) * 1_000_000n, 30_000)).get('p')!;
-    // The window (AT−30 s, AT] holds 3 samples per replica; `restarted` loses the one after its
-    // restart, `gappy` the two around its missing point, each `nan` replica the one carrying a NaN.
-    const counted = 3 + 2 + 3 + 1 + 2 + 2;
+    // The window (AT−30 s, AT] holds 3 intervals per replica; `restarted` loses the one across its
+    // restart and `nan vllm:prompt_tokens_total` the one whose prompt count is NaN.
+    const counted = 3 + 2 + 3 + 3 + 3 + 2;
     expect(work.steps).toBe(100 * counted);
     expect(work.promptTokens).toBe(10 * 100 * counted);
     expect(work.generationTokens).toBe(5 * 100 * counted);
     // 50% busy over each counted 10 s interval.
     expect(work.busyMs).toBeCloseTo(counted * 5000, 6);
+  });
+});
+
+describe('engine work as a Kubernetes fleet sends it', () => {
+  it('joins DCGM points (scraped at other instants, naming the pod, no pool) to the pod’s runtime counters', async () => {
+    g = await startTestGovernor({ pools: [{ name: 'vllm-llama8b', gpu_type: 'H100' }] });
+    const pod = 'vllm-llama8b-7d9f6c5b4-x2x9q';
+    const point = (atMs: number, value: number, start = true) => ({
+      ...(start ? { startTimeUnixNano: ns(AT_MS - 3_600_000) } : {}),
+      timeUnixNano: ns(atMs),
+      asDouble: value,
+      attributes: [{ key: 'model_name', value: { stringValue: 'llama' } }],
+    });
+    // The vLLM target, scraped every 15 s at :03; the DCGM exporter every 15 s at :11.
+    const vllmTimes = [0, 1, 2, 3, 4, 5].map((i) => AT_MS - 87_000 + i * 15_000);
+    const dcgmTimes = [0, 1, 2, 3, 4, 5].map((i) => AT_MS - 79_000 + i * 15_000);
+    const resource = (attrs: Record<string, string>) => ({
+      attributes: Object.entries(attrs).map(([key, v]) => ({ key, value: { stringValue: v } })),
+    });
+    const sum = (name: string, perS: number) => ({
+      name,
+      sum: {
+        aggregationTemporality: 2,
+        isMonotonic: true,
+        dataPoints: vllmTimes.map((t) => point(t, 1000 + ((t - vllmTimes[0]!) / 1000) * perS)),
+      },
+    });
+    const body = {
+      resourceMetrics: [
+        {
+          resource: resource({
+            'service.name': 'vllm',
+            'service.instance.id': '10.0.3.7:8000',
+            'k8s.pod.name': pod,
+            'k8s.replicaset.name': 'vllm-llama8b-7d9f6c5b4',
+          }),
+          scopeMetrics: [
+            {
+              scope: { name: 'otelcol/prometheusreceiver' },
+              metrics: [
+                { name: 'up', gauge: { dataPoints: vllmTimes.map((t) => point(t, 1, false)) } },
+                sum('vllm:prompt_tokens_total', 400),
+                sum('vllm:generation_tokens_total', 50),
+                {
+                  name: 'vllm:iteration_tokens_total',
+                  histogram: {
+                    aggregationTemporality: 2,
+                    dataPoints: vllmTimes.map((t) => ({
+                      startTimeUnixNano: ns(AT_MS - 3_600_000),
+                      timeUnixNano: ns(t),
+                      count: String(((t - vllmTimes[0]!) / 1000) * 20),
+                      sum: 0,
+                      bucketCounts: [],
+                      explicitBounds: [],
+                    })),
+                  },
+                },
+              ],
+            },
+          ],
+        },
+        {
+          resource: resource({
+            'service.name': 'dcgm-exporter',
+            'service.instance.id': '10.0.9.2:9400',
+            'k8s.pod.name': 'dcgm-exporter-8xk2p',
+          }),
+          scopeMetrics: [
+            {
+              scope: { name: 'otelcol/prometheusreceiver' },
+              metrics: [
+                {
+                  name: 'DCGM_FI_DEV_GPU_UTIL',
+                  gauge: {
+                    dataPoints: dcgmTimes.map((t) => ({
+                      timeUnixNano: ns(t),
+                      asDouble: 60,
+                      attributes: [
+                        { key: 'gpu', value: { stringValue: '0' } },
+                        { key: 'modelName', value: { stringValue: 'NVIDIA H100 80GB HBM3' } },
+                        { key: 'pod', value: { stringValue: pod } },
+                      ],
+                    })),
+                  },
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    };
+    await send(body);
+    const work = (await createEngineWorkReader(g.gov.store)(BigInt(AT_MS) * 1_000_000n, 60_000)).get(
+      'vllm-llama8b',
+    );
+    expect(work).toBeDefined();
+    // 400 prompt tokens, 50 generated and 20 steps per second, 60 % busy: over the 60 s window.
+    const seconds = work!.promptTokens / 400;
+    expect(seconds).toBeGreaterThan(44);
+    expect(seconds).toBeLessThanOrEqual(60);
+    expect(work!.generationTokens / seconds).toBeCloseTo(50, 6);
+    expect(work!.steps / seconds).toBeCloseTo(20, 6);
+    expect(work!.busyMs / (seconds * 1000)).toBeCloseTo(0.6, 6);
+  });
+});
+
+describe('ready replicas as real scrapes deliver them', () => {
+  it('counts every pod whose own last `up` is 1, whatever instant its target was scraped at', async () => {
+    g = await startTestGovernor({ pools: [{ name: 'vllm-llama8b', gpu_type: 'H100' }] });
+    // Four pods scraped every 15 s at their own offsets: three serve, one is starting (up 0), and a
+    // fifth was scaled in two minutes ago.
+    const target = (pod: string, offsetMs: number, up: number, lastMs = AT_MS) => ({
+      resource: {
+        attributes: [
+          { key: 'service.name', value: { stringValue: 'vllm' } },
+          { key: 'k8s.pod.name', value: { stringValue: pod } },
+          { key: 'k8s.deployment.name', value: { stringValue: 'vllm-llama8b' } },
+        ],
+      },
+      scopeMetrics: [
+        {
+          scope: { name: 'otelcol/prometheusreceiver' },
+          metrics: [
+            {
+              name: 'up',
+              gauge: {
+                dataPoints: [0, 1, 2, 3]
+                  .map((i) => lastMs - 45_000 - offsetMs + i * 15_000)
+                  .map((t) => ({ timeUnixNano: ns(t), asDouble: up })),
+              },
+            },
+          ],
+        },
+      ],
+    });
+    await send({
+      resourceMetrics: [
+        target('vllm-llama8b-7d9f6c5b4-aaaaa', 1_000, 1),
+        target('vllm-llama8b-7d9f6c5b4-bbbbb', 6_000, 1),
+        target('vllm-llama8b-7d9f6c5b4-ccccc', 12_000, 1),
+        target('vllm-llama8b-7d9f6c5b4-ddddd', 9_000, 0),
+        target('vllm-llama8b-7d9f6c5b4-eeeee', 3_000, 1, AT_MS - 120_000),
+      ],
+    });
+    const ready = await createReadyReplicasReader(g.gov.store, 300_000)(BigInt(AT_MS) * 1_000_000n);
+    expect(ready.get('vllm-llama8b')).toBe(3);
   });
 });
