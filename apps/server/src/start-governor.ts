@@ -1,5 +1,5 @@
 import { type AlertEngine, createAlertEngine } from '@governor/alerts';
-import type { GovernorConfig } from '@governor/conventions';
+import { type GovernorConfig, maxAcceptedEventNs } from '@governor/conventions';
 import {
   type ControlEngine,
   createActuatorsFromConfig,
@@ -18,6 +18,7 @@ import { createGrpcAuthorizer } from './auth/grpc-authorizer.ts';
 import { createTokenRegistry } from './auth/token-registry.ts';
 import { type MetricsRegistry, createMetricsRegistry } from './api/metrics-registry.ts';
 import { buildApp } from './build-app.ts';
+import { type ControlTimeReset, resetControlTime } from './control/reset-control-time.ts';
 import { createRetentionScheduler } from './retention/retention-scheduler.ts';
 import { storeOptionsFrom } from './store-options.ts';
 import { type EventBus, createEventBus } from './events/event-bus.ts';
@@ -70,7 +71,16 @@ export async function startGovernor({ config, logger, env }: StartOptions): Prom
     error: () => {},
   };
   let control: ControlEngine;
+  let controlReset: ControlTimeReset;
   try {
+    // State dated past the event-time bound (written before intake refused future events) would
+    // make every real tick look like time going backwards: bring it back to the watermark.
+    const nowNs = BigInt(Date.now()) * 1_000_000n;
+    controlReset = await resetControlTime(
+      store,
+      (await signals.watermarkNs()) ?? nowNs,
+      maxAcceptedEventNs(config.ingest, nowNs),
+    );
     control = await createControlEngine({
       config,
       signals,
@@ -122,6 +132,12 @@ export async function startGovernor({ config, logger, env }: StartOptions): Prom
     metrics,
   });
   log = app.log;
+  if (controlReset.recommendations + controlReset.audit + controlReset.alerts > 0) {
+    app.log.warn(
+      controlReset,
+      'control and alert state was dated in the future (past now + ingest.max_future_skew); moved back to the watermark',
+    );
+  }
   if (bind === 'insecure-no-auth') {
     app.log.warn(
       `auth is OFF and Governor listens on ${config.server.host} (--insecure): anyone who can reach this port can ingest, read data and apply actions. Configure tokens (docs/security.md) unless a proxy in front authenticates.`,

@@ -16,6 +16,8 @@ export {
   AuthToken,
   AuthConfig,
   RetentionConfig,
+  IngestConfig,
+  maxAcceptedEventNs,
   DEFAULT_DUCKDB_MEMORY_LIMIT,
   parseGovernorConfig,
 } from './config/config.ts';

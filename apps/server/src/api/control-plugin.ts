@@ -1,7 +1,10 @@
-import { RECOMMENDATION_STATES, type RecommendationState } from '@governor/conventions';
+import { RECOMMENDATION_KINDS, RECOMMENDATION_STATES } from '@governor/conventions';
 import { type ControlEngine, type ControlFailure, isoToNs } from '@governor/control';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { ERROR_RESPONSES, openObject } from './http-schemas.ts';
+import { govParse, withHint, withInvalidCode } from './zod-validation.ts';
 import { GovernorError } from '../errors.ts';
 import { PolicyJson, policyFromJson, policyToJson } from './policy-json.ts';
 
@@ -12,17 +15,79 @@ export interface ControlPluginOptions {
   engine: ControlEngine;
 }
 
-const EvaluateBody = z
-  .object({ at: z.string().optional(), dryRun: z.boolean().optional() })
-  .strict()
-  .nullish();
+const EvaluateBody = withHint(
+  z
+    .object({
+      at: z.string().optional().describe('RFC 3339 event time of the tick; default: the watermark'),
+      dryRun: z.boolean().optional().describe('Propose without recording or applying anything'),
+    })
+    .strict()
+    .nullish(),
+  'send JSON {"at": "<RFC 3339 time>", "dryRun": false}; both optional',
+);
 
-const DecisionBody = z
-  .object({ by: z.string().min(1).max(200).optional(), note: z.string().max(2000).optional() })
-  .strict()
-  .nullish();
+const DecisionBody = withHint(
+  z
+    .object({
+      by: z.string().min(1).max(200).optional().describe('Who decided (used when auth is off)'),
+      note: z.string().max(2000).optional().describe('Why, for the audit log'),
+    })
+    .strict()
+    .nullish(),
+  'send JSON {"by": "<who>", "note": "<why>"}; both optional',
+);
 
-const PoliciesBody = z.object({ policies: z.array(PolicyJson) }).strict();
+const PoliciesBody = withInvalidCode(
+  z.object({ policies: z.array(PolicyJson) }).strict(),
+  'GOV_ERR_POLICY_INVALID',
+);
+
+const RecommendationBody = openObject({
+  id: z.string(),
+  kind: z.enum(RECOMMENDATION_KINDS),
+  target: openObject({
+    pool: z.string().optional(),
+    model: z.string().optional(),
+    region: z.string().optional(),
+    tenant: z.string().optional(),
+  }),
+  action: z.record(z.string(), z.unknown()).describe('Kind-specific, e.g. {"from": 4, "to": 6} replicas'),
+  reason: z.string().describe('One sentence an operator understands'),
+  evidence: z.array(
+    openObject({
+      signal: z.string(),
+      value: z.number().nullable(),
+      threshold: z.number().nullable(),
+      window: z.string(),
+    }),
+  ),
+  expectedImpact: z.record(z.string(), z.unknown()),
+  confidence: z.number(),
+  state: z.enum(RECOMMENDATION_STATES),
+  policy: z.string().nullable(),
+  createdAt: z.string().describe('RFC 3339 event time of the tick that proposed it'),
+  updatedAt: z.string(),
+}).meta({ id: 'Recommendation' });
+
+const ControlActionBody = openObject({
+  id: z.string().describe('Idempotency key: applied at most once'),
+  recommendationId: z.string(),
+  type: z.enum(['apply', 'rollback']),
+  kind: z.enum(RECOMMENDATION_KINDS),
+  target: z.record(z.string(), z.string()),
+  action: z.record(z.string(), z.unknown()),
+  at: z.string().describe('RFC 3339 event time at which the action takes effect'),
+}).meta({ id: 'ControlAction' });
+
+const PoliciesView = openObject({ policies: z.array(PolicyJson) }).meta({ id: 'Policies' });
+
+const idParams = z.object({ id: z.string().describe('Recommendation id') });
+const limitQuery = (fallback: number, max: number) =>
+  z
+    .string()
+    .optional()
+    .describe(`At most this many, 1–${max}; default ${fallback}`)
+    .transform(govParse((value: string | undefined) => parseLimit(value, fallback, max)));
 
 function fail(failure: ControlFailure): never {
   switch (failure.code) {
@@ -34,6 +99,8 @@ function fail(failure: ControlFailure): never {
       throw new GovernorError('GOV_ERR_CONTROL_DISABLED', failure.message);
     case 'time_reversed':
       throw new GovernorError('GOV_ERR_CONTROL_TIME_REVERSED', failure.message);
+    case 'time_ahead':
+      throw new GovernorError('GOV_ERR_CONTROL_TIME_AHEAD', failure.message);
   }
 }
 
@@ -42,7 +109,7 @@ function actorOf(request: FastifyRequest, by: string | undefined): string {
   return request.principal?.name ?? by ?? 'anonymous';
 }
 
-function parseLimit(value: unknown, fallback: number, max: number): number {
+function parseLimit(value: string | undefined, fallback: number, max: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > max) {
@@ -53,108 +120,189 @@ function parseLimit(value: unknown, fallback: number, max: number): number {
 
 export async function controlPlugin(app: FastifyInstance, options: ControlPluginOptions): Promise<void> {
   const { engine } = options;
+  const api = app.withTypeProvider<ZodTypeProvider>();
 
-  app.post('/api/control/evaluate', async (request) => {
-    const parsed = EvaluateBody.safeParse(request.body);
-    if (!parsed.success) {
-      throw new GovernorError(
-        'GOV_ERR_REQUEST_INVALID',
-        'send JSON {"at": "<RFC 3339 time>", "dryRun": false}; both optional',
-      );
-    }
-    let atNs: bigint | undefined;
-    if (parsed.data?.at !== undefined) {
-      const ns = isoToNs(parsed.data.at);
-      if (ns === null) {
-        throw new GovernorError(
-          'GOV_ERR_REQUEST_INVALID',
-          `"at" must be an RFC 3339 time such as 2024-01-01T00:05:00Z, got "${parsed.data.at}"`,
-        );
+  api.post(
+    '/api/control/evaluate',
+    {
+      schema: {
+        summary: 'Run one control tick at event time `at`',
+        description:
+          'Proposes recommendations from the signals at `at` (default: the watermark), applies what a policy allows, and returns the actions decided, for lockstep callers to carry out. A tick before the last one is refused unless dryRun.',
+        tags: ['control'],
+        body: EvaluateBody,
+        response: {
+          200: openObject({
+            at: z.string(),
+            recommendations: z.array(RecommendationBody),
+            actions: z.array(ControlActionBody),
+          }),
+          ...ERROR_RESPONSES,
+        },
+      },
+    },
+    async (request) => {
+      const body = request.body;
+      let atNs: bigint | undefined;
+      if (body?.at !== undefined) {
+        const ns = isoToNs(body.at);
+        if (ns === null) {
+          throw new GovernorError(
+            'GOV_ERR_REQUEST_INVALID',
+            `"at" must be an RFC 3339 time such as 2024-01-01T00:05:00Z, got "${body.at}"`,
+          );
+        }
+        atNs = ns;
       }
-      atNs = ns;
-    }
-    const result = await engine.evaluate({ atNs, dryRun: parsed.data?.dryRun === true });
-    if (!result.ok) fail(result);
-    return result.result;
-  });
-
-  app.get('/api/recommendations', async (request) => {
-    const query = request.query as { state?: string; limit?: string };
-    let states: RecommendationState[] | undefined;
-    if (query.state) {
-      states = query.state.split(',').map((s) => s.trim()) as RecommendationState[];
-      const unknown = states.filter((s) => !(RECOMMENDATION_STATES as readonly string[]).includes(s));
-      if (unknown.length > 0) {
-        throw new GovernorError(
-          'GOV_ERR_REQUEST_INVALID',
-          `unknown state ${unknown.join(', ')}; use ${RECOMMENDATION_STATES.join(', ')}`,
-        );
-      }
-    }
-    return {
-      recommendations: await engine.listRecommendations({
-        states,
-        limit: parseLimit(query.limit, 100, 1000),
-      }),
-    };
-  });
-
-  app.get('/api/recommendations/:id', async (request) => {
-    const { id } = request.params as { id: string };
-    const recommendation = await engine.getRecommendation(id);
-    if (!recommendation) throw new GovernorError('GOV_ERR_NOT_FOUND', `no recommendation ${id}`);
-    return { recommendation };
-  });
-
-  for (const verb of ['approve', 'reject', 'apply'] as const) {
-    app.post(`/api/recommendations/:id/${verb}`, async (request) => {
-      const { id } = request.params as { id: string };
-      const parsed = DecisionBody.safeParse(request.body);
-      if (!parsed.success) {
-        throw new GovernorError(
-          'GOV_ERR_REQUEST_INVALID',
-          'send JSON {"by": "<who>", "note": "<why>"}; both optional',
-        );
-      }
-      const actor = actorOf(request, parsed.data?.by);
-      const result = await engine[verb](id, actor, parsed.data?.note);
+      const result = await engine.evaluate({ atNs, dryRun: body?.dryRun === true });
       if (!result.ok) fail(result);
-      const { ok: _ok, ...body } = result;
-      return body;
-    });
+      return result.result;
+    },
+  );
+
+  api.get(
+    '/api/recommendations',
+    {
+      schema: {
+        summary: 'Recommendations, newest first',
+        tags: ['control'],
+        querystring: z.object({
+          state: z
+            .string()
+            .optional()
+            .describe(`Comma-separated states: ${RECOMMENDATION_STATES.join(', ')}`)
+            .transform(
+              govParse((text: string | undefined) => {
+                if (!text) return undefined;
+                const states = text.split(',').map((s) => s.trim());
+                const unknown = states.filter((s) => !(RECOMMENDATION_STATES as readonly string[]).includes(s));
+                if (unknown.length > 0) {
+                  throw new GovernorError(
+                    'GOV_ERR_REQUEST_INVALID',
+                    `unknown state ${unknown.join(', ')}; use ${RECOMMENDATION_STATES.join(', ')}`,
+                  );
+                }
+                return states as (typeof RECOMMENDATION_STATES)[number][];
+              }),
+            ),
+          limit: limitQuery(100, 1000),
+        }),
+        response: { 200: z.object({ recommendations: z.array(RecommendationBody) }), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => ({
+      recommendations: await engine.listRecommendations({
+        states: request.query.state,
+        limit: request.query.limit,
+      }),
+    }),
+  );
+
+  api.get(
+    '/api/recommendations/:id',
+    {
+      schema: {
+        summary: 'One recommendation',
+        tags: ['control'],
+        params: idParams,
+        response: { 200: z.object({ recommendation: RecommendationBody }), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => {
+      const { id } = request.params;
+      const recommendation = await engine.getRecommendation(id);
+      if (!recommendation) throw new GovernorError('GOV_ERR_NOT_FOUND', `no recommendation ${id}`);
+      return { recommendation };
+    },
+  );
+
+  const verbSummary = {
+    approve: 'Approve a proposed recommendation (proposed → approved)',
+    reject: 'Reject a recommendation (proposed/approved → rejected)',
+    apply: 'Apply a recommendation now (→ applied; verified or rolled back after control.verify_after_s)',
+  } as const;
+  for (const verb of ['approve', 'reject', 'apply'] as const) {
+    api.post(
+      `/api/recommendations/:id/${verb}`,
+      {
+        schema: {
+          summary: verbSummary[verb],
+          tags: ['control'],
+          params: idParams,
+          body: DecisionBody,
+          response: {
+            200: openObject({ recommendation: RecommendationBody }),
+            ...ERROR_RESPONSES,
+          },
+        },
+      },
+      async (request) => {
+        const { id } = request.params;
+        const actor = actorOf(request, request.body?.by);
+        const result = await engine[verb](id, actor, request.body?.note);
+        if (!result.ok) fail(result);
+        const { ok: _ok, ...body } = result;
+        return body;
+      },
+    );
   }
 
-  app.get('/api/actions', async (request) => {
-    const query = request.query as { limit?: string; recommendationId?: string };
-    return {
+  api.get(
+    '/api/actions',
+    {
+      schema: {
+        summary: 'The audit log: every decision and action, newest first',
+        tags: ['control'],
+        querystring: z.object({
+          limit: limitQuery(200, 5000),
+          recommendationId: z.string().optional().describe('Only entries of this recommendation'),
+        }),
+        response: { 200: z.object({ actions: z.array(openObject({})) }), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => ({
       actions: await engine.listAudit({
-        recommendationId: query.recommendationId,
-        limit: parseLimit(query.limit, 200, 5000),
+        recommendationId: request.query.recommendationId,
+        limit: request.query.limit,
       }),
-    };
-  });
+    }),
+  );
 
-  app.get('/api/policies', async () => {
-    const view = engine.getPolicies();
-    return { ...view, policies: view.policies.map(policyToJson) };
-  });
+  api.get(
+    '/api/policies',
+    {
+      schema: {
+        summary: 'Auto-apply policies',
+        tags: ['control'],
+        response: { 200: PoliciesView, ...ERROR_RESPONSES },
+      },
+    },
+    async () => {
+      const view = engine.getPolicies();
+      return { ...view, policies: view.policies.map(policyToJson) };
+    },
+  );
 
-  app.put('/api/policies', async (request) => {
-    const parsed = PoliciesBody.safeParse(request.body);
-    if (!parsed.success) {
-      const issues = parsed.error.issues
-        .map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`)
-        .join('; ');
-      throw new GovernorError('GOV_ERR_POLICY_INVALID', `invalid policies: ${issues}`);
-    }
-    const names = parsed.data.policies.map((p) => p.name);
-    const duplicate = names.find((n, i) => names.indexOf(n) !== i);
-    if (duplicate)
-      throw new GovernorError('GOV_ERR_POLICY_INVALID', `policy name "${duplicate}" is used twice`);
-    const view = await engine.setPolicies(
-      parsed.data.policies.map(policyFromJson),
-      actorOf(request, undefined),
-    );
-    return { ...view, policies: view.policies.map(policyToJson) };
-  });
+  api.put(
+    '/api/policies',
+    {
+      schema: {
+        summary: 'Replace the auto-apply policies',
+        tags: ['control'],
+        body: PoliciesBody,
+        response: { 200: PoliciesView, ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => {
+      const names = request.body.policies.map((p) => p.name);
+      const duplicate = names.find((n, i) => names.indexOf(n) !== i);
+      if (duplicate)
+        throw new GovernorError('GOV_ERR_POLICY_INVALID', `policy name "${duplicate}" is used twice`);
+      const view = await engine.setPolicies(
+        request.body.policies.map(policyFromJson),
+        actorOf(request, undefined),
+      );
+      return { ...view, policies: view.policies.map(policyToJson) };
+    },
+  );
 }

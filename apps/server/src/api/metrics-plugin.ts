@@ -3,6 +3,7 @@ import { parseDurationMs } from '@governor/conventions';
 import { type Signals, createPrometheusText, renderSignalsMetrics } from '@governor/signals';
 import type { Store } from '@governor/store';
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import type { IngestCounters } from '../otlp/ingest-pipeline.ts';
 import type { MetricsRegistry } from './metrics-registry.ts';
 
@@ -12,11 +13,27 @@ export interface MetricsPluginOptions {
 
 /** GET /metrics: everything registered, in the Prometheus text format 0.0.4. */
 export async function metricsPlugin(app: FastifyInstance, options: MetricsPluginOptions): Promise<void> {
-  app.get('/metrics', async (_request, reply) => {
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        summary: 'Prometheus metrics: the signals, governor_desired_replicas and Governor\'s own health',
+        tags: ['system'],
+        produces: ['text/plain'],
+        response: {
+          200: {
+            description: 'Prometheus text format 0.0.4',
+            content: { 'text/plain; version=0.0.4': { schema: z.string() } },
+          },
+        },
+      },
+    },
+    async (_request, reply) => {
     const text = await options.registry.collect();
     reply.header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8');
     return text;
-  });
+    },
+  );
 }
 
 /** The four signals and their supporting figures, by pool and fleet-wide, over signals.default_window. */
@@ -73,6 +90,12 @@ export function createIngestMetricsProvider(counters: IngestCounters, store: Sto
       'OTLP requests refused as a whole, by reason.',
     );
     for (const [reason, n] of Object.entries(counters.requestsRejected)) rejected.sample({ reason }, n);
+    const rowsRejected = text.family(
+      'governor_ingest_rejected_total',
+      'counter',
+      'Spans and metric points refused by an intake guard (partial success), by reason: future = dated past ingest.max_future_skew.',
+    );
+    rowsRejected.sample({ reason: 'future' }, counters.rowsRejected.future ?? 0);
     const w = store.writer.stats();
     gauge('governor_writer_queued_rows', 'Rows accepted but not yet committed.', w.queuedRows);
     gauge(

@@ -6,7 +6,7 @@ import type {
   Recommendation,
   RecommendationState,
 } from '@governor/conventions';
-import { parseDurationMs } from '@governor/conventions';
+import { maxAcceptedEventNs, parseDurationMs } from '@governor/conventions';
 import {
   createDeliveryQueue,
   type DeliveryOutcome,
@@ -84,7 +84,8 @@ export type ControlFailure =
   | { ok: false; code: 'not_found'; message: string }
   | { ok: false; code: 'invalid_transition'; message: string }
   | { ok: false; code: 'disabled'; message: string }
-  | { ok: false; code: 'time_reversed'; message: string };
+  | { ok: false; code: 'time_reversed'; message: string }
+  | { ok: false; code: 'time_ahead'; message: string };
 
 export type ControlResult<T> = ({ ok: true } & T) | ControlFailure;
 
@@ -216,6 +217,14 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
     if (rec.state === 'proposed' || rec.state === 'approved' || rec.state === 'applied')
       state.open.set(rec.id, rec);
     if (state.lastTickNs === null || rec.updatedNs > state.lastTickNs) state.lastTickNs = rec.updatedNs;
+  }
+  // A tick past the event-time bound (a store poisoned before the bound existed) would refuse
+  // every real tick after it as time reversed: start over from the watermark instead.
+  if (state.lastTickNs !== null && state.lastTickNs > maxTickNs()) state.lastTickNs = null;
+
+  /** No tick runs past the server clock + ingest.max_future_skew, the bound intake holds events to. */
+  function maxTickNs(): bigint {
+    return maxAcceptedEventNs(config.ingest, BigInt(Math.trunc(now())) * 1_000_000n);
   }
 
   // ---- helpers ---------------------------------------------------------------------------------
@@ -823,7 +832,8 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
     // Far behind (a restart after a long pause): skip to the newest boundary rather than replaying.
     if (watermark - next > 10n * interval) next = (watermark / interval) * interval;
     let ticks = 0;
-    while (next <= watermark && !closed) {
+    const boundNs = maxTickNs();
+    while (next <= watermark && next <= boundNs && !closed) {
       const at = next;
       await serialize(() => tick(at, false));
       ticks += 1;
@@ -849,6 +859,13 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
         };
       const atNs = await resolveAt(opts.atNs);
       return serialize(async () => {
+        if (atNs > maxTickNs()) {
+          return {
+            ok: false as const,
+            code: 'time_ahead' as const,
+            message: `at ${nsToIso(atNs)} is past the server clock + ingest.max_future_skew (${nsToIso(maxTickNs())}); a tick cannot run ahead of real time`,
+          };
+        }
         if (!opts.dryRun && state.lastTickNs !== null && atNs < state.lastTickNs) {
           return {
             ok: false as const,

@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { BYTE_SIZE_UNITS, parseByteSize } from '../byte-size.ts';
 import { HOPS } from '../hops.ts';
+import { parseDurationMs } from '../duration.ts';
 import { AlertsConfig, ReceiverConfig } from './alerts-config.ts';
 import { ControlConfig, PolicyConfig, ActuatorConfig } from './control-config.ts';
 import { DashboardsConfig } from '../dashboard.ts';
 import { type RawIssue, describeIssues } from './describe-config-issue.ts';
 
-// The one YAML file of DESIGN.md §5, snake_case like the OpenTelemetry Collector's config.
+// The one YAML file (docs/config.md lists every key), snake_case like the OpenTelemetry Collector's config.
 // Parsed once at start; everything inside Governor trusts the typed result.
 
 export const DEFAULT_DUCKDB_MEMORY_LIMIT = '1GB';
@@ -170,6 +171,34 @@ export const RetentionConfig = z
   });
 export type RetentionConfig = z.infer<typeof RetentionConfig>;
 
+export const IngestConfig = z
+  .object({
+    max_future_skew: z
+      .string()
+      .refine(
+        (text) => {
+          try {
+            return parseDurationMs(text) >= 0;
+          } catch {
+            return false;
+          }
+        },
+        { message: 'expected a duration such as 30s, 5m or 1h' },
+      )
+      .default('5m')
+      .describe(
+        'A span or metric point dated more than this ahead of the server clock is rejected (OTLP partial success, counted as governor_ingest_rejected_total{reason="future"}); the watermark and the control loop never pass now + this. Past times (backfills, replays) are always accepted.',
+      ),
+  })
+  .strict()
+  .describe('Event-time guards at intake: what a host with a wrong clock may not do to the watermark.');
+export type IngestConfig = z.infer<typeof IngestConfig>;
+
+/** The newest event time Governor accepts at `nowNs` (server clock): now + ingest.max_future_skew. */
+export function maxAcceptedEventNs(ingest: IngestConfig, nowNs: bigint): bigint {
+  return nowNs + BigInt(Math.round(parseDurationMs(ingest.max_future_skew))) * 1_000_000n;
+}
+
 export const GovernorConfig = z
   .object({
     server: ServerConfig.default(ServerConfig.parse({})),
@@ -183,6 +212,7 @@ export const GovernorConfig = z
     attribute_aliases: z.record(z.string(), z.string()).default({}),
     auth: AuthConfig.default({ tokens: [] }),
     retention: RetentionConfig.default(RetentionConfig.parse({})),
+    ingest: IngestConfig.default(IngestConfig.parse({})),
     control: ControlConfig.default(ControlConfig.parse({})),
     policies: z.array(PolicyConfig).default([]),
     actuators: z.array(ActuatorConfig).default([]),

@@ -1,0 +1,47 @@
+import { readFileSync } from 'node:fs';
+import type { Store } from '@governor/store';
+
+const RESET_SQL = readFileSync(new URL('./reset-control-time.sql', import.meta.url), 'utf8');
+const COUNT_SQL = `SELECT
+  (SELECT count(*) FROM control_recommendations
+     WHERE greatest(created_ns, updated_ns, coalesce(applied_ns, 0), coalesce(verified_ns, 0)) > $to_ns)::INTEGER AS recommendations,
+  (SELECT count(*) FROM control_audit WHERE at_ns > $to_ns)::INTEGER AS audit,
+  (SELECT count(*) FROM alert_engine_state
+     WHERE name = 'evaluated_until_ns' AND TRY_CAST(value AS BIGINT) > $to_ns)::INTEGER AS alerts`;
+
+export interface ControlTimeReset {
+  /** Recommendations, audit entries and alert cursors whose event time was moved back to toNs. */
+  recommendations: number;
+  audit: number;
+  alerts: number;
+}
+
+const NOTHING: ControlTimeReset = { recommendations: 0, audit: 0, alerts: 0 };
+
+/**
+ * Moves control and alert state dated after `toNs` back to `toNs` (one transaction), for
+ * `governor control reset --to now`; with `onlyIfAnyAfterNs` (at start: the event-time bound),
+ * only when some state lies past that bound, i.e. was poisoned by an event dated in the future.
+ */
+export async function resetControlTime(
+  store: Store,
+  toNs: bigint,
+  onlyIfAnyAfterNs?: bigint,
+): Promise<ControlTimeReset> {
+  const count = async (afterNs: bigint) =>
+    (await store.query<ControlTimeReset>(COUNT_SQL, { to_ns: afterNs }))[0] ?? NOTHING;
+  const total = (c: ControlTimeReset) => c.recommendations + c.audit + c.alerts;
+  if (onlyIfAnyAfterNs !== undefined && total(await count(onlyIfAnyAfterNs)) === 0) return NOTHING;
+  const found = await count(toNs);
+  if (total(found) === 0) return found;
+  // One script, one transaction; toNs is a bigint, so inlining it is safe (DuckDB binds no
+  // parameters across a multi-statement script).
+  const script = RESET_SQL.replaceAll('$to_ns', toNs.toString());
+  try {
+    await store.execute(`BEGIN TRANSACTION;\n${script}\nCOMMIT;`);
+  } catch (error) {
+    await store.execute('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+  return found;
+}
