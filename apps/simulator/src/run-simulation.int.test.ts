@@ -13,14 +13,28 @@ describe('determinism', () => {
         scenario: 'gpu-degradation',
         policy: 'hpa',
       } as const;
+      // Everything sent, ids, resources and attributes included, in a canonical order.
+      const telemetryOf = () => ({
+        spans: receiver.spans
+          .map((s) => JSON.stringify(s, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)))
+          .sort(),
+        points: receiver.points
+          .map((p) => JSON.stringify(p, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)))
+          .sort(),
+      });
       const first = await runSimulation({ ...options, seed: 11, target: receiver.url });
       const firstIds = receiver.spans.map((s) => `${s.traceId}/${s.spanId}/${s.startNs}/${s.endNs}`).sort();
+      const firstTelemetry = telemetryOf();
       receiver.spans.length = 0;
+      receiver.points.length = 0;
       const second = await runSimulation({ ...options, seed: 11, target: receiver.url });
       const secondIds = receiver.spans.map((s) => `${s.traceId}/${s.spanId}/${s.startNs}/${s.endNs}`).sort();
       expect(second).toEqual(first);
       expect(secondIds).toEqual(firstIds);
       expect(firstIds.length).toBeGreaterThan(1000);
+      const secondTelemetry = telemetryOf();
+      expect(secondTelemetry.points.length).toBeGreaterThan(1000);
+      expect(secondTelemetry).toEqual(firstTelemetry);
 
       receiver.spans.length = 0;
       await runSimulation({ ...options, seed: 12, target: receiver.url });
@@ -38,6 +52,12 @@ describe('determinism', () => {
       const withTelemetry = await runSimulation({ ...options, target: receiver.url });
       const without = await runSimulation(options);
       expect({ ...withTelemetry, telemetry: null }).toEqual(without);
+      const governorShapes = await runSimulation({
+        ...options,
+        target: receiver.url,
+        governorAttributes: true,
+      });
+      expect({ ...governorShapes, telemetry: null }).toEqual(without);
     } finally {
       await receiver.close();
     }

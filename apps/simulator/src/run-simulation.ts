@@ -36,7 +36,13 @@ export interface SimulationOptions {
   /** Governor base URL for lockstep control (POST {url}/api/control/evaluate every control interval). */
   lockstep?: string | null;
   controlIntervalMs?: number;
+  /** Scrape interval of every target (default 15 s); with governorAttributes, the gauge interval (default 10 s). */
   metricsIntervalMs?: number;
+  /**
+   * Emit the simulator's earlier shapes (governor.* attributes on every span, fleet-wide gauges)
+   * instead of what a Kubernetes fleet sends through an OpenTelemetry Collector.
+   */
+  governorAttributes?: boolean;
   rateMultiplier?: number;
   timeScale?: number;
   shape?: ArrivalShape;
@@ -126,7 +132,13 @@ export async function runSimulation(options: SimulationOptions): Promise<RunSumm
   const target = options.target ?? lockstepUrl;
   const protocol = options.protocol ?? 'http/json';
   const telemetry: Telemetry | null = target
-    ? createTelemetry({ target, protocol, seed, startEpochMs: workload.startEpochMs })
+    ? createTelemetry({
+        target,
+        protocol,
+        seed,
+        startEpochMs: workload.startEpochMs,
+        shapes: options.governorAttributes ? 'governor' : 'real',
+      })
     : null;
 
   const sim = new Simulation({
@@ -136,7 +148,8 @@ export async function runSimulation(options: SimulationOptions): Promise<RunSumm
     durationMs,
     drainMs: options.drainMs ?? 600_000,
     faults,
-    metricsIntervalMs: options.metricsIntervalMs ?? 10_000,
+    metricsIntervalMs: options.governorAttributes ? (options.metricsIntervalMs ?? 10_000) : 0,
+    scrapeIntervalMs: options.governorAttributes ? 0 : (options.metricsIntervalMs ?? 15_000),
     controlIntervalMs: lockstepUrl ? (options.controlIntervalMs ?? 30_000) : 0,
     autoscaler,
     sink: telemetry,

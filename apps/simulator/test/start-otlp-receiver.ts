@@ -14,16 +14,32 @@ export interface ReceivedSpan {
   startNs: bigint;
   endNs: bigint;
   service: string;
+  resource: Record<string, string | number | boolean>;
   attributes: Record<string, string | number | boolean>;
+  /** How each attribute was encoded (arrays' values are JSON-encoded in `attributes`). */
+  attributeTypes: Record<string, AttributeType>;
   statusCode: number;
   events: Array<{ name: string; timeNs: bigint }>;
 }
 
+export type AttributeType = 'string' | 'int' | 'double' | 'bool' | 'array' | 'other';
+
 export interface ReceivedPoint {
   metric: string;
+  kind: 'gauge' | 'sum' | 'histogram';
   timeNs: bigint;
+  startNs: bigint;
+  resource: Record<string, string | number | boolean>;
   attributes: Record<string, string | number | boolean>;
+  /** A histogram point's value here is its count. */
   value: number;
+  /** How the value was encoded (asInt / asDouble); histograms: 'double'. */
+  valueType: 'int' | 'double';
+  isMonotonic?: boolean;
+  temporality?: number;
+  bounds?: number[];
+  bucketCounts?: number[];
+  sum?: number;
 }
 
 export interface OtlpReceiver {
@@ -39,6 +55,7 @@ type AnyValue = {
   intValue?: string | number;
   doubleValue?: number;
   boolValue?: boolean;
+  arrayValue?: { values?: AnyValue[] };
 };
 type KeyValue = { key: string; value: AnyValue };
 
@@ -47,7 +64,17 @@ function readValue(v: AnyValue): string | number | boolean {
   if (v.intValue !== undefined) return Number(v.intValue);
   if (v.doubleValue !== undefined) return v.doubleValue;
   if (v.boolValue !== undefined) return v.boolValue;
+  if (v.arrayValue !== undefined) return JSON.stringify((v.arrayValue.values ?? []).map(readValue));
   return '';
+}
+
+function typeOf(v: AnyValue): AttributeType {
+  if (v.stringValue !== undefined) return 'string';
+  if (v.intValue !== undefined) return 'int';
+  if (v.doubleValue !== undefined) return 'double';
+  if (v.boolValue !== undefined) return 'bool';
+  if (v.arrayValue !== undefined) return 'array';
+  return 'other';
 }
 
 function readAttributes(list: KeyValue[] | undefined): Record<string, string | number | boolean> {
@@ -59,7 +86,8 @@ function readAttributes(list: KeyValue[] | undefined): Record<string, string | n
 // biome-ignore lint/suspicious/noExplicitAny: decoded OTLP JSON is walked structurally
 function collectSpans(body: any, into: ReceivedSpan[]): void {
   for (const rs of body.resourceSpans ?? []) {
-    const service = String(readAttributes(rs.resource?.attributes)['service.name'] ?? '');
+    const resource = readAttributes(rs.resource?.attributes);
+    const service = String(resource['service.name'] ?? '');
     for (const ss of rs.scopeSpans ?? []) {
       for (const span of ss.spans ?? []) {
         into.push({
@@ -71,7 +99,11 @@ function collectSpans(body: any, into: ReceivedSpan[]): void {
           startNs: BigInt(span.startTimeUnixNano),
           endNs: BigInt(span.endTimeUnixNano),
           service,
+          resource,
           attributes: readAttributes(span.attributes),
+          attributeTypes: Object.fromEntries(
+            (span.attributes ?? []).map((kv: KeyValue) => [kv.key, typeOf(kv.value)]),
+          ),
           statusCode: span.status?.code ?? 0,
           events: (span.events ?? []).map((e: { name: string; timeUnixNano: string }) => ({
             name: e.name,
@@ -86,23 +118,39 @@ function collectSpans(body: any, into: ReceivedSpan[]): void {
 // biome-ignore lint/suspicious/noExplicitAny: decoded OTLP JSON is walked structurally
 function collectPoints(body: any, into: ReceivedPoint[]): void {
   for (const rm of body.resourceMetrics ?? []) {
+    const resource = readAttributes(rm.resource?.attributes);
     for (const sm of rm.scopeMetrics ?? []) {
       for (const metric of sm.metrics ?? []) {
+        const kind = metric.gauge ? 'gauge' : 'sum';
         for (const dp of metric.gauge?.dataPoints ?? metric.sum?.dataPoints ?? []) {
           into.push({
             metric: metric.name,
+            kind,
             timeNs: BigInt(dp.timeUnixNano),
+            startNs: BigInt(dp.startTimeUnixNano ?? 0),
+            resource,
             attributes: readAttributes(dp.attributes),
             value: dp.asDouble ?? Number(dp.asInt),
+            valueType: dp.asDouble !== undefined ? 'double' : 'int',
+            ...(metric.sum
+              ? { isMonotonic: metric.sum.isMonotonic, temporality: metric.sum.aggregationTemporality }
+              : {}),
           });
         }
-        // A histogram point's value here is its count.
         for (const dp of metric.histogram?.dataPoints ?? []) {
           into.push({
             metric: metric.name,
+            kind: 'histogram',
             timeNs: BigInt(dp.timeUnixNano),
+            startNs: BigInt(dp.startTimeUnixNano ?? 0),
+            resource,
             attributes: readAttributes(dp.attributes),
             value: Number(dp.count),
+            valueType: 'double',
+            temporality: metric.histogram.aggregationTemporality,
+            bounds: (dp.explicitBounds ?? []).map(Number),
+            bucketCounts: (dp.bucketCounts ?? []).map(Number),
+            sum: Number(dp.sum),
           });
         }
       }

@@ -58,6 +58,11 @@ describe('governor sim arguments', () => {
     expect(writes.join('')).toContain('Run "governor sim --help" for usage.');
   });
 
+  it('emits real shapes by default and the governor.* shapes with --governor-attributes', () => {
+    expect(parseSimArgs(['sim']).options.governorAttributes).toBeUndefined();
+    expect(parseSimArgs(['sim', '--governor-attributes']).options.governorAttributes).toBe(true);
+  });
+
   it('parses a full command line into run options', () => {
     const parsed = parseSimArgs([
       'sim',

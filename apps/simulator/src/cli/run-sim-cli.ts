@@ -40,6 +40,7 @@ const FLAGS = {
   'fault-start': { type: 'string' },
   'fault-duration': { type: 'string' },
   'fault-target': { type: 'string' },
+  'governor-attributes': { type: 'boolean' },
   quiet: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -58,7 +59,8 @@ Runs the seeded LLM-fleet simulator; prints a summary table (and writes JSON wit
   --policy P            ${POLICY_NAMES.join(' | ')} (default none)
   --lockstep URL        Governor base URL: flush telemetry and POST /api/control/evaluate every control interval
   --control-interval D  lockstep interval in simulated time (default 30s)
-  --metrics-interval D  gauge interval in simulated time (default 10s)
+  --metrics-interval D  scrape interval of each target in simulated time (default 15s; with
+                        --governor-attributes the fleet-wide gauge interval, default 10s)
   --summary-json FILE   write the run summary as JSON
   --rate-multiplier X   scale the arrival rate (default 1)
   --time-scale X        multiply trace timestamps (0.5 = twice as fast; default 1, BurstGPT 0.003)
@@ -73,6 +75,8 @@ Runs the seeded LLM-fleet simulator; prints a summary table (and writes JSON wit
   --fault-start D       fault start after run start (default 30% of duration)
   --fault-duration D    fault length (default 20% of duration, at least 5m)
   --fault-target NAME   pool, region or tenant the fault hits
+  --governor-attributes emit the earlier governor.* shapes (governor.* on every span, fleet-wide
+                        gauges) instead of what a Kubernetes fleet sends (the default)
   --quiet               no progress line
   -h, --help            this text
 `;
@@ -225,6 +229,7 @@ export function parseSimArgs(argv: string[]): ParsedSimArgs {
   set('faultStartMs', parseDuration('fault-start', str('fault-start')));
   set('faultDurationMs', parseDuration('fault-duration', str('fault-duration')));
   set('faultTarget', str('fault-target'));
+  if (values['governor-attributes'] === true) options.governorAttributes = true;
   for (const key of ['durationMs', 'controlIntervalMs', 'metricsIntervalMs'] as const) {
     if (options[key] !== undefined && options[key]! <= 0)
       throw new UsageError(`--${key.replace(/Ms$/, '')} must be > 0`);

@@ -41,6 +41,8 @@ async function runFault(
     faultDurationMs: 6 * 60_000,
     target: receiver.url,
     seed: 2,
+    // The ground truth is read from the governor.* attributes that name pool, replica and outcome.
+    governorAttributes: true,
   });
   const fault = summary.faults[0]!;
   expect(fault.kind).toBe(scenario);

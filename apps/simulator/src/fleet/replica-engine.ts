@@ -44,6 +44,53 @@ export type ReplicaStatus = 'starting' | 'running' | 'draining';
 
 /** Upper bounds of vLLM's iteration-tokens histogram buckets (tokens an engine step processed). */
 export const ITERATION_TOKEN_BOUNDS = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384];
+/** vLLM V1 `vllm:time_to_first_token_seconds` bucket bounds (vllm/v1/metrics/loggers.py). */
+export const TTFT_BOUNDS_S = [
+  0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0,
+  80.0, 160.0, 640.0, 2560.0,
+];
+/** vLLM V1 `request_latency_buckets` (e2e, queue, prefill, decode and inference time histograms). */
+export const REQUEST_LATENCY_BOUNDS_S = [
+  0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0,
+  960.0, 1920.0, 7680.0,
+];
+/** vLLM V1 FinishReason values, as `vllm:request_success_total{finished_reason}` labels them. */
+export const FINISH_REASONS = ['stop', 'length', 'abort', 'error'] as const;
+export type FinishReason = (typeof FINISH_REASONS)[number];
+
+/** A cumulative histogram: counts per bucket of `bounds`, the last one above the largest bound. */
+export interface HistogramCounts {
+  bounds: readonly number[];
+  counts: number[];
+  sum: number;
+  count: number;
+}
+
+export function createHistogramCounts(bounds: readonly number[]): HistogramCounts {
+  return { bounds, counts: new Array<number>(bounds.length + 1).fill(0), sum: 0, count: 0 };
+}
+
+/** Prometheus `le` semantics: a value lands in the first bucket whose upper bound is ≥ it. */
+export function observeHistogram(h: HistogramCounts, value: number): void {
+  let bucket = h.bounds.findIndex((bound) => value <= bound);
+  if (bucket < 0) bucket = h.bounds.length;
+  h.counts[bucket]! += 1;
+  h.sum += value;
+  h.count += 1;
+}
+
+/** Per-request figures vLLM exports as counters and histograms, counted from the process start. */
+export interface RequestCounters {
+  /** Prompt tokens looked up in the prefix cache at each scheduling (vllm:prefix_cache_queries). */
+  prefixQueries: number;
+  /** Of those, tokens found cached (vllm:prefix_cache_hits). */
+  prefixHits: number;
+  preemptions: number;
+  finished: Record<FinishReason, number>;
+  ttftS: HistogramCounts;
+  e2eS: HistogramCounts;
+  queueS: HistogramCounts;
+}
 
 /**
  * The runtime's cumulative counters, as vLLM exports them: prompt tokens prefilled, tokens generated,
@@ -57,6 +104,24 @@ export interface EngineCounters {
   iterationTokens: number;
   /** Steps per bucket of ITERATION_TOKEN_BOUNDS, the last one for steps above the largest bound. */
   iterationBuckets: number[];
+  requests: RequestCounters;
+}
+
+/** A deep copy (a scrape's snapshot must not change as the replica runs on). */
+export function copyEngineCounters(c: EngineCounters): EngineCounters {
+  const copyHistogram = (h: HistogramCounts): HistogramCounts => ({ ...h, counts: [...h.counts] });
+  const r = c.requests;
+  return {
+    ...c,
+    iterationBuckets: [...c.iterationBuckets],
+    requests: {
+      ...r,
+      finished: { ...r.finished },
+      ttftS: copyHistogram(r.ttftS),
+      e2eS: copyHistogram(r.e2eS),
+      queueS: copyHistogram(r.queueS),
+    },
+  };
 }
 
 export interface Replica {
@@ -64,6 +129,8 @@ export interface Replica {
   poolName: string;
   spec: PoolSpec;
   status: ReplicaStatus;
+  /** The GPU node the replica runs on (set by the simulation's placement); -1 before. */
+  nodeIndex: number;
   createdMs: number;
   readyMs: number;
   waiting: Deque<RuntimeSeq>;
@@ -115,6 +182,7 @@ export function createReplica(
     poolName,
     spec,
     status,
+    nodeIndex: -1,
     createdMs: nowMs,
     readyMs: status === 'running' ? nowMs : -1,
     waiting: createDeque<RuntimeSeq>(),
@@ -141,8 +209,33 @@ export function createReplica(
       iterations: 0,
       iterationTokens: 0,
       iterationBuckets: new Array<number>(ITERATION_TOKEN_BOUNDS.length + 1).fill(0),
+      requests: {
+        prefixQueries: 0,
+        prefixHits: 0,
+        preemptions: 0,
+        finished: { stop: 0, length: 0, abort: 0, error: 0 },
+        ttftS: createHistogramCounts(TTFT_BOUNDS_S),
+        e2eS: createHistogramCounts(REQUEST_LATENCY_BOUNDS_S),
+        queueS: createHistogramCounts(REQUEST_LATENCY_BOUNDS_S),
+      },
     },
   };
+}
+
+/**
+ * Counts a request the engine finished (completed or failed in the engine), as vLLM V1's stats
+ * logger does: e2e from arrival, queue time until first scheduled, and the finish reason.
+ */
+export function recordFinishedRequest(
+  replica: Replica,
+  seq: RuntimeSeq,
+  atMs: number,
+  reason: FinishReason,
+): void {
+  const r = replica.counters.requests;
+  r.finished[reason] += 1;
+  observeHistogram(r.e2eS, (atMs - seq.arriveMs) / 1000);
+  if (seq.admitMs >= 0) observeHistogram(r.queueS, (seq.admitMs - seq.arriveMs) / 1000);
 }
 
 /** Counts `steps` engine steps of `tokens` tokens each. */
@@ -285,6 +378,8 @@ function admit(host: ReplicaHost, replica: Replica, nowMs: number): void {
     replica.waitingCount -= 1;
     const matched = seq.prefix ? replica.cache.matchBlocks(seq.prefix) : 0;
     const cached = Math.min(matched * PREFIX_BLOCK_TOKENS, needTokens - 1);
+    replica.counters.requests.prefixQueries += needTokens;
+    replica.counters.requests.prefixHits += cached;
     if (seq.admitMs < 0) {
       seq.admitMs = nowMs;
       seq.cachedTokens = cached;
@@ -309,6 +404,7 @@ function preemptNewest(replica: Replica): void {
   seq.kvTokens = 0;
   seq.phase = 'waiting';
   seq.preemptions += 1;
+  replica.counters.requests.preemptions += 1;
   replica.waiting.unshift(seq);
   replica.waitingCount += 1;
 }
@@ -392,7 +488,10 @@ export function completeStep(host: ReplicaHost, replica: Replica, version: numbe
           continue;
         }
         seq.phase = 'decode';
-        if (seq.generated === 0) seq.firstTokenMs = nowMs;
+        if (seq.generated === 0) {
+          seq.firstTokenMs = nowMs;
+          observeHistogram(replica.counters.requests.ttftS, (nowMs - seq.arriveMs) / 1000);
+        }
         seq.generated += 1;
         seq.kvTokens += 1;
         replica.kvUsed += 1;

@@ -90,14 +90,66 @@ export interface Attempt extends RuntimeSeq {
   outcome: Outcome | null;
   errorType: string | null;
   statusCode: number;
+  /** HTTP status the replica answered with (200, or its error status); 0 when it never answered. */
+  upstreamStatusCode: number;
   done: boolean;
 }
 
-/** Receives finished attempts and gauge samples (the telemetry exporter, or nothing). */
+/** Receives finished attempts, gauge samples and scrapes (the telemetry exporter, or nothing). */
 export interface TelemetrySink {
   onAttemptFinished(attempt: Attempt): void;
+  /** Fleet-wide samples every `metricsIntervalMs` (the --governor-attributes shapes). */
   onMetricsSample(sample: MetricsSample): void;
+  /** One scrape of one target every `scrapeIntervalMs`, at the target's own phase (real shapes). */
+  onScrape?(scrape: ScrapeSample): void;
 }
+
+/** A vLLM pod's /metrics as scraped: only `up` = 0 while its server is not up yet. */
+export interface RuntimeScrape {
+  kind: 'runtime';
+  timeMs: number;
+  pool: string;
+  /** The served model name (vLLM's `model_name` label). */
+  model: string;
+  replica: string;
+  /** Replica index within its pool: the pod's identity. */
+  podIndex: number;
+  nodeIndex: number;
+  gpuType: string;
+  region: string;
+  status: 'starting' | 'running' | 'draining';
+  /** When the vLLM process started (its counters' start time). */
+  processStartMs: number;
+  kvUsage: number;
+  waiting: number;
+  running: number;
+  counters: EngineCounters;
+}
+
+export interface GpuScrape {
+  /** GPU index on the node. */
+  gpu: number;
+  /** The workload holding the GPU, or null when it is free. */
+  holder: { pool: string; replica: string; podIndex: number; status: ReplicaSample['status'] } | null;
+  /** Share of the interval since the node's previous scrape with a kernel running (0–100). */
+  utilPct: number;
+  /** Of the busy time, the share spent in prefill (compute-bound) rather than decode (memory-bound). */
+  prefillShare: number;
+  /** Frame-buffer memory in use, as a share of the GPU's memory. */
+  memoryUsedShare: number;
+}
+
+/** A GPU node's DCGM exporter as scraped. */
+export interface GpuNodeScrape {
+  kind: 'gpu-node';
+  timeMs: number;
+  nodeIndex: number;
+  gpuType: string;
+  region: string;
+  gpus: GpuScrape[];
+}
+
+export type ScrapeSample = RuntimeScrape | GpuNodeScrape;
 
 export interface ReplicaSample {
   pool: string;

@@ -9,15 +9,19 @@ import type { Rng } from '../engine/random.ts';
 import type { FaultSpec } from '../faults/fault-plan.ts';
 import { FAULT_PARAMS } from '../faults/fault-plan.ts';
 import type { FleetSpec, PoolSpec } from '../fleet/fleet-spec.ts';
+import { createNodePlacement } from '../fleet/node-placement.ts';
+import type { GpuNode, NodePlacement } from '../fleet/node-placement.ts';
 import {
   abortSeq,
   completeStep,
+  copyEngineCounters,
   createReplica,
   enqueueSeq,
   evictAll,
   getBusyMs,
   getKvUsage,
   kickReplica,
+  recordFinishedRequest,
   syncReplica,
   wakeReplica,
 } from '../fleet/replica-engine.ts';
@@ -30,6 +34,7 @@ import type {
   Attempt,
   ClientRetryPolicy,
   MetricsSample,
+  GpuScrape,
   PoolRun,
   TaskRun,
   TelemetrySink,
@@ -43,7 +48,10 @@ export interface SimulationConfig {
   /** After arrivals stop, in-flight tasks may finish for at most this long. */
   drainMs: number;
   faults: FaultSpec[];
+  /** Fleet-wide gauge samples (--governor-attributes shapes); 0 = none. */
   metricsIntervalMs: number;
+  /** Per-target scrapes (vLLM pods, DCGM exporters), each at its own stable phase; 0 = none. */
+  scrapeIntervalMs?: number;
   /** Lockstep control ticks; 0 = none. */
   controlIntervalMs: number;
   autoscaler: Autoscaler | null;
@@ -68,10 +76,15 @@ type SimEventPayload =
   | { k: 'faultEnd'; fault: FaultSpec }
   | { k: 'preempt'; fault: FaultSpec }
   | { k: 'metrics' }
+  | { k: 'scrape'; replica: Replica }
+  | { k: 'nodeScrape'; node: GpuNode }
   | { k: 'autoscale' }
   | { k: 'control' }
   | { k: 'arrivalsEnd' }
   | { k: 'hardStop' };
+
+/** vLLM's default gpu_memory_utilization: the share of GPU memory it takes once its engine is up. */
+const VLLM_GPU_MEMORY_SHARE = 0.9;
 
 /** Same-time ordering: request events, then gauges, then autoscaler, then lockstep control. */
 const PRIORITY = { normal: 1, metrics: 2, autoscale: 3, control: 4 } as const;
@@ -149,6 +162,13 @@ export class Simulation {
   };
   private readonly host: ReplicaHost;
   private readonly utilMarks = new Map<Replica, { busyMs: number; atMs: number }>();
+  /** Where replicas run; DCGM scrapes report per node. */
+  readonly placement: NodePlacement = createNodePlacement();
+  private readonly gpuMarks = new Map<
+    Replica,
+    { busyMs: number; atMs: number; promptTokens: number; generationTokens: number; iterations: number }
+  >();
+  private readonly processStartMs = new Map<Replica, number>();
 
   constructor(config: SimulationConfig) {
     this.config = config;
@@ -172,6 +192,7 @@ export class Simulation {
     };
     this.pools = config.fleet.pools.map((spec) => this.createPoolRun(spec));
     for (const pool of this.pools) this.poolsByName.set(pool.spec.name, pool);
+    for (const pool of this.pools) for (const r of pool.replicas) this.onReplicaAdded(r);
     this.schedulePeriodic();
   }
 
@@ -205,6 +226,32 @@ export class Simulation {
     return pool;
   }
 
+  /**
+   * A new pod: placed on a node, and discovered as a scrape target at once. A replica present at
+   * the start became ready then, so its process started one cold start earlier.
+   */
+  private onReplicaAdded(replica: Replica): void {
+    this.processStartMs.set(
+      replica,
+      replica.status === 'running' ? replica.readyMs - replica.spec.coldStartMs : replica.createdMs,
+    );
+    const { node, added } = this.placement.place(replica);
+    replica.nodeIndex = node.index;
+    const intervalMs = this.config.scrapeIntervalMs ?? 0;
+    if (intervalMs <= 0) return;
+    this.push(this.nextScrapeMs(`pod/${replica.id}`), { k: 'scrape', replica }, PRIORITY.metrics);
+    if (added)
+      this.push(this.nextScrapeMs(`node/${node.index}`), { k: 'nodeScrape', node }, PRIORITY.metrics);
+  }
+
+  /** A target's next scrape: its phase is a stable hash of the target, as Prometheus spreads targets. */
+  private nextScrapeMs(targetKey: string): number {
+    const intervalMs = this.config.scrapeIntervalMs!;
+    const phaseMs = Math.floor(hashUniform(this.config.seed, hashString(targetKey), 0x5c4a) * intervalMs);
+    const k = Math.max(0, Math.ceil((this.nowMs - phaseMs) / intervalMs));
+    return phaseMs + k * intervalMs;
+  }
+
   private nextReplicaId(pool: PoolRun): string {
     const id = `${pool.spec.name}-${pool.nextReplicaIndex}`;
     pool.nextReplicaIndex += 1;
@@ -219,7 +266,7 @@ export class Simulation {
     const { durationMs, drainMs, metricsIntervalMs, controlIntervalMs, autoscaler } = this.config;
     if (this.config.workload.tasks.length > 0)
       this.push(this.config.workload.tasks[0]!.startMs, { k: 'root' });
-    this.push(metricsIntervalMs, { k: 'metrics' }, PRIORITY.metrics);
+    if (metricsIntervalMs > 0) this.push(metricsIntervalMs, { k: 'metrics' }, PRIORITY.metrics);
     if (autoscaler) this.push(autoscaler.intervalMs, { k: 'autoscale' }, PRIORITY.autoscale);
     if (controlIntervalMs > 0) this.push(controlIntervalMs, { k: 'control' }, PRIORITY.control);
     for (const fault of this.config.faults) {
@@ -307,6 +354,12 @@ export class Simulation {
       case 'metrics':
         this.emitMetrics();
         this.push(this.nowMs + this.config.metricsIntervalMs, { k: 'metrics' }, PRIORITY.metrics);
+        return false;
+      case 'scrape':
+        this.scrapeReplica(ev.replica);
+        return false;
+      case 'nodeScrape':
+        this.scrapeNode(ev.node);
         return false;
       case 'autoscale':
         this.runAutoscaler();
@@ -451,6 +504,7 @@ export class Simulation {
       outcome: null,
       errorType: null,
       statusCode: 0,
+      upstreamStatusCode: 0,
       done: false,
     };
     this.live.add(a);
@@ -575,8 +629,12 @@ export class Simulation {
     seq.failErrorType = pool.errorRate > BASE_ERROR_RATE ? 'gpu_error' : 'internal_error';
   }
 
-  private onReplicaFinished(_replica: Replica, a: Attempt, atMs: number, errorType: string | null): void {
+  private onReplicaFinished(replica: Replica, a: Attempt, atMs: number, errorType: string | null): void {
     a.replicaEndMs = atMs;
+    // A prompt longer than the KV cache is refused by vLLM's API server before the engine sees it.
+    if (errorType !== 'context_length_exceeded')
+      recordFinishedRequest(replica, a, atMs, errorType === null ? 'stop' : 'error');
+    a.upstreamStatusCode = errorType === null ? 200 : errorType === 'context_length_exceeded' ? 400 : 500;
     if (errorType === null) {
       this.finishAttempt(a, atMs + STREAM_END_MS, 'success', null, 200);
     } else {
@@ -734,6 +792,9 @@ export class Simulation {
     replica.version += 1;
     pool.replicas.splice(index, 1);
     this.utilMarks.delete(replica);
+    this.gpuMarks.delete(replica);
+    this.processStartMs.delete(replica);
+    this.placement.release(replica);
     this.updatePaid(pool, atMs);
   }
 
@@ -767,6 +828,7 @@ export class Simulation {
         this.nowMs,
       );
       pool.replicas.push(replica);
+      this.onReplicaAdded(replica);
       this.push(this.nowMs + pool.spec.coldStartMs * pool.coldStartFactor, { k: 'ready', replica });
     }
     while (active().length > pool.desired) {
@@ -1006,15 +1068,110 @@ export class Simulation {
           running: r.running.length,
           gpuUtilPct: r.status === 'starting' ? 0 : util,
           readyMs: r.readyMs,
-          counters: { ...r.counters, iterationBuckets: [...r.counters.iterationBuckets] },
+          counters: copyEngineCounters(r.counters),
         });
       }
     }
     return sample;
   }
 
+  /** One scrape of a vLLM pod's /metrics; a removed pod is no longer a target. */
+  private scrapeReplica(replica: Replica): void {
+    const pool = this.poolsByName.get(replica.poolName)!;
+    if (!pool.replicas.includes(replica)) return;
+    this.push(this.nowMs + this.config.scrapeIntervalMs!, { k: 'scrape', replica }, PRIORITY.metrics);
+    syncReplica(replica, this.nowMs);
+    this.config.sink?.onScrape?.({
+      kind: 'runtime',
+      timeMs: this.nowMs,
+      pool: pool.spec.name,
+      model: pool.spec.model,
+      replica: replica.id,
+      podIndex: podIndexOf(replica),
+      nodeIndex: replica.nodeIndex,
+      gpuType: replica.spec.gpuType,
+      region: replica.spec.region,
+      status: replica.status,
+      processStartMs: this.processStartMs.get(replica) ?? replica.createdMs,
+      kvUsage: getKvUsage(replica),
+      waiting: replica.waitingCount,
+      running: replica.running.length,
+      counters: copyEngineCounters(replica.counters),
+    });
+  }
+
+  /** One scrape of a node's DCGM exporter: every GPU, busy share since the node's previous scrape. */
+  private scrapeNode(node: GpuNode): void {
+    this.push(this.nowMs + this.config.scrapeIntervalMs!, { k: 'nodeScrape', node }, PRIORITY.metrics);
+    const seen = new Map<Replica, Omit<GpuScrape, 'gpu'>>();
+    const gpus: GpuScrape[] = node.slots.map((replica, gpu) => {
+      if (!replica) return { gpu, holder: null, utilPct: 0, prefillShare: 0, memoryUsedShare: 0 };
+      const known = seen.get(replica);
+      if (known) return { gpu, ...known };
+      const reading = this.readGpu(replica);
+      seen.set(replica, reading);
+      return { gpu, ...reading };
+    });
+    this.config.sink?.onScrape?.({
+      kind: 'gpu-node',
+      timeMs: this.nowMs,
+      nodeIndex: node.index,
+      gpuType: node.gpuType,
+      region: node.region,
+      gpus,
+    });
+  }
+
+  private readGpu(replica: Replica): Omit<GpuScrape, 'gpu'> {
+    const pool = this.poolsByName.get(replica.poolName)!;
+    const holder = {
+      pool: pool.spec.name,
+      replica: replica.id,
+      podIndex: podIndexOf(replica),
+      status: replica.status,
+    };
+    if (replica.status === 'starting') {
+      // Loading weights: memory fills over the cold start; no kernels run yet.
+      const coldMs = pool.spec.coldStartMs * pool.coldStartFactor;
+      const progress = coldMs > 0 ? Math.min(1, (this.nowMs - replica.createdMs) / coldMs) : 1;
+      return { holder, utilPct: 0, prefillShare: 0, memoryUsedShare: VLLM_GPU_MEMORY_SHARE * progress };
+    }
+    syncReplica(replica, this.nowMs);
+    const c = replica.counters;
+    const busy = getBusyMs(replica, this.nowMs);
+    const now = {
+      busyMs: busy,
+      atMs: this.nowMs,
+      promptTokens: c.promptTokens,
+      generationTokens: c.generationTokens,
+      iterations: c.iterations,
+    };
+    const mark = this.gpuMarks.get(replica) ?? {
+      busyMs: 0,
+      atMs: replica.readyMs,
+      promptTokens: 0,
+      generationTokens: 0,
+      iterations: 0,
+    };
+    this.gpuMarks.set(replica, now);
+    const spanMs = this.nowMs - Math.max(mark.atMs, replica.readyMs);
+    const utilPct = spanMs > 0 ? Math.min(100, (100 * (busy - mark.busyMs)) / spanMs) : 0;
+    const model = replica.spec.stepModel;
+    const prefillWork = (c.promptTokens - mark.promptTokens) * model.prefillPerTokenMs;
+    const decodeWork =
+      (c.generationTokens - mark.generationTokens) * model.decodePerSeqMs +
+      (c.iterations - mark.iterations) * model.baseMs;
+    const prefillShare = prefillWork + decodeWork > 0 ? prefillWork / (prefillWork + decodeWork) : 0;
+    return { holder, utilPct, prefillShare, memoryUsedShare: VLLM_GPU_MEMORY_SHARE };
+  }
+
   private emitMetrics(): void {
     const sample = this.sampleMetrics();
     this.config.sink?.onMetricsSample(sample);
   }
+}
+
+/** The replica's index within its pool (ids are `<pool>-<index>`): the pod's stable identity. */
+function podIndexOf(replica: Replica): number {
+  return Number(replica.id.slice(replica.id.lastIndexOf('-') + 1));
 }

@@ -1,6 +1,6 @@
 import { Metric } from '@governor/conventions';
 import { ValueType } from '@opentelemetry/api';
-import type { Attributes, HrTime } from '@opentelemetry/api';
+import type { Attributes, HrTime, Tracer } from '@opentelemetry/api';
 import { ExportResultCode } from '@opentelemetry/core';
 import type { ExportResult } from '@opentelemetry/core';
 import { OTLPMetricExporter as OTLPMetricExporterJson } from '@opentelemetry/exporter-metrics-otlp-http';
@@ -21,9 +21,13 @@ import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 import { toHrTime } from '../engine/sim-time.ts';
 import { ITERATION_TOKEN_BOUNDS } from '../fleet/replica-engine.ts';
-import type { Attempt, MetricsSample, TelemetrySink } from '../sim/sim-types.ts';
+import type { Attempt, MetricsSample, ScrapeSample, TelemetrySink } from '../sim/sim-types.ts';
+import type { Replica } from '../fleet/replica-engine.ts';
+import { PROMETHEUS_RECEIVER_SCOPE, createScrapeMetricsBuilder } from './build-scrape-metrics.ts';
 import { createDeterministicIdGenerator } from './deterministic-id-generator.ts';
 import { emitAttemptSpans } from './emit-attempt-spans.ts';
+import { emitRealAttemptSpans } from './emit-real-attempt-spans.ts';
+import { GATEWAY_DEPLOYMENT, createK8sIdentity } from './k8s-identity.ts';
 
 export type OtlpProtocol = 'http/json' | 'http/protobuf';
 export const OTLP_PROTOCOLS: readonly OtlpProtocol[] = ['http/json', 'http/protobuf'];
@@ -36,9 +40,18 @@ export interface TelemetryOptions {
   startEpochMs: number;
   /** Spans ended but not yet acknowledged before the run waits for the exporter. */
   maxPendingSpans?: number;
-  /** Gauge samples buffered before they are sent in one request. */
+  /** Gauge samples (or target scrapes, in real shapes) buffered before they are sent. */
   metricSamplesPerExport?: number;
+  /**
+   * 'real' (default): what a Kubernetes fleet sends through an OpenTelemetry Collector — HTTP and
+   * GenAI semconv gateway spans, vLLM V1 `llm_request` spans and scraped metrics on per-pod
+   * resources with k8s.* attributes, no governor.* on runtime telemetry. 'governor': the
+   * simulator's earlier shapes, with governor.* attributes on every span and fleet-wide gauges.
+   */
+  shapes?: TelemetryShapes;
 }
+
+export type TelemetryShapes = 'real' | 'governor';
 
 export interface TelemetryStats {
   spansEmitted: number;
@@ -137,12 +150,73 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
       idGenerator: ids,
       spanProcessors: [processor],
     });
-  const providers = [createProvider('gateway'), createProvider('router'), createProvider('vllm')] as const;
-  const tracers = {
-    gateway: providers[0].getTracer('@governor/simulator'),
-    router: providers[1].getTracer('@governor/simulator'),
-    vllm: providers[2].getTracer('@governor/simulator'),
-  };
+  const real = (options.shapes ?? 'real') === 'real';
+  const providers: TracerProvider[] = [];
+  let emitSpans: (attempt: Attempt) => number;
+  if (real) {
+    const identity = createK8sIdentity(options.seed);
+    const gatewayPod = identity.deploymentPod(GATEWAY_DEPLOYMENT, 0, identity.nodeName(-1, 'system'));
+    const podProvider = (attributes: Record<string, string>) => {
+      const provider = new TracerProvider({
+        resource: resourceFromAttributes(attributes),
+        idGenerator: ids,
+        spanProcessors: [processor],
+      });
+      providers.push(provider);
+      return provider;
+    };
+    const gateway = podProvider({
+      'service.name': GATEWAY_DEPLOYMENT,
+      'k8s.namespace.name': gatewayPod.namespace,
+      'k8s.deployment.name': GATEWAY_DEPLOYMENT,
+      'k8s.pod.name': gatewayPod.name,
+      'k8s.pod.uid': gatewayPod.uid,
+      'k8s.node.name': gatewayPod.nodeName,
+    }).getTracer('envoy');
+    const runtimeTracers = new Map<Replica, Tracer>();
+    const podOf = (replica: Replica) =>
+      identity.deploymentPod(
+        replica.poolName,
+        Number(replica.id.slice(replica.id.lastIndexOf('-') + 1)),
+        identity.nodeName(replica.nodeIndex, replica.spec.region),
+      );
+    const tracers = {
+      gateway,
+      podIp: (replica: Replica) => podOf(replica).ip,
+      runtime(replica: Replica): Tracer {
+        let tracer = runtimeTracers.get(replica);
+        if (!tracer) {
+          const pod = podOf(replica);
+          // The OTel Python SDK's resource (OTEL_SERVICE_NAME=vllm) plus what k8sattributes adds.
+          tracer = podProvider({
+            'service.name': 'vllm',
+            'telemetry.sdk.language': 'python',
+            'telemetry.sdk.name': 'opentelemetry',
+            'telemetry.sdk.version': '1.33.1',
+            'k8s.namespace.name': pod.namespace,
+            'k8s.deployment.name': replica.poolName,
+            'k8s.pod.name': pod.name,
+            'k8s.pod.uid': pod.uid,
+            'k8s.pod.ip': pod.ip,
+            'k8s.node.name': pod.nodeName,
+            'k8s.pod.start_time': new Date(options.startEpochMs + replica.createdMs).toISOString(),
+          }).getTracer('vllm.llm_engine');
+          runtimeTracers.set(replica, tracer);
+        }
+        return tracer;
+      },
+    };
+    emitSpans = (attempt) => emitRealAttemptSpans(attempt, tracers, ids, options.startEpochMs);
+  } else {
+    providers.push(createProvider('gateway'), createProvider('router'), createProvider('vllm'));
+    const tracers = {
+      gateway: providers[0]!.getTracer('@governor/simulator'),
+      router: providers[1]!.getTracer('@governor/simulator'),
+      vllm: providers[2]!.getTracer('@governor/simulator'),
+    };
+    emitSpans = (attempt) => emitAttemptSpans(attempt, tracers, ids, options.startEpochMs);
+  }
+  const scrapes = createScrapeMetricsBuilder(createK8sIdentity(options.seed), options.startEpochMs);
 
   const pendingSpans = () => stats.spansEmitted - stats.spansExported - stats.spansFailed;
   const metricsResource = resourceFromAttributes({
@@ -256,10 +330,8 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
     };
   };
 
-  const exportMetrics = (batch: MetricsSample[]): Promise<void> => {
-    if (batch.length === 0) return Promise.resolve();
-    const { resourceMetrics, points } = buildResourceMetrics(batch);
-    return new Promise<void>((resolve) => {
+  const exportResourceMetrics = (resourceMetrics: ResourceMetrics, points: number): Promise<void> =>
+    new Promise<void>((resolve) => {
       metricExporter.export(resourceMetrics, (result) => {
         if (result.code === ExportResultCode.SUCCESS) stats.metricPointsExported += points;
         else {
@@ -269,19 +341,44 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
         resolve();
       });
     });
+
+  const exportMetrics = async (batch: MetricsSample[]): Promise<void> => {
+    if (batch.length === 0) return;
+    const { resourceMetrics, points } = buildResourceMetrics(batch);
+    await exportResourceMetrics(resourceMetrics, points);
+  };
+
+  /** One request per scraped target, as the Collector's exporter groups by resource. */
+  const exportScrapes = async (targets: ReturnType<typeof scrapes.take>): Promise<void> => {
+    await Promise.all(
+      targets.map((t) =>
+        exportResourceMetrics(
+          {
+            resource: resourceFromAttributes(t.resource),
+            scopeMetrics: [{ scope: { name: PROMETHEUS_RECEIVER_SCOPE }, metrics: [...t.metrics.values()] }],
+          },
+          t.points,
+        ),
+      ),
+    );
   };
 
   const flushMetrics = (): Promise<void> => {
     const batch = samples;
     samples = [];
-    metricChain = metricChain.then(() => exportMetrics(batch));
+    const targets = scrapes.take();
+    metricChain = metricChain.then(() => exportMetrics(batch)).then(() => exportScrapes(targets));
     return metricChain;
   };
 
   return {
     stats,
     onAttemptFinished(attempt: Attempt) {
-      stats.spansEmitted += emitAttemptSpans(attempt, tracers, ids, options.startEpochMs);
+      stats.spansEmitted += emitSpans(attempt);
+    },
+    onScrape(scrape: ScrapeSample) {
+      stats.metricPointsEmitted += scrapes.add(scrape);
+      if (scrapes.bufferedScrapes >= samplesPerExport * 4) void flushMetrics();
     },
     onMetricsSample(sample: MetricsSample) {
       samples.push(sample);

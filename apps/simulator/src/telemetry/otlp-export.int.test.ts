@@ -8,7 +8,7 @@ import type { RunSummary } from '../summary/run-summary.ts';
 const ROOT = 'POST /v1/chat/completions';
 const nsOf = (iso: string) => BigInt(Date.parse(iso)) * 1_000_000n;
 
-describe('OTLP export to a plain receiver (JSON)', () => {
+describe('OTLP export to a plain receiver (JSON), --governor-attributes shapes', () => {
   let receiver: OtlpReceiver;
   let summary: RunSummary;
 
@@ -19,6 +19,7 @@ describe('OTLP export to a plain receiver (JSON)', () => {
       durationMs: 10 * 60_000,
       target: receiver.url,
       seed: 3,
+      governorAttributes: true,
     });
   });
   afterAll(() => receiver.close());
