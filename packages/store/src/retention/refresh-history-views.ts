@@ -1,5 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { exportGlob, listExportFiles } from './export-files.ts';
+import { STAGE_CATALOG } from '../ingest-stage.ts';
 import { RETENTION_TARGETS } from './retention-targets.ts';
 
 /**
@@ -16,12 +17,23 @@ export async function refreshHistoryViews(
   for (const target of RETENTION_TARGETS) {
     if (!target.view) continue;
     const hasFiles = exportDir !== null && listExportFiles(exportDir, target.name).length > 0;
-    const live = `SELECT * FROM ${target.table}`;
+    const live = liveRows(target.table);
     const sql = hasFiles
       ? `${live} UNION ALL BY NAME SELECT * EXCLUDE (date, hour) FROM read_parquet(${quote(exportGlob(exportDir!, target.name))}, hive_partitioning = true)`
       : live;
     await connection.run(`CREATE OR REPLACE VIEW ${target.view} AS ${sql}`);
   }
+}
+
+/**
+ * The table plus what the writer committed to the ingest stage during a checkpoint (acknowledged,
+ * not yet moved): a span is readable as soon as its write is acknowledged. Between the move's two
+ * commits (rows copied with their epoch recorded, then the stage emptied) the staged copy is
+ * skipped, so no row reads twice.
+ */
+function liveRows(table: string): string {
+  return `SELECT * FROM ${table} UNION ALL SELECT * FROM ${STAGE_CATALOG}.main.${table}
+    WHERE NOT EXISTS (SELECT 1 FROM ingest_stage_moves m JOIN ${STAGE_CATALOG}.main.ingest_stage_epoch e ON m.epoch = e.epoch)`;
 }
 
 export function quote(text: string): string {

@@ -93,6 +93,16 @@ describe('runRetention', () => {
     expect(runs.map((r) => r.state)).toEqual(['published', 'published']);
   });
 
+  it('counts the TTL back from the server clock, not from an event dated in the future', async () => {
+    const nowNs = BigInt(Date.now()) * 1_000_000n;
+    await store.writer.write(spansAt(nowNs - 2n * HOUR_NS, 40, 14), []);
+    await store.writer.write(spansAt(BigInt(Date.parse('2100-01-01T00:00:00Z')) * 1_000_000n, 4, 15), []);
+    const report = await store.runRetention({ ttlHours: { spans: 24 } });
+    expect(report.targets[0]).toMatchObject({ target: 'spans', status: 'ok', rowsDeleted: 0 });
+    expect(BigInt(report.targets[0]!.cutoffNs!)).toBeLessThanOrEqual(nowNs - 23n * HOUR_NS);
+    expect(await count('SELECT count(*) AS n FROM span_store')).toBe(44);
+  });
+
   it('leaves tables without a TTL alone and reports nothing to do when nothing is old enough', async () => {
     await store.writer.write(spansAt(T0, 40, 4), []);
     const report = await store.runRetention({ ttlHours: { spans: 24 } });

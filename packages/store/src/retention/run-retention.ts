@@ -26,6 +26,8 @@ export interface RetentionPolicy {
   maxRowsPerSlice?: number;
   /** Pause between slices, leaving DuckDB to ingest and checkpoints (default 100 ms). */
   pauseBetweenSlicesMs?: number;
+  /** Server clock in ns since the epoch (default: now); no row younger than its TTL by it is removed. */
+  nowNs?: bigint;
 }
 
 export interface RetentionTargetReport {
@@ -97,7 +99,11 @@ async function runTarget(
   const watermark = await scalar(connection, `SELECT max(${col}) FROM ${target.table}`);
   if (watermark === null) return finish('ok');
   const watermarkNs = BigInt(watermark as bigint);
-  const cutoff = cutoffFor(watermarkNs, ttlHours);
+  // The TTL counts back from the newest event (a backfill of last year keeps its last TTL's
+  // worth), but never from past the server clock: one event dated in the future must not make
+  // the whole store look old.
+  const nowNs = policy.nowNs ?? BigInt(Date.now()) * 1_000_000n;
+  const cutoff = cutoffFor(watermarkNs < nowNs ? watermarkNs : nowNs, ttlHours);
   report.watermarkNs = String(watermarkNs);
   report.cutoffNs = String(cutoff);
 
@@ -247,7 +253,7 @@ function removeQuietly(path: string): void {
 }
 
 /**
- * The cutoff: TTL before the newest event, rounded down to the TTL (at most an hour) so each run
+ * The cutoff: TTL before the newest event (at most the server clock), rounded down to the TTL (at most an hour) so each run
  * writes whole hours — one file per hour partition instead of one per run.
  */
 export function cutoffFor(watermarkNs: bigint, ttlHours: number): bigint {
