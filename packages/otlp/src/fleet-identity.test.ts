@@ -127,7 +127,7 @@ describe('pool and replica from the attributes Kubernetes fleets carry', () => {
       {
         resourceMetrics: [
           {
-            resource: { 'service.name': 'vllm', 'service.instance.id': '10.0.0.7:8000', ...vllmPod },
+            resource: { ...vllmPod, 'service.instance.id': '10.0.0.7:8000' },
             scopeMetrics: [{ scope: { name: '', version: '' }, metrics: [metric('up', {})] }],
           },
           {

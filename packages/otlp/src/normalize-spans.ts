@@ -8,7 +8,7 @@ import {
   toStringOrNull,
 } from './attribute-values.ts';
 import type { HopClassifier } from './classify-hop.ts';
-import type { FleetIdentity } from './fleet-identity.ts';
+import { type FleetIdentity, samplingProbabilityFromTraceState } from './fleet-identity.ts';
 import type { SpanRow } from './span-row.ts';
 import type { AttributeValue, Attributes, DecodedSpan, DecodedTraceRequest } from './types.ts';
 import { findSpanProblem } from './validate-span.ts';
@@ -104,6 +104,8 @@ function normalizeSpan(
     (runtimeSide ? (identity?.replica(attrs, resource) ?? legacyReplica(resource)) : null);
   const pool = toStringOrNull(lookup(attrs, resource, Attr.pool)) ?? identity?.pool(attrs, resource) ?? null;
   const phases = modelPhases(attrs, serverTtftMs, queueMs, e2eMs);
+  const sampled =
+    samplingProbabilityFromTraceState(span.traceState) ?? identity?.samplingRatio(service) ?? null;
   return {
     traceId,
     spanId: span.spanId,
@@ -173,6 +175,7 @@ function normalizeSpan(
             span.events.map((e) => ({ timeNs: e.timeNs.toString(), name: e.name, attributes: e.attributes })),
           ),
     scope,
+    sampleWeight: sampled === null || sampled >= 1 ? null : 1 / sampled,
   };
 }
 

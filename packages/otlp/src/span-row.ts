@@ -54,6 +54,12 @@ export interface SpanRow {
   resource: string;
   events: string;
   scope: string | null;
+  /**
+   * 1 ÷ the head-sampling probability the trace was kept with (OTel's `th` in tracestate, else the
+   * configured ratio of the span's service): how many requests this one stands for. Null = unsampled
+   * or unknown.
+   */
+  sampleWeight: number | null;
 }
 
 export type SpanColumnType =
@@ -116,6 +122,7 @@ export const SPAN_COLUMNS: readonly { column: string; field: keyof SpanRow; type
   { column: 'resource', field: 'resource', type: 'JSON' },
   { column: 'events', field: 'events', type: 'JSON' },
   { column: 'scope', field: 'scope', type: 'VARCHAR' },
+  { column: 'sample_weight', field: 'sampleWeight', type: 'DOUBLE' },
 ];
 
 export interface MetricPointRow {

@@ -1,17 +1,10 @@
 import { GROUP_DIMENSIONS } from '@governor/conventions';
 import { z } from 'zod';
+import { openObject } from './http-schemas.ts';
 
 // Response shapes of the read API: GET /api/signals, /api/signals/series, /api/traces and
 // /api/tasks. Objects are loose: a field the signals package adds is passed through (and shows in
 // the reference once it is named here) rather than silently dropped by serialization.
-
-/**
- * An object that passes unknown fields through at run time, typed as its named fields so the
- * signals package's interfaces (which have no index signature) satisfy it.
- */
-function openObject<T extends z.ZodRawShape>(shape: T): z.ZodObject<T> {
-  return z.looseObject(shape) as unknown as z.ZodObject<T>;
-}
 
 const nullableNumber = z.number().nullable();
 
@@ -56,6 +49,13 @@ export const SignalGroup = openObject({
   hops: z
     .record(z.string(), HopLatency)
     .describe('Latency by hop (gateway, router, cache, queue, prefill, …)'),
+  sampled: z
+    .boolean()
+    .optional()
+    .describe(
+      'True when head-sampled traces were scaled by 1 ÷ their sampling probability (OTel th in tracestate, else sampling.service_ratios)',
+    ),
+  samplingRatio: nullableNumber.optional().describe('Stored ÷ represented requests; null when not sampled'),
 }).meta({ id: 'SignalGroup' });
 
 export const SignalsSnapshot = openObject({

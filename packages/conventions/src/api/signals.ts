@@ -72,6 +72,13 @@ export interface SignalGroup {
   tokensPerS?: number | null;
   replicas: number | null;
   hops: Partial<Record<Hop, HopLatency>>;
+  /**
+   * True when some of the group's requests were head-sampled traces: counts, rates, tokens and cost
+   * allocation are scaled by 1 ÷ the sampling probability (OTel `th`, or sampling.service_ratios).
+   */
+  sampled?: boolean;
+  /** Stored ÷ represented requests (the effective sampling probability); null when not sampled. */
+  samplingRatio?: number | null;
 }
 
 export interface SignalsSnapshot {

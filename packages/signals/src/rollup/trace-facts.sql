@@ -72,6 +72,8 @@ trace_dims AS (
       sum(duration_ms) FILTER (WHERE hop IN ('prefill', 'decode'))
     ) AS gpu_ms,
     sum(cost_usd) AS cost_usd,
+    -- The trace was kept (or not) as a whole: its root's sampling decision, else any span's.
+    coalesce(any_value(sample_weight) FILTER (WHERE rn = 1), max(sample_weight)) AS sample_weight,
     count(*)::INTEGER AS span_count
   FROM ranked
   GROUP BY trace_id
@@ -237,6 +239,7 @@ trace_facts AS (
     d.queue_depth,
     d.gpu_ms,
     d.cost_usd,
+    d.sample_weight,
     d.span_count,
     h.* EXCLUDE (trace_id),
     -- Share of each hop in the request's attributed time (absent hop = 0; NULL without any time).

@@ -110,11 +110,17 @@ export function emptyGroup(key: GroupKey): SignalGroupDetail {
 
 function toSignalGroup(acc: Accumulator, poolLevel: boolean, seconds: number): SignalGroupDetail {
   const r = acc.request ?? {};
-  const requests = toNumberOrNull(r.requests) ?? 0;
+  // Sums of sampling weights: whole requests and tasks as an operator counts them.
+  const sampledRequests = toNumberOrNull(r.sampled_requests) ?? 0;
+  const count = (v: unknown) => {
+    const n = toNumberOrNull(v) ?? 0;
+    return sampledRequests > 0 ? Math.round(n) : n;
+  };
+  const requests = count(r.requests);
   const perRequest = (v: unknown) => (requests > 0 ? (toNumberOrNull(v) ?? 0) / requests : null);
-  const tasks = toNumberOrNull(r.tasks) ?? 0;
-  const successfulTasks = toNumberOrNull(r.successful_tasks) ?? 0;
-  const goodTasks = toNumberOrNull(r.good_tasks) ?? 0;
+  const tasks = count(r.tasks);
+  const successfulTasks = count(r.successful_tasks);
+  const goodTasks = count(r.good_tasks);
   const cacheKnown = toNumberOrNull(r.cache_known) ?? 0;
   const costUsd = acc.costUsd;
   const capacity = poolLevel ? capacityOf(acc.pools) : null;
@@ -155,10 +161,10 @@ function toSignalGroup(acc: Accumulator, poolLevel: boolean, seconds: number): S
     tasks,
     successfulTasks,
     goodTasks,
-    abandonedTasks: toNumberOrNull(r.abandoned_tasks) ?? 0,
-    pendingTasks: toNumberOrNull(r.pending_tasks) ?? 0,
+    abandonedTasks: count(r.abandoned_tasks),
+    pendingTasks: count(r.pending_tasks),
     taskE2eMs: percentiles(r.task_e2e_q),
-    retries: toNumberOrNull(r.retries) ?? 0,
+    retries: count(r.retries),
     retryRatio: perRequest(r.retries),
     queueMs: percentiles(r.queue_q),
     queueDepth: capacity?.queueDepth ?? spanQueueDepth,
@@ -167,6 +173,11 @@ function toSignalGroup(acc: Accumulator, poolLevel: boolean, seconds: number): S
     replicas: capacity?.replicas ?? null,
     peakTokensPerSPerReplica: capacity?.peakTokensPerS ?? null,
     hops,
+    sampled: sampledRequests > 0,
+    samplingRatio:
+      sampledRequests > 0 && requests > 0
+        ? (toNumberOrNull(r.raw_requests) ?? 0) / (toNumberOrNull(r.requests) ?? 1)
+        : null,
   };
 }
 

@@ -6,6 +6,11 @@
 -- serves all three, so averages come as sums and counts.
 -- The percentiles are in request-percentiles.sql (run in parallel with this query).
 --
+-- Sampling: a request kept by head sampling stands for `w` = 1 ÷ its sampling probability requests
+-- (sample_weight; 1 when unsampled), so counts, tokens and GPU time are sums of w and the rates stay
+-- the fleet's, not the sample's. `sampled` counts the requests that carried a weight, `raw_requests`
+-- the requests stored.
+--
 -- Hops: shares are the mean over requests of the hop's share of the request's attributed time
 -- (absent hop = 0), so they add up to 1. A request's shares are all NULL or none is (NULL without
 -- attributed time), so one count per kind of share is their denominator.
@@ -14,34 +19,41 @@
 -- window in which it ENDED. It succeeded when it is complete (every declared workflow step seen) and
 -- the final attempt of each step succeeded; it is good (goodput) when it also met the SLO on every
 -- final attempt (TTFT ≤ $slo_ttft_ms where a first token is known, e2e ≤ $slo_e2e_ms). An incomplete
--- task that ended after $pending_after_ns (newest event − lateness) may still get its next step: it
--- is pending and not counted yet; an older incomplete task was abandoned and counts as failed.
+-- task, or a workflow/conversation without a declared step count, that ended after $pending_after_ns
+-- (newest event − lateness) may still get its next step: it is pending and not counted yet; an older
+-- incomplete task was abandoned and counts as failed.
 WITH
 -- @include windowed-requests.sql
 ,
 flagged AS (
   SELECT
     *,
-    NOT task_complete AND task_end_ns > $pending_after_ns::BIGINT AS task_pending,
+    -- A workflow or conversation that declares no step count may still get its next step: it is
+    -- pending until it has been quiet past the horizon, not a success when its first step succeeded.
+    (NOT task_complete OR (task_declared_steps IS NULL AND coalesce(workflow_id, conversation_id) IS NOT NULL))
+      AND task_end_ns > $pending_after_ns::BIGINT AS task_pending,
     ($slo_ttft_ms::DOUBLE IS NULL OR task_final_max_ttft_ms IS NULL OR task_final_max_ttft_ms <= $slo_ttft_ms::DOUBLE)
       AND ($slo_e2e_ms::DOUBLE IS NULL OR task_final_max_e2e_ms IS NULL OR task_final_max_e2e_ms <= $slo_e2e_ms::DOUBLE) AS task_in_slo,
-    coalesce(cache_hit, cached_tokens > 0) AS cache_hit_known
+    coalesce(cache_hit, cached_tokens > 0) AS cache_hit_known,
+    coalesce(sample_weight, 1.0) AS w
   FROM keyed_all
 )
 SELECT
   bucket, k_pool, k_model, k_region, k_gpu_type, k_tenant, k_priority, k_workflow_type, pool, in_filter,
-  count(*) AS requests,
+  sum(w) AS requests,
+  count(*) AS raw_requests,
+  count(sample_weight) AS sampled_requests,
   -- sum of casts: several times cheaper in DuckDB than count(*) FILTER (…)
-  sum((outcome NOT IN ('success', 'cancelled'))::INTEGER) AS errors,
-  sum(preempted::INTEGER) AS preempted,
-  sum((attempt > 1)::INTEGER) AS retries,
-  sum(cache_hit_known::INTEGER) AS cache_hits,
-  count(cache_hit_known) AS cache_known,
-  sum(output_tokens) AS output_tokens,
-  sum(input_tokens) AS input_tokens,
-  sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) AS tokens,
-  sum(gpu_ms) AS gpu_ms,
-  sum(cost_usd) AS explicit_cost_usd,
+  sum((outcome NOT IN ('success', 'cancelled'))::INTEGER * w) AS errors,
+  sum(preempted::INTEGER * w) AS preempted,
+  sum((attempt > 1)::INTEGER * w) AS retries,
+  sum(cache_hit_known::INTEGER * w) AS cache_hits,
+  sum(CASE WHEN cache_hit_known IS NOT NULL THEN w END) AS cache_known,
+  sum(output_tokens * w) AS output_tokens,
+  sum(input_tokens * w) AS input_tokens,
+  sum((coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) * w) AS tokens,
+  sum(gpu_ms * w) AS gpu_ms,
+  sum(cost_usd * w) AS explicit_cost_usd,
   sum(kv_usage) AS kv_usage_sum,
   count(kv_usage) AS kv_usage_n,
   sum(queue_depth) AS queue_depth_sum,
@@ -68,10 +80,10 @@ SELECT
   sum(ttft_share_runtime) AS hop_runtime_ttft_share_sum,
   sum(ttft_share_tool) AS hop_tool_ttft_share_sum,
   sum(ttft_share_other) AS hop_other_ttft_share_sum,
-  sum((is_task_last AND NOT task_pending)::INTEGER) AS tasks,
-  sum((is_task_last AND task_complete AND task_finals_ok)::INTEGER) AS successful_tasks,
-  sum((is_task_last AND task_complete AND task_finals_ok AND task_in_slo)::INTEGER) AS good_tasks,
-  sum((is_task_last AND NOT task_complete AND NOT task_pending)::INTEGER) AS abandoned_tasks,
-  sum((is_task_last AND task_pending)::INTEGER) AS pending_tasks
+  sum((is_task_last AND NOT task_pending)::INTEGER * w) AS tasks,
+  sum((is_task_last AND task_complete AND task_finals_ok AND NOT task_pending)::INTEGER * w) AS successful_tasks,
+  sum((is_task_last AND task_complete AND task_finals_ok AND task_in_slo AND NOT task_pending)::INTEGER * w) AS good_tasks,
+  sum((is_task_last AND NOT task_complete AND NOT task_pending)::INTEGER * w) AS abandoned_tasks,
+  sum((is_task_last AND task_pending)::INTEGER * w) AS pending_tasks
 FROM flagged
 GROUP BY bucket, k_pool, k_model, k_region, k_gpu_type, k_tenant, k_priority, k_workflow_type, pool, in_filter

@@ -15,7 +15,7 @@ SELECT
   list_transform(
     quantile_cont(
       CASE
-        WHEN is_task_last AND (task_complete OR task_end_ns <= $pending_after_ns::BIGINT)
+        WHEN is_task_last AND ((task_complete AND (task_declared_steps IS NOT NULL OR coalesce(workflow_id, conversation_id) IS NULL)) OR task_end_ns <= $pending_after_ns::BIGINT)
         THEN task_end_ns - task_start_ns
       END,
       [0.5, 0.95, 0.99]

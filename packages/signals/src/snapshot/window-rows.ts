@@ -29,6 +29,8 @@ const KEY_COLUMNS = GROUP_DIMENSIONS.map((d) => `k_${d}`);
 /** Counts and sums of request-aggregates.sql that add up across its rows. */
 const ADDITIVE = [
   'requests',
+  'raw_requests',
+  'sampled_requests',
   'errors',
   'preempted',
   'retries',

@@ -12,7 +12,8 @@ members AS (
       coalesce(r.gpu_type, c.gpu_type) AS gpu_type
     ),
     CASE
-      WHEN NOT r.task_complete AND r.task_end_ns > $pending_after_ns::BIGINT THEN 'pending'
+      WHEN (NOT r.task_complete OR (r.task_declared_steps IS NULL AND coalesce(r.workflow_id, r.conversation_id) IS NOT NULL))
+        AND r.task_end_ns > $pending_after_ns::BIGINT THEN 'pending'
       WHEN NOT r.task_complete THEN 'abandoned'
       WHEN r.task_finals_ok THEN 'success'
       ELSE 'failed'

@@ -1,0 +1,4 @@
+-- Head sampling: how many requests a kept span (and the request rollup of its trace) stands for,
+-- 1 ÷ the sampling probability (OTel's `th` in tracestate, or sampling.service_ratios). NULL = 1.
+ALTER TABLE span_store ADD COLUMN IF NOT EXISTS sample_weight DOUBLE;
+ALTER TABLE request_facts ADD COLUMN IF NOT EXISTS sample_weight DOUBLE;
