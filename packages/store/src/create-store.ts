@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { DEFAULT_DUCKDB_MEMORY_LIMIT } from '@governor/conventions';
@@ -55,11 +55,34 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/** The data directory cannot be used as given; the message is one line saying what to do. */
+export class DataDirError extends Error {
+  override readonly name = 'DataDirError';
+}
+
+function prepareDataDir(dataDir: string, exportDir: string): void {
+  const kind = statSync(dataDir, { throwIfNoEntry: false });
+  if (kind && !kind.isDirectory()) {
+    throw new DataDirError(
+      `data directory ${dataDir} is a file, not a folder: pass --data-dir (or server.data_dir) a folder; it is created if missing`,
+    );
+  }
+  try {
+    mkdirSync(exportDir, { recursive: true });
+  } catch (error) {
+    const e = error as NodeJS.ErrnoException;
+    throw new DataDirError(
+      `cannot create ${exportDir} (${e.code ?? e.message}): give Governor a data directory it can write to`,
+      { cause: error },
+    );
+  }
+}
+
 export async function createStore(options: StoreOptions): Promise<Store> {
   const inMemory = options.dataDir === ':memory:';
   const dataDir = inMemory ? ':memory:' : resolve(options.dataDir);
   const exportDir = inMemory ? null : join(dataDir, 'export');
-  if (!inMemory) mkdirSync(exportDir!, { recursive: true });
+  if (!inMemory) prepareDataDir(dataDir, exportDir!);
   const instance = await DuckDBInstance.create(inMemory ? ':memory:' : join(dataDir, 'governor.duckdb'), {
     autoinstall_known_extensions: 'false',
     autoload_known_extensions: 'false',

@@ -1,4 +1,4 @@
-export { createStore } from './create-store.ts';
+export { DataDirError, createStore } from './create-store.ts';
 export type { Store, StoreOptions, SqlParams } from './create-store.ts';
 export { QueueFullError, WriterClosedError } from './batch-writer.ts';
 export type { BatchWriter, WriterStats } from './batch-writer.ts';

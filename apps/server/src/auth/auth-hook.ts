@@ -47,7 +47,7 @@ export function registerAuthHook(app: FastifyInstance, registry: TokenRegistry):
         `${what} needs a token with scope "${needed}": send the header Authorization: Bearer <token>`,
       );
     }
-    const principal = registry.authenticate(presented);
+    const principal = presented === MALFORMED ? null : registry.authenticate(presented);
     if (principal === null) {
       reply.header('WWW-Authenticate', 'Bearer realm="governor", error="invalid_token"');
       request.log.warn({ route: what }, 'request with an unknown bearer token refused');
@@ -74,11 +74,15 @@ export function registerAuthHook(app: FastifyInstance, registry: TokenRegistry):
   });
 }
 
-function presentedToken(request: FastifyRequest): string | null {
+const MALFORMED = Symbol('malformed Authorization header');
+
+function presentedToken(request: FastifyRequest): string | typeof MALFORMED | null {
   const header = request.headers.authorization;
-  if (typeof header === 'string') {
+  if (typeof header === 'string' && header.trim() !== '') {
+    // A header that is there but not `Bearer <one token>` (e.g. `Bearer <token> x`) is a wrong
+    // token, not a missing one.
     const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
-    return match ? match[1]! : null;
+    return match ? match[1]! : MALFORMED;
   }
   if (request.method === 'GET' && QUERY_TOKEN_PATHS.has(normalizePath(request.url))) {
     const token = (request.query as Record<string, unknown> | undefined)?.access_token;

@@ -110,6 +110,18 @@ describe('HTTP auth', () => {
     expect(r.text).not.toContain('not-a-real-token');
   });
 
+  it('answers a malformed Authorization header as an invalid token, not a missing one', async () => {
+    for (const header of [`Bearer ${TOKENS.admin} x`, `Basic ${TOKENS.admin}`, TOKENS.admin]) {
+      const response = await fetch(`${governor.httpUrl}/api/dashboards`, {
+        headers: { authorization: header },
+      });
+      expect(response.status).toBe(401);
+      const body = (await response.json()) as { error: { code: string } };
+      expect(body.error.code, header).toBe('GOV_ERR_AUTH_INVALID_TOKEN');
+      expect(response.headers.get('www-authenticate')).toContain('invalid_token');
+    }
+  });
+
   it('answers 403 naming the missing scope', async () => {
     const r = await call('POST', '/api/sql', TOKENS.ingest, { sql: 'SELECT 1' });
     expect(r.status).toBe(403);

@@ -17,15 +17,17 @@ export function createGrpcAuthorizer(
   return (metadata) => {
     if (!registry.enabled) return null;
     const value = metadata.get('authorization')[0];
-    const match = typeof value === 'string' ? /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(value) : null;
-    if (!match) {
+    const present = typeof value === 'string' && value.trim() !== '';
+    const match = present ? /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(value) : null;
+    if (!present) {
       return {
         code: grpc.status.UNAUTHENTICATED,
         message:
           'GOV_ERR_AUTH_MISSING_TOKEN: OTLP/gRPC export needs a token with scope "ingest": send metadata authorization: Bearer <token> (Collector: headers on the otlp exporter)',
       };
     }
-    const principal = registry.authenticate(match[1]!);
+    // Present but not `Bearer <one token>`: a wrong token.
+    const principal = match ? registry.authenticate(match[1]!) : null;
     if (!principal) {
       return {
         code: grpc.status.UNAUTHENTICATED,

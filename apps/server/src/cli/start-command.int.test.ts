@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -44,6 +44,14 @@ describe('governor start', () => {
     expect(loud.code).toBe(1);
     // Refused before anything was created.
     expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it('says in one line that a data dir which is a file cannot be used', async () => {
+    const file = join(dir, 'not-a-folder');
+    writeFileSync(file, 'x');
+    const refused = await start({}, file);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^governor: data directory .*not-a-folder is a file, not a folder: [^\n]*\n$/);
   });
 
   it('runs with the log level and DuckDB settings from the environment', async () => {

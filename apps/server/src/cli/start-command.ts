@@ -1,5 +1,6 @@
 import type { GovernorConfig } from '@governor/conventions';
 import { loadConfig, readLogLevel } from '../load-config.ts';
+import { DataDirError } from '@governor/store';
 import { startGovernor } from '../start-governor.ts';
 import { type ParsedArgs, flagNumber, flagString } from './parse-args.ts';
 import { type DemoFleet, startDemoFleet } from './start-demo-fleet.ts';
@@ -18,10 +19,14 @@ export async function runStartCommand(args: ParsedArgs): Promise<number> {
   if (grpcPort !== undefined) config.server.grpc_port = grpcPort;
   if (args.flags.insecure === true) config.server.insecure = true;
 
-  const governor = await startGovernor({
-    config,
-    logger: { level },
-  });
+  let governor: Awaited<ReturnType<typeof startGovernor>>;
+  try {
+    governor = await startGovernor({ config, logger: { level } });
+  } catch (error) {
+    if (!(error instanceof DataDirError)) throw error;
+    process.stderr.write(`governor: ${error.message}\n`);
+    return 1;
+  }
   const log = governor.app.log;
   log.info(
     `Governor is up: console and API on ${governor.httpUrl}, OTLP/HTTP ${governor.httpUrl}/v1/traces, OTLP/gRPC ${config.server.host}:${governor.grpcPort}, data in ${governor.store.dataDir}`,
