@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { checkConfig } from '../src/load-config.ts';
 
 // No Docker engine here, so docker-compose.yml and deploy/ are checked for what can be checked:
@@ -148,11 +148,25 @@ describe('docker-compose.yml', () => {
 });
 
 describe('deploy/otel-collector.yaml', () => {
-  // Keys from the Collector's documentation: the OTLP receiver, the batch processor, the otlp and
-  // otlphttp exporters (endpoint, headers, compression, tls, retry_on_failure) and pipelines.
+  // Keys from the Collector's documentation: the OTLP receiver, the prometheus receiver (its
+  // `config` is a Prometheus scrape config, checked by promtool below), the k8sattributes and batch
+  // processors, the otlp and otlphttp exporters (endpoint, headers, compression, tls,
+  // retry_on_failure) and pipelines.
   const DOCUMENTED: Record<string, unknown> = {
-    receivers: { otlp: { protocols: { grpc: { endpoint: true }, http: { endpoint: true } } } },
-    processors: { batch: { send_batch_size: true, timeout: true, send_batch_max_size: true } },
+    receivers: {
+      otlp: { protocols: { grpc: { endpoint: true }, http: { endpoint: true } } },
+      prometheus: { config: true, trim_metric_suffixes: true },
+    },
+    processors: {
+      batch: { send_batch_size: true, timeout: true, send_batch_max_size: true },
+      k8sattributes: {
+        auth_type: true,
+        passthrough: true,
+        filter: true,
+        extract: { metadata: true, labels: true, annotations: true },
+        pod_association: true,
+      },
+    },
     exporters: {
       otlphttp: {
         endpoint: true,
@@ -210,6 +224,44 @@ describe('deploy/otel-collector.yaml', () => {
         for (const id of pipeline[kind] ?? [])
           expect(collector[kind] as object, `${kind} ${id}`).toHaveProperty([id]);
       }
+    }
+  });
+});
+
+describe('deploy/otel-collector.yaml scrape config', () => {
+  // Debian's promtool is built without Kubernetes discovery, so each job's kubernetes_sd_configs is
+  // checked here (role pod) and swapped for a static target before promtool checks the rest
+  // (relabel rules, regexes, intervals). The Collector unescapes $$ to $ before Prometheus reads it.
+  it('passes promtool check config, discovering pods', () => {
+    const scrape = structuredClone(
+      (collector.receivers as { prometheus: { config: { scrape_configs: Record<string, unknown>[] } } })
+        .prometheus.config,
+    );
+    expect(scrape.scrape_configs.map((job) => job.job_name)).toEqual(['inference-runtimes', 'dcgm-exporter']);
+    for (const job of scrape.scrape_configs) {
+      expect(job.kubernetes_sd_configs).toEqual([{ role: 'pod' }]);
+      delete job.kubernetes_sd_configs;
+      job.static_configs = [{ targets: ['10.0.0.1:8000'] }];
+    }
+    const file = join(scratch, 'collector-scrape.yml');
+    writeFileSync(file, stringify(scrape).replaceAll('$$', '$'));
+    const output = execFileSync('/usr/bin/promtool', ['check', 'config', file], { stdio: 'pipe' }).toString();
+    expect(output).toContain('SUCCESS');
+  });
+
+  it("docker-compose's command-line overrides leave pipelines of defined components without the Kubernetes ones", () => {
+    const overrides = (services['otel-collector']!.command ?? [])
+      .filter((arg) => arg.startsWith('--config=yaml:'))
+      .map((arg) => {
+        const [path, value] = arg.slice('--config=yaml:'.length).split(': ');
+        return { path: path!.split('::'), value: parse(value!) as string[] };
+      });
+    expect(overrides.length).toBeGreaterThan(0);
+    for (const { path, value } of overrides) {
+      expect(path.slice(0, 2)).toEqual(['service', 'pipelines']);
+      for (const id of value) expect(collector[path[3]!] as object, `${path[3]} ${id}`).toHaveProperty([id]);
+      expect(value).not.toContain('k8sattributes');
+      expect(value).not.toContain('prometheus');
     }
   });
 });
