@@ -99,9 +99,17 @@ export type Dashboard = z.infer<typeof Dashboard>;
 /** Where the server looks for dashboard files; `dir` null means the repository's `dashboards/`. */
 export const DashboardsConfig = z
   .object({
-    dir: z.string().min(1).nullable().default(null),
+    dir: z
+      .string()
+      .min(1)
+      .nullable()
+      .default(null)
+      .describe(
+        "Folder of dashboard JSON files served at /api/dashboards; null uses the repository's dashboards/ folder.",
+      ),
   })
-  .strict();
+  .strict()
+  .describe('Dashboards as code: one JSON file per dashboard.');
 export type DashboardsConfig = z.infer<typeof DashboardsConfig>;
 
 /** One entry of GET /api/dashboards. A file that fails validation is listed with its issues. */

@@ -25,14 +25,25 @@ const LabelName = z
   );
 
 const ruleCommon = {
-  /** Becomes the `alertname` label. */
-  name: z.string().regex(/^[a-zA-Z_][\w:.-]*$/, 'expected a rule name such as ttft-slo'),
-  severity: z.string().min(1).default('warning'),
-  receivers: z.array(z.string().min(1)).default([]),
-  /** Extra static labels on every alert of the rule (not part of the fingerprint). */
-  labels: z.record(LabelName, z.string()).default({}),
-  /** `{{ $value }}`, `{{ $threshold }}` and `{{ $labels.pool }}` are filled in. */
-  annotations: z.record(z.string(), z.string()).default({}),
+  name: z
+    .string()
+    .regex(/^[a-zA-Z_][\w:.-]*$/, 'expected a rule name such as ttft-slo')
+    .describe('Rule name; becomes the alertname label.'),
+  severity: z.string().min(1).default('warning').describe('The severity label of its alerts.'),
+  receivers: z
+    .array(z.string().min(1))
+    .default([])
+    .describe('Names of the receivers notified (receivers[].name).'),
+  labels: z
+    .record(LabelName, z.string())
+    .default({})
+    .describe('Extra static labels on every alert of the rule (not part of the fingerprint).'),
+  annotations: z
+    .record(z.string(), z.string())
+    .default({})
+    .describe(
+      'Annotations such as description or runbook; {{ $value }}, {{ $threshold }} and {{ $labels.NAME }} are filled in.',
+    ),
 };
 
 export const THRESHOLD_OPS = ['>', '>=', '<', '<=', '==', '!='] as const;
@@ -41,28 +52,35 @@ export type ThresholdOp = (typeof THRESHOLD_OPS)[number];
 /** A signal of GET /api/signals (e.g. `ttftMs.p95`) per group, against a fixed threshold. */
 export const ThresholdAlertRuleConfig = z
   .object({
-    type: z.literal('threshold'),
+    type: z.literal('threshold').describe('threshold (may be left out).'),
     ...ruleCommon,
-    signal: z.string().min(1),
-    by: z.array(z.enum(GROUP_DIMENSIONS)).default([]),
-    op: z.enum(THRESHOLD_OPS).default('>'),
-    threshold: z.number(),
-    /** How long the condition must hold (event time) before the alert fires. */
-    for: Duration.default('0s'),
-    /** Signal window; default `signals.default_window`. */
-    window: Duration.optional(),
+    signal: z
+      .string()
+      .min(1)
+      .describe(
+        'A numeric signal path of GET /api/signals, e.g. ttftMs.p95, errorRate, goodput, hops.queue.p95.',
+      ),
+    by: z
+      .array(z.enum(GROUP_DIMENSIONS))
+      .default([])
+      .describe('Dimensions that split the rule into one alert per group; empty judges the whole fleet.'),
+    op: z.enum(THRESHOLD_OPS).default('>').describe('How the signal is compared with threshold.'),
+    threshold: z.number().describe('The value the signal is compared with, in its unit.'),
+    for: Duration.default('0s').describe(
+      'How long the condition must hold (event time) before the alert fires.',
+    ),
+    window: Duration.optional().describe('Signal window; unset, signals.default_window.'),
   })
-  .strict();
+  .strict()
+  .describe('A signal of GET /api/signals per group, against a fixed threshold.');
 export type ThresholdAlertRuleConfig = z.infer<typeof ThresholdAlertRuleConfig>;
 
 export const BurnRateWindowConfig = z
   .object({
-    long: Duration,
-    short: Duration,
-    /** Fires when the burn rate exceeds this over both windows. */
-    burn_rate: z.number().positive(),
-    /** Default: the rule's severity. */
-    severity: z.string().min(1).optional(),
+    long: Duration.describe('The long window (a duration).'),
+    short: Duration.describe('The short window, which makes the alert resolve soon after the burn stops.'),
+    burn_rate: z.number().positive().describe('Fires when the burn rate exceeds this over both windows.'),
+    severity: z.string().min(1).optional().describe("Severity of this pair's alerts; unset, the rule's."),
   })
   .strict();
 export type BurnRateWindowConfig = z.infer<typeof BurnRateWindowConfig>;
@@ -76,20 +94,40 @@ export const DEFAULT_BURN_RATE_WINDOWS: BurnRateWindowConfig[] = [
 /** Error-budget burn of a good-ratio signal (goodput by default) against an SLO objective. */
 export const BurnRateAlertRuleConfig = z
   .object({
-    type: z.literal('slo_burn_rate'),
+    type: z.literal('slo_burn_rate').describe('slo_burn_rate.'),
     ...ruleCommon,
-    severity: z.string().min(1).default('page'),
-    /** A ratio of good tasks (0–1); burn rate = (1 − value) ÷ (1 − objective). */
-    signal: z.string().min(1).default('goodput'),
-    by: z.array(z.enum(GROUP_DIMENSIONS)).default([]),
-    /** SLO target, e.g. 0.99 = 99% of tasks good. */
-    objective: z.number().gt(0).lt(1),
-    windows: z.array(BurnRateWindowConfig).min(1).default(DEFAULT_BURN_RATE_WINDOWS),
-    /** Groups with fewer tasks in the short window are not judged (avoids paging on 1 of 2 failing). */
-    min_tasks: z.number().int().min(0).default(0),
-    for: Duration.default('0s'),
+    severity: z.string().min(1).default('page').describe('The severity label of its alerts.'),
+    signal: z
+      .string()
+      .min(1)
+      .default('goodput')
+      .describe('A ratio of good tasks (0–1); burn rate = (1 − value) ÷ (1 − objective).'),
+    by: z
+      .array(z.enum(GROUP_DIMENSIONS))
+      .default([])
+      .describe('Dimensions that split the rule into one alert per group; empty judges the whole fleet.'),
+    objective: z.number().gt(0).lt(1).describe('SLO target, e.g. 0.99 = 99 % of tasks good.'),
+    windows: z
+      .array(BurnRateWindowConfig)
+      .min(1)
+      .default(DEFAULT_BURN_RATE_WINDOWS)
+      .describe(
+        'Long/short window pairs, each its own alert (labels long_window, short_window). The default pages on 2 % of a 30-day budget spent in 1 h or 5 % in 6 h (Google SRE workbook).',
+      ),
+    min_tasks: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe(
+        'Groups with fewer tasks in the short window are not judged (avoids paging on 1 of 2 failing).',
+      ),
+    for: Duration.default('0s').describe(
+      'How long the condition must hold (event time) before the alert fires.',
+    ),
   })
-  .strict();
+  .strict()
+  .describe('Error-budget burn of a good-ratio signal against an SLO objective, over multiple windows.');
 export type BurnRateAlertRuleConfig = z.infer<typeof BurnRateAlertRuleConfig>;
 
 export const ALERT_EVENT_SOURCES = ['recommendation', 'action'] as const;
@@ -101,16 +139,26 @@ export type AlertEventSource = (typeof ALERT_EVENT_SOURCES)[number];
  */
 export const EventAlertRuleConfig = z
   .object({
-    type: z.literal('event'),
+    type: z.literal('event').describe('event.'),
     ...ruleCommon,
-    source: z.enum(ALERT_EVENT_SOURCES),
-    /** Event label → accepted value(s), e.g. `{state: [proposed], kind: scale}`; all must match. */
-    match: z.record(z.string(), z.union([z.string(), z.array(z.string()).min(1)])).default({}),
-    /** Event labels that split alerts, e.g. `[kind, pool]`. */
-    by: z.array(LabelName).default([]),
-    resolve_after: Duration.default('15m'),
+    source: z
+      .enum(ALERT_EVENT_SOURCES)
+      .describe(
+        'recommendation: recommendation events (labels kind, state, policy, target); action: control actions (kind, type apply or rollback, target).',
+      ),
+    match: z
+      .record(z.string(), z.union([z.string(), z.array(z.string()).min(1)]))
+      .default({})
+      .describe(
+        'Event label → accepted value or values, e.g. {state: [proposed], kind: scale}; all must match.',
+      ),
+    by: z.array(LabelName).default([]).describe('Event labels that split alerts, e.g. [kind, pool].'),
+    resolve_after: Duration.default('15m').describe(
+      'The alert resolves when no matching event arrived for this long (event time).',
+    ),
   })
-  .strict();
+  .strict()
+  .describe('Recommendation or control-action events as an alert source.');
 export type EventAlertRuleConfig = z.infer<typeof EventAlertRuleConfig>;
 
 export const AlertRuleConfig = z.preprocess(
@@ -125,42 +173,87 @@ export type AlertRuleConfig = z.infer<typeof AlertRuleConfig>;
 
 export const AlertDeliveryConfig = z
   .object({
-    /** First retry delay; doubles per attempt, with jitter, up to max_backoff_ms. */
-    initial_backoff_ms: z.number().int().positive().default(1000),
-    max_backoff_ms: z.number().int().positive().default(60_000),
-    /** A notification not delivered this long after it was created becomes a dead letter. */
-    retry_horizon_s: z.number().positive().default(3600),
-    /** Deliveries in flight at once, over all receivers. */
-    max_concurrent: z.number().int().positive().default(8),
-    /** Delivered and dead deliveries (and their attempts) are deleted from the log after this. */
+    initial_backoff_ms: z
+      .number()
+      .int()
+      .positive()
+      .default(1000)
+      .describe('First retry delay in ms; doubles per attempt, with jitter, up to max_backoff_ms.'),
+    max_backoff_ms: z.number().int().positive().default(60_000).describe('Longest retry delay, in ms.'),
+    retry_horizon_s: z
+      .number()
+      .positive()
+      .default(3600)
+      .describe('A notification not delivered this many seconds after it was created becomes a dead letter.'),
+    max_concurrent: z
+      .number()
+      .int()
+      .positive()
+      .default(8)
+      .describe('Deliveries in flight at once, over all receivers.'),
     log_retention_h: z
       .number()
       .positive()
-      .default(7 * 24),
+      .default(7 * 24)
+      .describe(
+        'Delivered and dead deliveries (and their attempts) are deleted from the log after this many hours.',
+      ),
   })
-  .strict();
+  .strict()
+  .describe('Retries and bookkeeping of notification delivery.');
 export type AlertDeliveryConfig = z.infer<typeof AlertDeliveryConfig>;
 
 export const AlertsConfig = z
   .object({
-    rules: z.array(AlertRuleConfig).default([]),
-    /** Event time between evaluations; each one that the watermark passes is evaluated. */
-    evaluation_interval_s: z.number().positive().default(15),
-    /** Wall-clock interval at which the watermark is checked. */
-    poll_interval_ms: z.number().int().positive().default(2000),
-    /** Notification grouping, as in Alertmanager routes; receivers may override each. */
-    group_by: z.array(LabelName).default(['alertname']),
-    group_wait_s: z.number().min(0).default(30),
-    group_interval_s: z.number().min(0).default(300),
+    rules: z
+      .array(AlertRuleConfig)
+      .default([])
+      .describe('Alert rules; type is threshold (the default when left out), slo_burn_rate or event.'),
+    evaluation_interval_s: z
+      .number()
+      .positive()
+      .default(15)
+      .describe(
+        'Event-time seconds between evaluations; every one the watermark passes is evaluated, in order.',
+      ),
+    poll_interval_ms: z
+      .number()
+      .int()
+      .positive()
+      .default(2000)
+      .describe('Wall-clock interval, in ms, at which the watermark is checked.'),
+    group_by: z
+      .array(LabelName)
+      .default(['alertname'])
+      .describe(
+        'Labels that group alerts into one notification, as in Alertmanager routes; receivers may override.',
+      ),
+    group_wait_s: z
+      .number()
+      .min(0)
+      .default(30)
+      .describe('Seconds a new group waits for more alerts before its first notification.'),
+    group_interval_s: z
+      .number()
+      .min(0)
+      .default(300)
+      .describe('Seconds before a group already notified is notified about alerts added to it.'),
     repeat_interval_s: z
       .number()
       .positive()
-      .default(4 * 3600),
-    /** Where the console is reachable; sent as `externalURL` and in `generatorURL`. */
-    external_url: z.string().url().optional(),
+      .default(4 * 3600)
+      .describe('Seconds before a group that is still firing is notified again.'),
+    external_url: z
+      .string()
+      .url()
+      .optional()
+      .describe('Where the console is reachable; sent as externalURL and in generatorURL.'),
     delivery: AlertDeliveryConfig.default(AlertDeliveryConfig.parse({})),
   })
-  .strict();
+  .strict()
+  .describe(
+    'Alert rules, their evaluation in event time and notification grouping (packages/alerts/README.md).',
+  );
 export type AlertsConfig = z.infer<typeof AlertsConfig>;
 
 export const RECEIVER_TYPES = ['webhook', 'slack', 'alertmanager'] as const;
@@ -168,25 +261,50 @@ export type ReceiverType = (typeof RECEIVER_TYPES)[number];
 
 export const ReceiverConfig = z
   .object({
-    name: z.string().min(1),
-    /**
-     * webhook: Alertmanager webhook payload (version 4), signed when a secret is set;
-     * slack: incoming-webhook `{text}`; alertmanager: the base URL of an Alertmanager (POST /api/v2/alerts).
-     */
-    type: z.enum(RECEIVER_TYPES),
-    url: z.string().url(),
-    secret: z.string().min(1).optional(),
-    /** Environment variable holding the secret (preferred to `secret` in a file). */
-    secret_env: z.string().min(1).optional(),
-    timeout_ms: z.number().int().positive().default(5000),
-    headers: z.record(z.string(), z.string()).default({}),
-    send_resolved: z.boolean().default(true),
-    group_by: z.array(LabelName).optional(),
-    group_wait_s: z.number().min(0).optional(),
-    group_interval_s: z.number().min(0).optional(),
-    repeat_interval_s: z.number().positive().optional(),
-    /** Alerts per notification (0 = all); the rest are counted in `truncatedAlerts`. */
-    max_alerts: z.number().int().min(0).default(0),
+    name: z.string().min(1).describe('Receiver name, used in alerts.rules[].receivers.'),
+    type: z
+      .enum(RECEIVER_TYPES)
+      .describe(
+        'webhook: Alertmanager webhook payload (version 4), signed when a secret is set; slack: incoming-webhook {text}; alertmanager: the base URL of an Alertmanager (POST /api/v2/alerts).',
+      ),
+    url: z.string().url().describe('Where notifications are sent.'),
+    secret: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Key of the HMAC-SHA256 signature on webhook requests (X-Governor-Signature); prefer secret_env.',
+      ),
+    secret_env: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Environment variable holding the secret (preferred to secret in a file).'),
+    timeout_ms: z.number().int().positive().default(5000).describe('Timeout of one delivery attempt, in ms.'),
+    headers: z
+      .record(z.string(), z.string())
+      .default({})
+      .describe('Extra HTTP headers on every request, e.g. an Authorization header.'),
+    send_resolved: z.boolean().default(true).describe('Also notify when alerts resolve.'),
+    group_by: z.array(LabelName).optional().describe('Overrides alerts.group_by for this receiver.'),
+    group_wait_s: z.number().min(0).optional().describe('Overrides alerts.group_wait_s for this receiver.'),
+    group_interval_s: z
+      .number()
+      .min(0)
+      .optional()
+      .describe('Overrides alerts.group_interval_s for this receiver.'),
+    repeat_interval_s: z
+      .number()
+      .positive()
+      .optional()
+      .describe('Overrides alerts.repeat_interval_s for this receiver.'),
+    max_alerts: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe('Alerts per notification (0 = all); the rest are counted in truncatedAlerts.'),
   })
-  .strict();
+  .strict()
+  .describe('Where alert notifications go (packages/alerts/README.md).');
 export type ReceiverConfig = z.infer<typeof ReceiverConfig>;

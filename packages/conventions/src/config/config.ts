@@ -35,140 +35,288 @@ function checkMemoryLimit(value: string, ctx: z.RefinementCtx): void {
 
 export const ServerConfig = z
   .object({
-    host: z.string().default('127.0.0.1'),
-    http_port: z.number().int().min(0).max(65535).default(4318),
-    grpc_port: z.number().int().min(0).max(65535).default(4317),
-    data_dir: z.string().default('.governor'),
-    /** Cap on a request body after decompression (OTLP spec recommends 64 MiB). */
+    host: z
+      .string()
+      .default('127.0.0.1')
+      .describe(
+        'Address the HTTP and OTLP/gRPC listeners bind to. Beyond loopback Governor needs API tokens (auth.tokens) or insecure: true.',
+      ),
+    http_port: z
+      .number()
+      .int()
+      .min(0)
+      .max(65535)
+      .default(4318)
+      .describe(
+        'Port of the console, the REST API, /metrics and OTLP/HTTP (/v1/traces, /v1/metrics); 0 picks a free port.',
+      ),
+    grpc_port: z
+      .number()
+      .int()
+      .min(0)
+      .max(65535)
+      .default(4317)
+      .describe('Port of OTLP/gRPC; 0 picks a free port.'),
+    data_dir: z
+      .string()
+      .default('.governor')
+      .describe(
+        'Directory of the DuckDB database (governor.duckdb) and its Parquet exports; created when missing.',
+      ),
     max_body_bytes: z
       .number()
       .int()
       .positive()
-      .default(64 * 1024 * 1024),
-    /** Spans allowed to wait in the write queue before intake answers 503 + Retry-After. */
-    max_queued_spans: z.number().int().positive().default(400_000),
-    /** Interval between scheduled CHECKPOINTs. */
-    checkpoint_interval_s: z.number().positive().default(30),
-    insecure: z.boolean().default(false),
-    /** Ad-hoc SQL (POST /api/sql) is interrupted after this long. */
-    sql_timeout_ms: z.number().int().positive().default(10_000),
-    /**
-     * DuckDB's memory_limit for the whole instance: ingest, signals, retention and ad-hoc SQL share
-     * it (DuckDB has no per-connection limit). Past it, big sorts and aggregates spill to disk or fail.
-     */
-    duckdb_memory_limit: z.string().superRefine(checkMemoryLimit).default(DEFAULT_DUCKDB_MEMORY_LIMIT),
-    /** DuckDB worker threads for the whole instance. */
-    duckdb_threads: z.number().int().min(1).max(256).default(2),
+      .default(64 * 1024 * 1024)
+      .describe(
+        'Cap on a request body after decompression (the OTLP specification recommends 64 MiB); a larger body is answered 413.',
+      ),
+    max_queued_spans: z
+      .number()
+      .int()
+      .positive()
+      .default(400_000)
+      .describe('Spans allowed to wait in the write queue before intake answers 503 with Retry-After.'),
+    checkpoint_interval_s: z
+      .number()
+      .positive()
+      .default(30)
+      .describe(
+        'Seconds between scheduled DuckDB CHECKPOINTs, which fold the write-ahead log into the database file.',
+      ),
+    insecure: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Allow listening beyond loopback without API tokens (for a proxy in front of Governor that authenticates); Governor warns at start.',
+      ),
+    sql_timeout_ms: z
+      .number()
+      .int()
+      .positive()
+      .default(10_000)
+      .describe('Ad-hoc SQL (POST /api/sql, governor query) is interrupted after this many milliseconds.'),
+    duckdb_memory_limit: z
+      .string()
+      .superRefine(checkMemoryLimit)
+      .default(DEFAULT_DUCKDB_MEMORY_LIMIT)
+      .describe(
+        "DuckDB's memory_limit for the whole instance (a size such as 1GB or 512MB, at least 128MB): ingest, signals, retention and ad-hoc SQL share it, as DuckDB has no per-connection limit. Past it, big sorts and aggregates spill to disk or fail.",
+      ),
+    duckdb_threads: z
+      .number()
+      .int()
+      .min(1)
+      .max(256)
+      .default(2)
+      .describe('DuckDB worker threads for the whole instance.'),
   })
-  .strict();
+  .strict()
+  .describe('Listeners, storage and DuckDB resources.');
 export type ServerConfig = z.infer<typeof ServerConfig>;
 
 export const PoolConfig = z
   .object({
-    name: z.string().min(1),
-    /**
-     * Resource or span attributes that select this pool's runtime spans and metric points, e.g.
-     * `{k8s.deployment.name: vllm-llama8b}` or a pod label the Collector extracts (`inference.pool`).
-     * Every entry must match. Without `match`, the pool matches a runtime whose resource
-     * `k8s.deployment.name` (else `service.name`) equals its name.
-     */
-    match: z.record(z.string(), z.string()).optional(),
-    gpu_type: z.string().min(1).optional(),
-    gpus_per_replica: z.number().int().positive().default(1),
-    peak_tokens_per_s_per_replica: z.number().positive().optional(),
-    model: z.string().optional(),
-    region: z.string().optional(),
-    min_replicas: z.number().int().min(0).optional(),
-    max_replicas: z.number().int().positive().optional(),
+    name: z
+      .string()
+      .min(1)
+      .describe('Pool name: the pool dimension of signals, recommendation targets and actuator payloads.'),
+    match: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe(
+        "Resource or span attributes that select this pool's runtime spans and metric points, e.g. {k8s.deployment.name: vllm-llama8b} or a pod label the Collector extracts (inference.pool). Every entry must match. Without match, the pool matches a runtime whose resource k8s.deployment.name (else service.name) equals its name.",
+      ),
+    gpu_type: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('GPU type of a replica, e.g. H100; picks the price in pricing.gpu_hour_usd.'),
+    gpus_per_replica: z
+      .number()
+      .int()
+      .positive()
+      .default(1)
+      .describe("GPUs per replica; the pool's cost is replica-hours × this × the GPU-hour price."),
+    peak_tokens_per_s_per_replica: z
+      .number()
+      .positive()
+      .optional()
+      .describe(
+        'Generated tokens/s one replica sustains at most: the denominator of compute utilization. Unset, it is learned as the p99 of each minute over the previous 24 h.',
+      ),
+    model: z
+      .string()
+      .optional()
+      .describe('Model the pool serves (gen_ai.request.model), for grouping and model downgrades.'),
+    region: z.string().optional().describe('Region of the pool, for grouping signals.'),
+    min_replicas: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe('Fewest replicas the control loop sizes this pool to.'),
+    max_replicas: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Most replicas the control loop sizes this pool to.'),
   })
-  .strict();
+  .strict()
+  .describe(
+    'The inference pools: how their telemetry is recognized, their hardware and the replica bounds the control loop keeps.',
+  );
 export type PoolConfig = z.infer<typeof PoolConfig>;
 
 export const PricingConfig = z
   .object({
-    gpu_hour_usd: z.record(z.string(), z.number().nonnegative()).default({}),
-    /** Price when a pool's GPU type has no entry. */
-    default_gpu_hour_usd: z.number().nonnegative().optional(),
+    gpu_hour_usd: z
+      .record(z.string(), z.number().nonnegative())
+      .default({})
+      .describe("USD per GPU-hour by GPU type (a pool's gpu_type), e.g. {H100: 2.5}."),
+    default_gpu_hour_usd: z
+      .number()
+      .nonnegative()
+      .optional()
+      .describe("USD per GPU-hour when a pool's GPU type has no entry in gpu_hour_usd."),
   })
-  .strict();
+  .strict()
+  .describe('GPU prices behind cost, success per dollar and cost-aware recommendations.');
 export type PricingConfig = z.infer<typeof PricingConfig>;
 
 export const SloConfig = z
   .object({
-    ttft_ms: z.number().positive().optional(),
-    e2e_ms: z.number().positive().optional(),
+    ttft_ms: z.number().positive().optional().describe('Time to first token a request must meet, in ms.'),
+    e2e_ms: z.number().positive().optional().describe('End-to-end latency a request must meet, in ms.'),
   })
-  .strict();
+  .strict()
+  .describe(
+    'Service-level objectives: a task meeting them is good (goodput, success per dollar, SLO burn-rate alerts, the control loop).',
+  );
 export type SloConfig = z.infer<typeof SloConfig>;
 
 export const SignalsConfig = z
   .object({
-    /** Watermark = newest event time − lateness. */
-    lateness_ms: z.number().int().min(0).default(10_000),
-    default_window: z.string().default('5m'),
+    lateness_ms: z
+      .number()
+      .int()
+      .min(0)
+      .default(10_000)
+      .describe(
+        'Watermark = newest event time − lateness: how long late spans are waited for before a window counts as complete.',
+      ),
+    default_window: z
+      .string()
+      .default('5m')
+      .describe('Window of GET /api/signals and of alert rules that name none (a duration such as 5m).'),
   })
-  .strict();
+  .strict()
+  .describe('Event-time windows of the signals.');
 export type SignalsConfig = z.infer<typeof SignalsConfig>;
 
 export const SamplingConfig = z
   .object({
-    /**
-     * Head-sampling probability per service.name (0 < p ≤ 1) for emitters that do not carry OTel's
-     * `th` threshold in tracestate. Counts from sampled traces are scaled by 1 / p.
-     */
-    service_ratios: z.record(z.string(), z.number().gt(0).max(1)).default({}),
+    service_ratios: z
+      .record(z.string(), z.number().gt(0).max(1))
+      .default({})
+      .describe(
+        "Head-sampling probability per service.name (0 < p ≤ 1) for emitters that do not carry OTel's th threshold in tracestate. Counts from sampled traces are scaled by 1 / p.",
+      ),
   })
-  .strict();
+  .strict()
+  .describe('Head sampling of emitters, so counts are scaled back to the real request rate.');
 export type SamplingConfig = z.infer<typeof SamplingConfig>;
 
 export const HopRuleConfig = z
   .object({
-    hop: z.enum(HOPS),
-    span_name: z.string().optional(),
-    service_name: z.string().optional(),
-    attribute: z.string().optional(),
-    attribute_equals: z.string().optional(),
+    hop: z.enum(HOPS).describe('The hop a matching span is attributed to.'),
+    span_name: z.string().optional().describe('Matches spans of this name.'),
+    service_name: z.string().optional().describe('Matches spans whose resource service.name is this.'),
+    attribute: z
+      .string()
+      .optional()
+      .describe('Matches spans carrying this attribute (with attribute_equals: this value).'),
+    attribute_equals: z.string().optional().describe('The value attribute must have.'),
   })
   .strict()
   .refine((r) => r.span_name || r.service_name || r.attribute, {
     message: 'a hop rule needs at least one of span_name, service_name or attribute',
-  });
+  })
+  .describe(
+    'Hop classification rules tried, in order, before the built-in ones for vLLM, llm-d, SGLang and common gateways. Every condition given must match.',
+  );
 export type HopRuleConfig = z.infer<typeof HopRuleConfig>;
 
 export const AuthToken = z
   .object({
-    name: z.string().min(1),
+    name: z.string().min(1).describe('Who holds the token; shown in logs and the audit log.'),
     token_sha256: z
       .string()
       .regex(/^[0-9a-f]{64}$/, 'expected 64 lowercase hex characters')
-      .optional(),
-    token_env: z.string().optional(),
-    scopes: z.array(z.enum(['ingest', 'read', 'operate', 'admin'])).min(1),
+      .optional()
+      .describe(
+        'sha256 of the token, lowercase hex (governor config hash-token); Governor keeps only the hash.',
+      ),
+    token_env: z.string().optional().describe('Environment variable holding the token itself.'),
+    scopes: z
+      .array(z.enum(['ingest', 'read', 'operate', 'admin']))
+      .min(1)
+      .describe(
+        'What the token may do: ingest (OTLP only), read (API and console), operate (read, plus approving recommendations and changing policies), admin (everything).',
+      ),
   })
   .strict()
   .refine((t) => t.token_sha256 || t.token_env, { message: 'a token needs token_sha256 or token_env' });
 export type AuthToken = z.infer<typeof AuthToken>;
 
-export const AuthConfig = z.object({ tokens: z.array(AuthToken).default([]) }).strict();
+export const AuthConfig = z
+  .object({
+    tokens: z
+      .array(AuthToken)
+      .default([])
+      .describe(
+        'API tokens; GOVERNOR_TOKENS adds more. With none, the API is open and Governor listens on loopback only unless server.insecure.',
+      ),
+  })
+  .strict()
+  .describe('Authentication of the API, the console and OTLP intake.');
 export type AuthConfig = z.infer<typeof AuthConfig>;
 
 export const RetentionConfig = z
   .object({
-    /** Raw spans older than this (event time) are exported to Parquet and deleted. 0 keeps forever. */
-    spans_ttl_hours: z.number().min(0).default(0),
-    /** Raw metric points; default: the same as spans_ttl_hours. 0 keeps forever. */
-    metric_points_ttl_hours: z.number().min(0).optional(),
-    /** Per-request rollups (request_facts) behind `requests`/`tasks`; kept longer than raw spans. 0 keeps forever. */
-    rollups_ttl_hours: z.number().min(0).default(0),
-    /** How often the retention job runs while Governor is up. */
-    run_interval_s: z.number().positive().default(600),
+    spans_ttl_hours: z
+      .number()
+      .min(0)
+      .default(0)
+      .describe(
+        'Raw spans older than this (event time) are exported to Parquet and deleted; 0 keeps them forever.',
+      ),
+    metric_points_ttl_hours: z
+      .number()
+      .min(0)
+      .optional()
+      .describe('The same for raw metric points; unset, spans_ttl_hours applies. 0 keeps them forever.'),
+    rollups_ttl_hours: z
+      .number()
+      .min(0)
+      .default(0)
+      .describe(
+        'Per-request rollups (request_facts) behind the requests and tasks views, kept longer than raw spans; 0 keeps them forever, else at least spans_ttl_hours.',
+      ),
+    run_interval_s: z
+      .number()
+      .positive()
+      .default(600)
+      .describe('Seconds between runs of the retention job while Governor is up.'),
   })
   .strict()
   .refine((r) => r.rollups_ttl_hours === 0 || r.rollups_ttl_hours >= r.spans_ttl_hours, {
     message:
       'rollups_ttl_hours must be 0 (keep) or at least spans_ttl_hours: rollups outlive the raw spans they summarize',
     path: ['rollups_ttl_hours'],
-  });
+  })
+  .describe('How long raw telemetry and rollups are kept.');
 export type RetentionConfig = z.infer<typeof RetentionConfig>;
 
 export const IngestConfig = z
@@ -208,8 +356,12 @@ export const GovernorConfig = z
     signals: SignalsConfig.default(SignalsConfig.parse({})),
     sampling: SamplingConfig.default(SamplingConfig.parse({})),
     hop_rules: z.array(HopRuleConfig).default([]),
-    /** Maps an emitter's attribute name to the one Governor understands, e.g. `my.pool: governor.pool`. */
-    attribute_aliases: z.record(z.string(), z.string()).default({}),
+    attribute_aliases: z
+      .record(z.string(), z.string())
+      .default({})
+      .describe(
+        "Maps an emitter's attribute name to the one Governor understands, e.g. my.pool: governor.pool (docs/telemetry.md).",
+      ),
     auth: AuthConfig.default({ tokens: [] }),
     retention: RetentionConfig.default(RetentionConfig.parse({})),
     ingest: IngestConfig.default(IngestConfig.parse({})),

@@ -14,56 +14,147 @@ export type RecommendationKind = (typeof RECOMMENDATION_KINDS)[number];
 
 export const ControlConfig = z
   .object({
-    enabled: z.boolean().default(true),
-    interval_s: z.number().positive().default(30),
-    window: z.string().default('5m'),
-    cooldown_s: z.number().min(0).default(300),
-    verify_after_s: z.number().positive().default(300),
-    recommendation_ttl_s: z.number().positive().default(900),
-    /**
-     * What drives ticks: `watermark` ticks on every interval boundary the watermark passes;
-     * `lockstep` ticks only on POST /api/control/evaluate (a simulator or replay drives time).
-     */
-    tick: z.enum(['watermark', 'lockstep']).default('watermark'),
-    /** Longest wait for an action to take effect (cold starts) before the target is judged again. */
-    settle_timeout_s: z.number().positive().default(900),
-    /** Utilization the scale policy sizes pools for (share of learned per-replica capacity). */
-    target_utilization: z.number().gt(0).max(1).default(0.7),
+    enabled: z
+      .boolean()
+      .default(true)
+      .describe('Run the control loop; false leaves signals and alerts only.'),
+    interval_s: z.number().positive().default(30).describe('Event-time seconds between control ticks.'),
+    window: z.string().default('5m').describe('Signal window each tick reads (a duration such as 5m).'),
+    cooldown_s: z
+      .number()
+      .min(0)
+      .default(300)
+      .describe(
+        'No action opposite to the last one on the same (kind, target) within this many seconds (hysteresis); a rollback waits at least this long too.',
+      ),
+    verify_after_s: z
+      .number()
+      .positive()
+      .default(300)
+      .describe(
+        "Seconds after an action is applied before it is verified: the scope's goodput, error rate and TTFT p95 before and after; harm the action could cause is rolled back.",
+      ),
+    recommendation_ttl_s: z
+      .number()
+      .positive()
+      .default(900)
+      .describe('A recommendation left proposed or approved this many seconds expires.'),
+    tick: z
+      .enum(['watermark', 'lockstep'])
+      .default('watermark')
+      .describe(
+        'What drives ticks: watermark ticks on every interval boundary the watermark passes; lockstep ticks only on POST /api/control/evaluate (a simulator or replay drives time).',
+      ),
+    settle_timeout_s: z
+      .number()
+      .positive()
+      .default(900)
+      .describe('Longest wait for an action to take effect (cold starts) before the target is judged again.'),
+    target_utilization: z
+      .number()
+      .gt(0)
+      .max(1)
+      .default(0.7)
+      .describe('Utilization the scale policy sizes pools for (share of the learned per-replica capacity).'),
   })
-  .strict();
+  .strict()
+  .describe(
+    'The control loop: signals → recommendations → policy gate → actuators → verification (packages/control/README.md).',
+  );
 export type ControlConfig = z.infer<typeof ControlConfig>;
 
 export const PolicyConfig = z
   .object({
-    name: z.string().min(1),
+    name: z.string().min(1).describe('Policy name, recorded on every recommendation it decides.'),
     match: z
       .object({
-        kind: z.array(z.enum(RECOMMENDATION_KINDS)).optional(),
-        target: z.string().optional(),
+        kind: z
+          .array(z.enum(RECOMMENDATION_KINDS))
+          .optional()
+          .describe('Recommendation kinds this policy governs; unset, all.'),
+        target: z
+          .string()
+          .optional()
+          .describe(
+            'Target pattern: comma-separated dim=glob terms or bare globs over any target value, all of which must match, e.g. pool=llama8b-*,model=*8b*; unset, all.',
+          ),
       })
       .strict()
-      .default({}),
-    auto_apply: z.boolean().default(false),
-    max_step: z.number().int().positive().optional(),
-    cooldown_s: z.number().min(0).optional(),
-    max_actions_per_hour: z.number().int().positive().optional(),
-    min_confidence: z.number().min(0).max(1).default(0),
-    dry_run: z.boolean().default(false),
+      .default({})
+      .describe('Which recommendations this policy decides; empty matches every one.'),
+    auto_apply: z
+      .boolean()
+      .default(false)
+      .describe('Apply matching recommendations without a human, within the limits below.'),
+    max_step: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        'Largest change one action may make: replicas for scale, weight or share points for shift_traffic and downgrade_model.',
+      ),
+    cooldown_s: z
+      .number()
+      .min(0)
+      .optional()
+      .describe("Auto-apply only when the target's last action is older than this many seconds."),
+    max_actions_per_hour: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Auto-apply at most this many actions per hour under this policy.'),
+    min_confidence: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0)
+      .describe('Auto-apply only recommendations at least this confident (0–1).'),
+    dry_run: z.boolean().default(false).describe('Only record what would have been done; nothing is sent.'),
   })
-  .strict();
+  .strict()
+  .describe(
+    'The policy gate: the first policy whose match fits a recommendation decides whether it is applied automatically; with none, it waits for a human. PUT /api/policies replaces them at runtime.',
+  );
 export type PolicyConfig = z.infer<typeof PolicyConfig>;
 
 export const ActuatorConfig = z
   .object({
-    name: z.string().min(1),
-    type: z.enum(['webhook', 'simulator']),
-    url: z.string().url(),
-    secret: z.string().optional(),
-    secret_env: z.string().optional(),
-    timeout_ms: z.number().int().positive().default(5000),
-    max_attempts: z.number().int().positive().default(5),
-    /** First retry delay; doubles per attempt (with jitter), capped at 30 s. */
-    backoff_ms: z.number().int().positive().default(500),
+    name: z.string().min(1).describe('Actuator name, shown in the audit log.'),
+    type: z
+      .enum(['webhook', 'simulator'])
+      .describe(
+        "webhook POSTs the ControlAction JSON to url; simulator POSTs it to {url}/actions (the simulator's actuator endpoint).",
+      ),
+    url: z.string().url().describe('Where actions are delivered.'),
+    secret: z
+      .string()
+      .optional()
+      .describe(
+        'Key of the HMAC-SHA256 signature on every delivery (X-Governor-Signature); prefer secret_env.',
+      ),
+    secret_env: z.string().optional().describe('Environment variable holding the secret.'),
+    timeout_ms: z.number().int().positive().default(5000).describe('Timeout of one delivery attempt, in ms.'),
+    max_attempts: z
+      .number()
+      .int()
+      .positive()
+      .default(5)
+      .describe(
+        'Attempts before a delivery is recorded as failed (408, 425, 429, 5xx, timeouts and network errors are retried).',
+      ),
+    backoff_ms: z
+      .number()
+      .int()
+      .positive()
+      .default(500)
+      .describe(
+        'First retry delay in ms; doubles per attempt (with jitter), capped at 30 s; Retry-After is honoured.',
+      ),
   })
-  .strict();
+  .strict()
+  .describe(
+    'Where applied actions and rollbacks are delivered, each with its own ordered queue (packages/control/README.md, Actuators).',
+  );
 export type ActuatorConfig = z.infer<typeof ActuatorConfig>;
