@@ -176,7 +176,27 @@ function normalizeSpan(
           ),
     scope,
     sampleWeight: sampled === null || sampled >= 1 ? null : 1 / sampled,
+    endpoint:
+      span.kind === SPAN_KIND_CLIENT
+        ? hostOf(toStringOrNull(attrs[Attr.serverAddress]))
+        : runtimeSide
+          ? (toStringOrNull(resource['k8s.pod.ip']) ??
+            hostOf(toStringOrNull(resource['service.instance.id'])))
+          : null,
   };
+}
+
+const SPAN_KIND_CLIENT = 3;
+
+/** `10.0.3.7:8000` → `10.0.3.7`, `[::1]:8000` → `::1`. */
+function hostOf(address: string | null): string | null {
+  if (address === null) return null;
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(address);
+  if (bracketed) return bracketed[1]!;
+  const colon = address.lastIndexOf(':');
+  return colon > 0 && address.indexOf(':') === colon && /^\d+$/.test(address.slice(colon + 1))
+    ? address.slice(0, colon)
+    : address;
 }
 
 /** A span attribute, else the same attribute on its resource. */

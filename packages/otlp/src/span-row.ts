@@ -60,6 +60,12 @@ export interface SpanRow {
    * or unknown.
    */
   sampleWeight: number | null;
+  /**
+   * Where the request went, host only: a client span's `server.address` (the pod the gateway
+   * picked), a runtime span's own address (`k8s.pod.ip`, else the host of `service.instance.id`).
+   * Lets a request that failed before any runtime keep the pool of the pod it was sent to.
+   */
+  endpoint: string | null;
 }
 
 export type SpanColumnType =
@@ -123,6 +129,7 @@ export const SPAN_COLUMNS: readonly { column: string; field: keyof SpanRow; type
   { column: 'events', field: 'events', type: 'JSON' },
   { column: 'scope', field: 'scope', type: 'VARCHAR' },
   { column: 'sample_weight', field: 'sampleWeight', type: 'DOUBLE' },
+  { column: 'endpoint', field: 'endpoint', type: 'VARCHAR' },
 ];
 
 export interface MetricPointRow {

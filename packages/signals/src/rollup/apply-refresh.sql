@@ -19,6 +19,31 @@ WITH src_spans AS (SELECT * FROM sig_spans),
 -- @include trace-facts.sql
 SELECT * FROM trace_facts;
 
+-- A request that failed before any runtime (the gateway picked a pod it could not reach, or that
+-- failed without a span of its own) keeps the pool and replica of the pod it was sent to: the pod
+-- at that address as its runtime spans or its scrape target (`server.address`) name it.
+UPDATE sig_trace_facts t SET pool = e.pool, replica = coalesce(t.replica, e.replica)
+FROM (
+  SELECT endpoint, arg_max(pool, seen_ns) AS pool, arg_max(replica, seen_ns) AS replica
+  FROM (
+    SELECT endpoint, pool, replica, end_ns AS seen_ns
+    FROM sig_trace_facts WHERE pool IS NOT NULL AND endpoint IS NOT NULL
+    UNION ALL
+    SELECT endpoint, pool, replica, end_ns
+    FROM request_facts
+    WHERE end_ns >= {{lo_ns}} - 3600000000000 AND pool IS NOT NULL
+      AND endpoint IN (SELECT endpoint FROM sig_trace_facts WHERE pool IS NULL)
+    UNION ALL
+    SELECT json_extract_string(resource, '$."server.address"'), pool, replica, time_ns
+    FROM metric_store
+    WHERE name = 'up' AND time_ns >= {{lo_ns}} - 3600000000000 AND pool IS NOT NULL
+      AND EXISTS (SELECT 1 FROM sig_trace_facts WHERE pool IS NULL AND endpoint IS NOT NULL)
+  )
+  WHERE endpoint IS NOT NULL
+  GROUP BY endpoint
+) e
+WHERE t.pool IS NULL AND t.endpoint = e.endpoint;
+
 -- What earlier refreshes wrote for the touched traces and for the other requests of their tasks
 -- (the end_ns bounds prune the scan to the row groups that hold them).
 CREATE OR REPLACE TEMP TABLE sig_old AS

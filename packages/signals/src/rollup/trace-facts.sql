@@ -74,6 +74,10 @@ trace_dims AS (
     sum(cost_usd) AS cost_usd,
     -- The trace was kept (or not) as a whole: its root's sampling decision, else any span's.
     coalesce(any_value(sample_weight) FILTER (WHERE rn = 1), max(sample_weight)) AS sample_weight,
+    coalesce(
+      arg_max(endpoint, end_ns) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode') AND endpoint IS NOT NULL),
+      arg_max(endpoint, end_ns) FILTER (WHERE kind = 3 AND endpoint IS NOT NULL)
+    ) AS endpoint,
     count(*)::INTEGER AS span_count
   FROM ranked
   GROUP BY trace_id
@@ -240,6 +244,7 @@ trace_facts AS (
     d.gpu_ms,
     d.cost_usd,
     d.sample_weight,
+    d.endpoint,
     d.span_count,
     h.* EXCLUDE (trace_id),
     -- Share of each hop in the request's attributed time (absent hop = 0; NULL without any time).

@@ -48,6 +48,29 @@ queue_series AS (
 queue_gauge AS (
   SELECT bucket, pool, sum(waiting) AS queue_depth FROM queue_series GROUP BY ALL
 ),
+-- GPUs as the DCGM exporter sees them: each GPU's series names the pod holding it (`pod` label), and
+-- the pod's own scrape target names its pool. The product name (`modelName`) gives the pool's GPU
+-- type where the config names none, and the distinct GPUs per pod its GPUs per replica.
+replica_pools AS (
+  SELECT replica, any_value(pool) AS pool
+  FROM metric_points
+  WHERE name IN ('up', 'vllm:num_requests_running', 'sglang:num_running_reqs')
+    AND pool IS NOT NULL AND replica IS NOT NULL
+    AND time_ns > $from_ns::BIGINT - $stale_ns::BIGINT AND time_ns <= $to_ns::BIGINT
+  GROUP BY replica
+),
+dcgm_gpus AS (
+  SELECT
+    rp.pool,
+    any_value(json_extract_string(m.attributes, '$.modelName')) AS gpu_product,
+    count(DISTINCT m.replica || '|' || coalesce(json_extract_string(m.attributes, '$.UUID'), json_extract_string(m.attributes, '$.gpu'), ''))
+      / count(DISTINCT m.replica) AS gpus_per_replica
+  FROM metric_points m
+  JOIN replica_pools rp ON rp.replica = m.replica
+  WHERE m.name = 'DCGM_FI_DEV_GPU_UTIL' AND m.pool IS NULL
+    AND m.time_ns > $from_ns::BIGINT - $stale_ns::BIGINT AND m.time_ns <= $to_ns::BIGINT
+  GROUP BY rp.pool
+),
 keys AS (
   SELECT bucket, pool FROM pool_requests
   UNION SELECT bucket, pool FROM replica_time
@@ -56,9 +79,11 @@ keys AS (
 )
 SELECT
   k.bucket, k.pool, pr.span_replicas, pr.model, pr.region, pr.gpu_type,
-  rt.replica_ns, rt.covered_ns, kv.kv_usage, q.queue_depth
+  rt.replica_ns, rt.covered_ns, kv.kv_usage, q.queue_depth,
+  d.gpu_product, d.gpus_per_replica AS dcgm_gpus_per_replica
 FROM keys k
 LEFT JOIN pool_requests pr ON pr.bucket = k.bucket AND pr.pool IS NOT DISTINCT FROM k.pool
 LEFT JOIN replica_time rt ON rt.bucket = k.bucket AND rt.pool = k.pool
 LEFT JOIN kv_gauge kv ON kv.bucket = k.bucket AND kv.pool = k.pool
 LEFT JOIN queue_gauge q ON q.bucket = k.bucket AND q.pool = k.pool
+LEFT JOIN dcgm_gpus d ON d.pool = k.pool

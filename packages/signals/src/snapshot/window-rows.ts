@@ -1,3 +1,4 @@
+import { gpuTypeFromProduct } from '@governor/otlp';
 import { GROUP_DIMENSIONS, type GovernorConfig, type GroupDimension } from '@governor/conventions';
 import type { Store } from '@governor/store';
 import { loadSql } from '../load-sql.ts';
@@ -161,8 +162,14 @@ function buildPoolRows(pools: Map<string, Row>, gauges: readonly Row[], config: 
       covered_ns: gauge.covered_ns ?? null,
       model: cfg?.model ?? gauge.model ?? null,
       region: cfg?.region ?? gauge.region ?? null,
-      gpu_type: cfg?.gpu_type ?? gauge.gpu_type ?? null,
-      gpus_per_replica: cfg?.gpus_per_replica ?? null,
+      gpu_type:
+        cfg?.gpu_type ??
+        gauge.gpu_type ??
+        (typeof gauge.gpu_product === 'string'
+          ? gpuTypeFromProduct(gauge.gpu_product, Object.keys(config.pricing.gpu_hour_usd))
+          : null),
+      // The GPUs DCGM sees each pod hold, when it reports them; else the config's.
+      gpus_per_replica: toNumberOrNull(gauge.dcgm_gpus_per_replica) ?? cfg?.gpus_per_replica ?? null,
       peak_tokens_per_s: cfg?.peak_tokens_per_s_per_replica ?? null,
       kv_usage: gauge.kv_usage ?? ratio(u.kv_usage_sum, u.kv_usage_n),
       queue_depth: gauge.queue_depth ?? ratio(u.queue_depth_sum, u.queue_depth_n),
