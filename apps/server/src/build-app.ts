@@ -1,3 +1,4 @@
+import { createServer as createHttpServer } from 'node:http';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { serializerCompiler } from 'fastify-type-provider-zod';
 import { type GovernorConfig, parseByteSize } from '@governor/conventions';
@@ -36,8 +37,26 @@ import { type RetentionScheduler, createRetentionScheduler } from './retention/r
 import type { IngestPipeline } from './otlp/ingest-pipeline.ts';
 import { otlpHttpPlugin } from './otlp/otlp-http-plugin.ts';
 
+/** Limits on the HTTP listener: slow or idle clients must not hold connections for good. */
+export interface HttpLimits {
+  /** Whole request (headers and body) must arrive within this; answered 408 otherwise. */
+  requestTimeoutMs: number;
+  /** Request headers must arrive within this. */
+  headersTimeoutMs: number;
+  /** Connections past this are refused at accept; SSE subscribers count. */
+  maxConnections: number;
+}
+
+export const DEFAULT_HTTP_LIMITS: HttpLimits = {
+  // Room for a 64 MiB OTLP body on a slow link; far below "never" (Fastify's default is 0).
+  requestTimeoutMs: 60_000,
+  headersTimeoutMs: 10_000,
+  maxConnections: 2_048,
+};
+
 export interface AppOptions {
   config: GovernorConfig;
+  http?: Partial<HttpLimits>;
   store: Store;
   pipeline: IngestPipeline;
   logger?: boolean | object;
@@ -61,7 +80,22 @@ export interface AppOptions {
 /** Builds the Fastify app; main.ts only reads config and listens. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config, store, pipeline } = options;
+  const limits: HttpLimits = { ...DEFAULT_HTTP_LIMITS, ...options.http };
   const app = Fastify({
+    // Node checks request and header timeouts on an interval (30 s by default): check every
+    // second so a slow upload is cut near its deadline.
+    serverFactory: (handler) => {
+      const server = createHttpServer(
+        {
+          requestTimeout: limits.requestTimeoutMs,
+          headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+          connectionsCheckingInterval: 1_000,
+        },
+        handler,
+      );
+      server.maxConnections = limits.maxConnections;
+      return server;
+    },
     logger: options.logger ?? false,
     // Finished requests are logged by registerRequestLogging, with levels by status.
     logController: new LogController({ disableRequestLogging: true }),

@@ -17,7 +17,7 @@ import { checkBindAddress } from './auth/check-bind-address.ts';
 import { createGrpcAuthorizer } from './auth/grpc-authorizer.ts';
 import { createTokenRegistry } from './auth/token-registry.ts';
 import { type MetricsRegistry, createMetricsRegistry } from './api/metrics-registry.ts';
-import { buildApp } from './build-app.ts';
+import { type HttpLimits, buildApp } from './build-app.ts';
 import { type ControlTimeReset, resetControlTime } from './control/reset-control-time.ts';
 import { createRetentionScheduler } from './retention/retention-scheduler.ts';
 import { storeOptionsFrom } from './store-options.ts';
@@ -51,9 +51,11 @@ export interface StartOptions {
   logger?: boolean | object;
   /** Source of GOVERNOR_ADMIN_TOKEN, GOVERNOR_TOKENS and token_env variables; default process.env. */
   env?: NodeJS.ProcessEnv;
+  /** HTTP listener limits; default DEFAULT_HTTP_LIMITS. */
+  http?: Partial<HttpLimits>;
 }
 
-export async function startGovernor({ config, logger, env }: StartOptions): Promise<RunningGovernor> {
+export async function startGovernor({ config, logger, env, http }: StartOptions): Promise<RunningGovernor> {
   // Checked before the data directory is touched: a refused start leaves nothing behind.
   const auth = createTokenRegistry(config.auth, env ?? process.env);
   const bind = checkBindAddress(config.server.host, auth.enabled, config.server.insecure);
@@ -119,6 +121,7 @@ export async function startGovernor({ config, logger, env }: StartOptions): Prom
   );
   const app = await buildApp({
     config,
+    ...(http ? { http } : {}),
     store,
     pipeline,
     logger,
