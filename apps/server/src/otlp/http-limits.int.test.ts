@@ -61,7 +61,9 @@ describe('HTTP limits', () => {
     const sockets = await Promise.all(Array.from({ length: 5 }, open));
     const closed = sockets.map((s) => whenClosed(s, 8_000));
     for (const s of sockets)
-      s.write('POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n');
+      s.write(
+        'POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n',
+      );
     const drip = setInterval(() => {
       for (const s of sockets) if (!s.destroyed) s.write('{');
     }, 200);
