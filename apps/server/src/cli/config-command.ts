@@ -5,13 +5,16 @@ import { checkBindAddress } from '../auth/check-bind-address.ts';
 import { isScope } from '../auth/scopes.ts';
 import { createTokenRegistry, sha256Hex } from '../auth/token-registry.ts';
 import { checkConfig } from '../load-config.ts';
+import { renderDefaultsYaml } from './config-reference.ts';
 import { type ParsedArgs, flagString } from './parse-args.ts';
 
 export const CONFIG_USAGE = `usage:
   governor config check FILE            validate FILE (and GOVERNOR_* overrides); prints OK or one error per line, exit 1 on errors
   governor config token [--name N] [--scopes read+operate]
                                         make a random API token and the auth.tokens entry for it
-  governor config hash-token [TOKEN]    print the sha256 of TOKEN (or of stdin) for token_sha256`;
+  governor config hash-token [TOKEN]    print the sha256 of TOKEN (or of stdin) for token_sha256
+  governor config print-defaults        print a complete governor.yaml: every key at its default, meanings as
+                                        comments (docs/config.md is the same reference as a page)`;
 
 export async function runConfigCommand(
   args: ParsedArgs,
@@ -27,6 +30,9 @@ export async function runConfigCommand(
       return makeToken(args, out, err);
     case 'hash-token':
       return hashToken(rest[0], out, err);
+    case 'print-defaults':
+      out(renderDefaultsYaml());
+      return 0;
     default:
       err(`${sub ? `unknown config command "${sub}"\n` : ''}${CONFIG_USAGE}\n`);
       return 2;
