@@ -35,7 +35,8 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   // serve: false — only reply.sendFile; the route below decides what to send.
   await app.register(fastifyStatic, { root, serve: false });
 
-  app.get('/*', async (request, reply) => {
+  // Hidden from the API reference: the console's pages, not an API.
+  app.get('/*', { schema: { hide: true, summary: 'The console (SPA fallback)' } }, async (request, reply) => {
     const path = decodePath(request.url);
     if (API_PREFIXES.some((prefix) => path === prefix.replace(/\/$/, '') || path.startsWith(prefix))) {
       throw new GovernorError('GOV_ERR_NOT_FOUND', `no route for ${request.method} ${path}`);

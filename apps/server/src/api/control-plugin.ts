@@ -3,8 +3,8 @@ import { type ControlEngine, type ControlFailure, isoToNs } from '@governor/cont
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { ERROR_RESPONSES, openObject } from './http-schemas.ts';
-import { govParse, withHint, withInvalidCode } from './zod-validation.ts';
+import { AnyObject, ERROR_RESPONSES, openObject } from './http-schemas.ts';
+import { govParse, withHint, withInvalidCode, useZodSchemas } from './zod-validation.ts';
 import { GovernorError } from '../errors.ts';
 import { PolicyJson, policyFromJson, policyToJson } from './policy-json.ts';
 
@@ -42,15 +42,17 @@ const PoliciesBody = withInvalidCode(
   'GOV_ERR_POLICY_INVALID',
 );
 
+const Target = openObject({
+  pool: z.string().optional(),
+  model: z.string().optional(),
+  region: z.string().optional(),
+  tenant: z.string().optional(),
+}).meta({ id: 'RecommendationTarget' });
+
 const RecommendationBody = openObject({
   id: z.string(),
   kind: z.enum(RECOMMENDATION_KINDS),
-  target: openObject({
-    pool: z.string().optional(),
-    model: z.string().optional(),
-    region: z.string().optional(),
-    tenant: z.string().optional(),
-  }),
+  target: Target,
   action: z.record(z.string(), z.unknown()).describe('Kind-specific, e.g. {"from": 4, "to": 6} replicas'),
   reason: z.string().describe('One sentence an operator understands'),
   evidence: z.array(
@@ -74,7 +76,7 @@ const ControlActionBody = openObject({
   recommendationId: z.string(),
   type: z.enum(['apply', 'rollback']),
   kind: z.enum(RECOMMENDATION_KINDS),
-  target: z.record(z.string(), z.string()),
+  target: Target,
   action: z.record(z.string(), z.unknown()),
   at: z.string().describe('RFC 3339 event time at which the action takes effect'),
 }).meta({ id: 'ControlAction' });
@@ -119,6 +121,7 @@ function parseLimit(value: string | undefined, fallback: number, max: number): n
 }
 
 export async function controlPlugin(app: FastifyInstance, options: ControlPluginOptions): Promise<void> {
+  useZodSchemas(app);
   const { engine } = options;
   const api = app.withTypeProvider<ZodTypeProvider>();
 
@@ -175,7 +178,9 @@ export async function controlPlugin(app: FastifyInstance, options: ControlPlugin
               govParse((text: string | undefined) => {
                 if (!text) return undefined;
                 const states = text.split(',').map((s) => s.trim());
-                const unknown = states.filter((s) => !(RECOMMENDATION_STATES as readonly string[]).includes(s));
+                const unknown = states.filter(
+                  (s) => !(RECOMMENDATION_STATES as readonly string[]).includes(s),
+                );
                 if (unknown.length > 0) {
                   throw new GovernorError(
                     'GOV_ERR_REQUEST_INVALID',
@@ -257,7 +262,7 @@ export async function controlPlugin(app: FastifyInstance, options: ControlPlugin
           limit: limitQuery(200, 5000),
           recommendationId: z.string().optional().describe('Only entries of this recommendation'),
         }),
-        response: { 200: z.object({ actions: z.array(openObject({})) }), ...ERROR_RESPONSES },
+        response: { 200: z.object({ actions: z.array(AnyObject) }), ...ERROR_RESPONSES },
       },
     },
     async (request) => ({

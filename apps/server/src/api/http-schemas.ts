@@ -13,6 +13,17 @@ import { govParse } from './zod-validation.ts';
 // Building blocks shared by the route schemas: the error body every route answers, and the query
 // parameters of the read API (event times, windows, group-by, limits, dimension filters).
 
+/**
+ * An object that passes unknown fields through at run time, typed as its named fields so the
+ * signals package's interfaces (which have no index signature) satisfy it.
+ */
+export function openObject<T extends z.ZodRawShape>(shape: T): z.ZodObject<T> {
+  return z.looseObject(shape) as unknown as z.ZodObject<T>;
+}
+
+/** Any JSON object (fields documented elsewhere), passed through as is. */
+export const AnyObject = z.looseObject({}) as unknown as z.ZodType<object>;
+
 export const ErrorBody = z
   .object({
     error: z.object({

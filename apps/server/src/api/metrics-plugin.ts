@@ -4,6 +4,7 @@ import { type Signals, createPrometheusText, renderSignalsMetrics } from '@gover
 import type { Store } from '@governor/store';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { useZodSchemas } from './zod-validation.ts';
 import type { IngestCounters } from '../otlp/ingest-pipeline.ts';
 import type { MetricsRegistry } from './metrics-registry.ts';
 
@@ -13,11 +14,12 @@ export interface MetricsPluginOptions {
 
 /** GET /metrics: everything registered, in the Prometheus text format 0.0.4. */
 export async function metricsPlugin(app: FastifyInstance, options: MetricsPluginOptions): Promise<void> {
+  useZodSchemas(app);
   app.get(
     '/metrics',
     {
       schema: {
-        summary: 'Prometheus metrics: the signals, governor_desired_replicas and Governor\'s own health',
+        summary: "Prometheus metrics: the signals, governor_desired_replicas and Governor's own health",
         tags: ['system'],
         produces: ['text/plain'],
         response: {
@@ -29,9 +31,9 @@ export async function metricsPlugin(app: FastifyInstance, options: MetricsPlugin
       },
     },
     async (_request, reply) => {
-    const text = await options.registry.collect();
-    reply.header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8');
-    return text;
+      const text = await options.registry.collect();
+      reply.header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8');
+      return text;
     },
   );
 }

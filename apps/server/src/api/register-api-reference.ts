@@ -15,12 +15,29 @@ const zodTransform = createJsonSchemaTransform({});
 
 type TransformInput = Parameters<typeof zodTransform>[0];
 
+/**
+ * Routes whose bodies are not JSON (OTLP protobuf) describe them as plain OpenAPI under this
+ * schema key; Fastify neither validates nor serializes it, the reference shows it as given.
+ */
+export const RAW_OPENAPI = 'x-openapi';
+
+export interface RawOpenApi {
+  body?: Record<string, unknown>;
+  response?: Record<string, unknown>;
+}
+
 /** Adds the bearer scope the route needs (auth/required-scope.ts) to each operation. */
 const transform = (input: TransformInput) => {
   const { schema, url } = input;
   const method = String(Array.isArray(input.route.method) ? input.route.method[0] : input.route.method);
   const out = zodTransform(input) as { schema: Record<string, unknown>; url: string };
   if (!schema || out.schema.hide) return out;
+  const raw = out.schema[RAW_OPENAPI] as RawOpenApi | undefined;
+  if (raw) {
+    delete out.schema[RAW_OPENAPI];
+    if (raw.body) out.schema.body = raw.body;
+    if (raw.response) out.schema.response = raw.response;
+  }
   const scope = requiredScope(method, url);
   const note = scope === null ? 'Open: no token needed.' : `Needs a bearer token with scope \`${scope}\`.`;
   out.schema.security = scope === null ? [] : [{ bearerAuth: [scope] }];
@@ -28,8 +45,29 @@ const transform = (input: TransformInput) => {
   return out;
 };
 
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  schema: Record<string, unknown> | undefined;
+}
+
+const registered = new WeakMap<FastifyInstance, RegisteredRoute[]>();
+
+/** Every route added after registerApiReference, for the test that each one has a schema. */
+export function registeredRoutes(app: FastifyInstance): readonly RegisteredRoute[] {
+  return registered.get(app) ?? [];
+}
+
 /** Registers on the root instance itself (not encapsulated) so the route collector sees every plugin's routes. */
 export async function registerApiReference(app: FastifyInstance): Promise<void> {
+  const routes: RegisteredRoute[] = [];
+  registered.set(app, routes);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      if (method === 'HEAD') continue;
+      routes.push({ method, url: route.url, schema: route.schema as Record<string, unknown> | undefined });
+    }
+  });
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.1.0',

@@ -14,7 +14,7 @@ import {
 } from './http-schemas.ts';
 import { parseWindowMs } from './signals-query.ts';
 import { SignalSeries, SignalsSnapshot } from './signals-schemas.ts';
-import { govParse } from './zod-validation.ts';
+import { govParse, useZodSchemas } from './zod-validation.ts';
 
 export interface SignalsPluginOptions {
   signals: Signals;
@@ -25,6 +25,7 @@ const DEFAULT_SERIES_RANGE_NS = 3_600_000_000_000n;
 
 /** GET /api/signals and GET /api/signals/series (docs/api.md). */
 export async function signalsPlugin(app: FastifyInstance, options: SignalsPluginOptions): Promise<void> {
+  useZodSchemas(app);
   const { signals, config } = options;
   const api = app.withTypeProvider<ZodTypeProvider>();
   const defaultWindow = config.signals.default_window;

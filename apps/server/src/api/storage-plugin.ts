@@ -1,6 +1,9 @@
 import type { StorageResponse } from '@governor/conventions';
 import type { StorageStats, Store } from '@governor/store';
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { useZodSchemas } from './zod-validation.ts';
+import { ERROR_RESPONSES, openObject } from './http-schemas.ts';
 import type { RetentionScheduler } from '../retention/retention-scheduler.ts';
 
 // GET /api/storage (read): disk usage per table, the export folder, retention settings and runs.
@@ -13,7 +16,21 @@ export interface StorageOptions {
   cacheMs?: number;
 }
 
+const Storage = openObject({
+  collectedAt: z.string().describe('RFC 3339 (wall clock)'),
+  database: openObject({ fileBytes: z.number(), walBytes: z.number() }),
+  tables: z.array(openObject({ table: z.string(), rows: z.number(), bytes: z.number() })),
+  exports: z.array(openObject({ target: z.string(), files: z.number(), bytes: z.number() })),
+  lastRetentionRuns: z.array(openObject({ target: z.string(), state: z.string() })),
+  retention: openObject({
+    enabled: z.boolean(),
+    ttlHours: z.record(z.string(), z.number()).describe('Per target; 0 keeps rows forever'),
+    nextRunAt: z.string().nullable(),
+  }),
+}).meta({ id: 'Storage' });
+
 export async function storagePlugin(app: FastifyInstance, options: StorageOptions): Promise<void> {
+  useZodSchemas(app);
   const cacheMs = options.cacheMs ?? 10_000;
   let cached: { at: number; stats: Promise<StorageStats> } | null = null;
   const stats = () => {
@@ -27,21 +44,44 @@ export async function storagePlugin(app: FastifyInstance, options: StorageOption
     return cached.stats;
   };
 
-  app.get('/api/storage', async (): Promise<StorageResponse> => {
-    const r = options.retention;
-    return {
-      ...(await stats()),
-      retention: {
-        enabled: r.enabled,
-        ttlHours: Object.fromEntries(Object.entries(r.policy.ttlHours).map(([k, v]) => [k, v ?? 0])),
-        nextRunAt: r.nextRunAt()?.toISOString() ?? null,
+  app.get(
+    '/api/storage',
+    {
+      schema: {
+        summary: 'Disk use per table, the export folder, retention settings and runs',
+        tags: ['system'],
+        response: { 200: Storage, ...ERROR_RESPONSES },
       },
-    };
-  });
+    },
+    async (): Promise<StorageResponse> => {
+      const r = options.retention;
+      return {
+        ...(await stats()),
+        retention: {
+          enabled: r.enabled,
+          ttlHours: Object.fromEntries(Object.entries(r.policy.ttlHours).map(([k, v]) => [k, v ?? 0])),
+          nextRunAt: r.nextRunAt()?.toISOString() ?? null,
+        },
+      };
+    },
+  );
 
-  app.post('/api/retention/run', async () => {
-    const report = await options.retention.runNow();
-    cached = null;
-    return report;
-  });
+  app.post(
+    '/api/retention/run',
+    {
+      schema: {
+        summary: 'Run retention now (export past-TTL rows to Parquet, then delete them)',
+        tags: ['system'],
+        response: {
+          200: z.looseObject({}).describe('The run report, one entry per retention target'),
+          ...ERROR_RESPONSES,
+        },
+      },
+    },
+    async () => {
+      const report = await options.retention.runNow();
+      cached = null;
+      return report;
+    },
+  );
 }

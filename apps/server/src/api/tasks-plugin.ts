@@ -3,6 +3,7 @@ import { type Signals, TASK_STATUSES } from '@governor/signals';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { useZodSchemas } from './zod-validation.ts';
 import { GovernorError } from '../errors.ts';
 import {
   DimensionFilter,
@@ -21,6 +22,7 @@ export interface TasksPluginOptions {
 
 /** GET /api/tasks: tasks that ended in a window, with their attempts, outcome and cost share. */
 export async function tasksPlugin(app: FastifyInstance, options: TasksPluginOptions): Promise<void> {
+  useZodSchemas(app);
   const { signals } = options;
   app.withTypeProvider<ZodTypeProvider>().get(
     '/api/tasks',

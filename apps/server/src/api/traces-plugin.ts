@@ -2,6 +2,7 @@ import type { Signals } from '@governor/signals';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { useZodSchemas } from './zod-validation.ts';
 import { GovernorError } from '../errors.ts';
 import { ERROR_RESPONSES, limit, nonNegative, optionalEventTime } from './http-schemas.ts';
 import { TraceList, TraceWaterfall } from './signals-schemas.ts';
@@ -33,6 +34,7 @@ const TraceSearchQuery = z.strictObject({
 
 /** GET /api/traces (search, newest first) and GET /api/traces/:traceId (hop waterfall). */
 export async function tracesPlugin(app: FastifyInstance, options: TracesPluginOptions): Promise<void> {
+  useZodSchemas(app);
   const { signals } = options;
   const api = app.withTypeProvider<ZodTypeProvider>();
 

@@ -1,4 +1,5 @@
-import type { FastifySchemaCompiler } from 'fastify';
+import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
+import { serializerCompiler } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { type ErrorCode, GovernorError } from '../errors.ts';
 
@@ -64,3 +65,12 @@ export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> = ({ schema,
     return { error: new GovernorError(code as ErrorCode, message) };
   };
 };
+
+/**
+ * Makes an encapsulated plugin validate and serialize through zod, so a plugin registered on a
+ * bare Fastify instance (as the plugin tests do) behaves as it does inside buildApp.
+ */
+export function useZodSchemas(app: FastifyInstance): void {
+  app.setValidatorCompiler(zodValidatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+}

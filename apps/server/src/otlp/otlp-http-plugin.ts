@@ -9,6 +9,7 @@ import { GovernorError, toGovernorError } from '../errors.ts';
 import { grpcCodeForHttpStatus } from './grpc-code-for-http-status.ts';
 import type { IngestPipeline, OtlpFormat, OtlpSignal } from './ingest-pipeline.ts';
 import { readBody } from './read-body.ts';
+import { RAW_OPENAPI, type RawOpenApi } from '../api/register-api-reference.ts';
 
 // OTLP/HTTP receiver: POST /v1/traces and /v1/metrics, protobuf or JSON, optionally gzip'd.
 // Errors are google.rpc.Status bodies in the request's own content type, as the spec asks.
@@ -57,9 +58,32 @@ export async function otlpHttpPlugin(app: FastifyInstance, options: OtlpHttpOpti
     return reply.code(200).type('application/json').send(encodeExportResponseJson(result));
   };
 
-  app.post('/v1/traces', { bodyLimit: options.maxBodyBytes }, handle('traces'));
-  app.post('/v1/metrics', { bodyLimit: options.maxBodyBytes }, handle('metrics'));
+  const schema = (signal: OtlpSignal) => ({
+    summary: `OTLP/HTTP ${signal} receiver`,
+    description: `An OTLP Export${signal === 'traces' ? 'Trace' : 'Metrics'}ServiceRequest as protobuf or JSON, optionally \`Content-Encoding: gzip\`. 200 only after the data is durable (with \`partialSuccess\` when some items were rejected); 400 for an undecodable body, 413 past the size cap (${options.maxBodyBytes} bytes after decompression), 415 for other content types, 429/503 with Retry-After under back-pressure. Errors are google.rpc.Status in the request's content type. OTLP/gRPC is on port 4317.`,
+    tags: ['ingest'],
+    [RAW_OPENAPI]: otlpOpenApi,
+  });
+  app.post('/v1/traces', { bodyLimit: options.maxBodyBytes, schema: schema('traces') }, handle('traces'));
+  app.post('/v1/metrics', { bodyLimit: options.maxBodyBytes, schema: schema('metrics') }, handle('metrics'));
 }
+
+const binary = { type: 'string', format: 'binary' };
+const otlpMedia = {
+  'application/x-protobuf': { schema: binary },
+  'application/json': { schema: { type: 'object', description: 'OTLP/JSON (lowerCamelCase keys, hex ids)' } },
+};
+const otlpOpenApi: RawOpenApi = {
+  body: { content: otlpMedia },
+  response: {
+    200: { description: 'Export response (partialSuccess when items were rejected)', content: otlpMedia },
+    '4xx': {
+      description: 'google.rpc.Status: undecodable, too large, unsupported type, auth',
+      content: otlpMedia,
+    },
+    '5xx': { description: 'google.rpc.Status; 503 with Retry-After under back-pressure', content: otlpMedia },
+  },
+};
 
 function sendStatus(request: FastifyRequest, reply: FastifyReply, error: GovernorError): void {
   const grpcCode = grpcCodeForHttpStatus(error.statusCode);
