@@ -50,7 +50,7 @@ describe('GET /api/docs', () => {
     expect(await signals.locator('.parameter__name').allInnerTexts()).toEqual(
       expect.arrayContaining([expect.stringContaining('window'), expect.stringContaining('at')]),
     );
-    await expect.poll(() => page.locator('.models').innerText()).toContain('SignalsSnapshot');
+    await expect.poll(() => page.locator('.models').textContent()).toContain('SignalsSnapshot');
     await page.screenshot({ path: SCREENSHOT, fullPage: false });
     expect(foreign).toEqual([]);
   });
