@@ -36,6 +36,8 @@ export const Attr = {
   rpcGrpcStatusCode: 'rpc.grpc.status_code',
   serverAddress: 'server.address',
   serverPort: 'server.port',
+  /** Envoy's tracing tag on a gateway's span: the upstream host:port it sent the request to. */
+  envoyUpstreamAddress: 'upstream_address',
   errorType: 'error.type',
   serviceName: 'service.name',
   // Governor's own namespace

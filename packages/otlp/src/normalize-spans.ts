@@ -177,12 +177,12 @@ function normalizeSpan(
     scope,
     sampleWeight: sampled === null || sampled >= 1 ? null : 1 / sampled,
     endpoint:
-      span.kind === SPAN_KIND_CLIENT
+      span.kind === SPAN_KIND_CLIENT && attrs[Attr.serverAddress] !== undefined
         ? hostOf(toStringOrNull(attrs[Attr.serverAddress]))
         : runtimeSide
           ? (toStringOrNull(resource['k8s.pod.ip']) ??
             hostOf(toStringOrNull(resource['service.instance.id'])))
-          : null,
+          : hostOf(toStringOrNull(attrs[Attr.envoyUpstreamAddress])),
   };
 }
 

@@ -61,8 +61,9 @@ export interface SpanRow {
    */
   sampleWeight: number | null;
   /**
-   * Where the request went, host only: a client span's `server.address` (the pod the gateway
-   * picked), a runtime span's own address (`k8s.pod.ip`, else the host of `service.instance.id`).
+   * Where the request went, host only: a client span's `server.address` or an Envoy gateway span's
+   * `upstream_address` (the pod the gateway picked), a runtime span's own address (`k8s.pod.ip`,
+   * else the host of `service.instance.id`).
    * Lets a request that failed before any runtime keep the pool of the pod it was sent to.
    */
   endpoint: string | null;

@@ -76,7 +76,8 @@ trace_dims AS (
     coalesce(any_value(sample_weight) FILTER (WHERE rn = 1), max(sample_weight)) AS sample_weight,
     coalesce(
       arg_max(endpoint, end_ns) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode') AND endpoint IS NOT NULL),
-      arg_max(endpoint, end_ns) FILTER (WHERE kind = 3 AND endpoint IS NOT NULL)
+      arg_max(endpoint, end_ns) FILTER (WHERE kind = 3 AND endpoint IS NOT NULL),
+      arg_max(endpoint, end_ns) FILTER (WHERE endpoint IS NOT NULL)
     ) AS endpoint,
     count(*)::INTEGER AS span_count
   FROM ranked
