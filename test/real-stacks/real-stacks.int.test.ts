@@ -11,6 +11,7 @@ import {
   vllmV1SampledStack,
   vllmV1Stack,
 } from '../fixtures/real-stacks/index.ts';
+import { VLLM_TTFT_BUCKETS } from '../fixtures/real-stacks/otlp-shapes.ts';
 
 // The OTLP/gRPC client the server's own tests use (@grpc/grpc-js is the server package's
 // dependency); typed here by the calls this test makes.
@@ -214,3 +215,40 @@ for (const [name, build] of [
     }
   });
 }
+
+// Tracing off: only the Collector's scrapes reach Governor. A pool's request figures come from its
+// runtime's counters (vLLM request_success_total by finish reason, generation tokens) and latency
+// histograms, as the runtime measured them; what only the gateway saw (its 429s, unreachable pods)
+// is not in them.
+describe('vLLM V1 with tracing off: request figures from the runtime’s counters and histograms', () => {
+  const f = vllmV1Stack();
+  const metricsOnly: RealStackFixture = { ...f, traces: [] };
+  let groups: Record<string, unknown>[] = [];
+  it('ingests the scrapes and answers /api/signals by pool', async () => {
+    groups = (await ingest(metricsOnly)).groups;
+    expect(groups.length).toBeGreaterThan(0);
+  });
+  for (const truth of Object.values(f.truth.pools)) {
+    it(`pool ${truth.pool}: requests, runtime failures, TTFT within its histogram bucket, cost`, () => {
+      const g = groups.find((x) => (x.key as Record<string, unknown>).pool === truth.pool) as
+        | (PoolGroup & { source?: string; ttftMs?: { p50: number | null } })
+        | undefined;
+      expect(g).toBeDefined();
+      expect(g!.source).toBe('runtime_metrics');
+      const served = f.fleet.requests.filter((r) => r.pool === truth.pool && r.finishReason !== null);
+      expect(g!.requests).toBe(served.length);
+      const failed = served.filter((r) => r.finishReason === 'error' || r.finishReason === 'abort').length;
+      within2(g!.errorRate, failed / served.length, 'runtime error rate');
+      within2(g!.costUsd, truth.costUsd, 'cost USD');
+      within2(g!.successPerDollar, (served.length - failed) / truth.costUsd, 'success per dollar');
+      // vLLM's TTFT buckets (vllm/v1/metrics/loggers.py): the p50 lies in the bucket of the true p50.
+      const bounds = VLLM_TTFT_BUCKETS;
+      const ttfts = served.filter((r) => r.runtimeTtftS !== null).map((r) => r.runtimeTtftS!);
+      const trueP50 = [...ttfts].sort((a, b) => a - b)[Math.floor((ttfts.length - 1) / 2)]!;
+      const upper = bounds.find((b) => b >= trueP50)!;
+      const lower = [...bounds].reverse().find((b) => b < trueP50) ?? 0;
+      expect(g!.ttftMs!.p50!).toBeGreaterThanOrEqual(lower * 1000);
+      expect(g!.ttftMs!.p50!).toBeLessThanOrEqual(upper * 1000);
+    });
+  }
+});

@@ -12,7 +12,13 @@ import type { SignalGroupDetail, SignalsSnapshotDetail } from './signal-group.ts
 import { pickSqlParams, toBigIntOrNull, toNumberOrNull } from './sql-params.ts';
 import { assembleGroups, emptyGroup } from './snapshot/assemble-groups.ts';
 import { computePoolBuckets } from './snapshot/pool-costs.ts';
-import { buildWindowParams, foldWindowFlags, type WindowSpec } from './snapshot/window-params.ts';
+import { fillFromRuntimeCounts, readRuntimeCounts } from './snapshot/runtime-metrics.ts';
+import {
+  GAUGE_STALE_NS,
+  buildWindowParams,
+  foldWindowFlags,
+  type WindowSpec,
+} from './snapshot/window-params.ts';
 import { type SqlTransform, WINDOW_SQL, groupKeyId, runWindowQueries } from './snapshot/window-rows.ts';
 import { type TaskSearch, type TaskSummary, searchTasks } from './tasks/tasks.ts';
 import {
@@ -214,6 +220,28 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
     return buckets;
   };
 
+  /** By pool: a pool without traced requests takes its request figures from its runtime's counters. */
+  const withRuntimeCounts = async (groups: SignalGroupDetail[], spec: WindowSpec) => {
+    if (!spec.by.includes('pool')) return groups;
+    // A pool split over several groups (by pool and tenant, say) cannot share its counters out.
+    const groupsPerPool = new Map<unknown, number>();
+    for (const g of groups) groupsPerPool.set(g.key.pool, (groupsPerPool.get(g.key.pool) ?? 0) + 1);
+    const fillable = (g: SignalGroupDetail) =>
+      typeof g.key.pool === 'string' && g.requests === 0 && groupsPerPool.get(g.key.pool) === 1;
+    if (!groups.some(fillable)) return groups;
+    const counts = await readRuntimeCounts(store, {
+      from_ns: spec.fromNs,
+      to_ns: spec.toNs,
+      stale_ns: GAUGE_STALE_NS,
+    });
+    if (counts.size === 0) return groups;
+    const seconds = Number(spec.toNs - spec.fromNs) / 1e9;
+    return groups.map((g) => {
+      const c = fillable(g) ? counts.get(g.key.pool as string) : undefined;
+      return c ? fillFromRuntimeCounts(g, c, seconds) : g;
+    });
+  };
+
   return {
     source,
     newestEventNs,
@@ -261,7 +289,8 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
         filter: opts.filter ?? {},
         pendingAfterNs: watermark ?? atNs,
       };
-      const [groups = []] = await computeBuckets(spec);
+      const [traced = []] = await computeBuckets(spec);
+      const groups = await withRuntimeCounts(traced, spec);
       return { at: nsToRfc3339(atNs), window: formatDurationMs(opts.windowMs), groups };
     },
     async series(opts) {

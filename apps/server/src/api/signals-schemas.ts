@@ -56,6 +56,12 @@ export const SignalGroup = openObject({
       'True when head-sampled traces were scaled by 1 ÷ their sampling probability (OTel th in tracestate, else sampling.service_ratios)',
     ),
   samplingRatio: nullableNumber.optional().describe('Stored ÷ represented requests; null when not sampled'),
+  source: z
+    .enum(['traces', 'runtime_metrics'])
+    .optional()
+    .describe(
+      "Where the request figures come from: traces, or runtime_metrics for a pool whose requests are not traced (its runtime's request and token counters and TTFT/e2e histograms)",
+    ),
 }).meta({ id: 'SignalGroup' });
 
 export const SignalsSnapshot = openObject({

@@ -79,6 +79,12 @@ export interface SignalGroup {
   sampled?: boolean;
   /** Stored ÷ represented requests (the effective sampling probability); null when not sampled. */
   samplingRatio?: number | null;
+  /**
+   * Where the request figures come from: `traces` (default), or `runtime_metrics` for a pool whose
+   * requests are not traced — counts from its runtime's request counters, latency from its TTFT and
+   * e2e histograms (as measured inside the runtime), tokens from its token counters.
+   */
+  source?: 'traces' | 'runtime_metrics';
 }
 
 export interface SignalsSnapshot {
