@@ -19,6 +19,8 @@ import { createTokenRegistry } from './auth/token-registry.ts';
 import { type MetricsRegistry, createMetricsRegistry } from './api/metrics-registry.ts';
 import { type HttpLimits, buildApp } from './build-app.ts';
 import { type ControlTimeReset, resetControlTime } from './control/reset-control-time.ts';
+import { SELF_SERVICE_NAME, traceIfWorked } from './observability/self-tracing-spans.ts';
+import { startSelfTracing } from './observability/self-tracing.ts';
 import { createRetentionScheduler } from './retention/retention-scheduler.ts';
 import { storeOptionsFrom } from './store-options.ts';
 import { type EventBus, createEventBus } from './events/event-bus.ts';
@@ -165,10 +167,32 @@ export async function startGovernor({ config, logger, env, http }: StartOptions)
     await store.close();
     throw error;
   }
+  const selfTracing = startSelfTracing(config.self_telemetry.traces, env ?? process.env);
+  if (selfTracing.target) {
+    app.log.info(
+      selfTracing.target,
+      `self-tracing on: Governor's own spans (service.name ${SELF_SERVICE_NAME}) go to ${selfTracing.target.endpoint} over OTLP ${selfTracing.target.protocol}`,
+    );
+  }
   control.start();
   alerts.start();
   // Keeps request_facts close to ingest, so reads (API, alerts, control ticks) catch up little.
-  const rollupRefresh = startBackgroundRefresh(signals, {
+  const refreshTraced = {
+    ...signals,
+    refresh: () =>
+      traceIfWorked(
+        'governor.signals.rollup_refresh',
+        () => signals.refresh(),
+        (done) =>
+          done === null
+            ? null
+            : {
+                'governor.rollup.traces_touched': done.tracesTouched,
+                'governor.rollup.requests_written': done.requestsWritten,
+              },
+      ),
+  };
+  const rollupRefresh = startBackgroundRefresh(refreshTraced, {
     intervalMs: 2000,
     onError: (error) => log.error({ err: error }, 'refreshing the signal rollups failed'),
   });
@@ -199,6 +223,8 @@ export async function startGovernor({ config, logger, env, http }: StartOptions)
         await alerts.stop();
         await retention.stop();
         await store.close();
+        // Last, so spans of the shutdown's own work (a final refresh, a tick) are flushed too.
+        await selfTracing.shutdown();
       })();
       return closing;
     },

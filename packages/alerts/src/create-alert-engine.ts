@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { SpanStatusCode, trace } from '@opentelemetry/api';
 import type { GovernorConfig, GroupDimension, SignalsSnapshot } from '@governor/conventions';
 import { readSignalValue as readSignalValueOfSignals } from '@governor/signals';
 import type { Store } from '@governor/store';
@@ -299,7 +300,7 @@ export async function createAlertEngine(options: AlertEngineOptions): Promise<Al
         let cursor = evaluatedUntil ?? (watermark / stepNs) * stepNs - stepNs;
         while (cursor + stepNs <= watermark && evaluated < MAX_STEPS_PER_CALL) {
           cursor += stepNs;
-          await evaluateAt(cursor);
+          await traceEvaluation(cursor, signalRules.length, evaluateAt);
           evaluatedUntil = cursor;
           evaluated++;
           // Per step, so what is notified does not depend on how many steps one call catches up.
@@ -431,4 +432,30 @@ export async function createAlertEngine(options: AlertEngineOptions): Promise<Al
       };
     },
   };
+}
+
+/** One evaluation time as a span of Governor's own traces (a no-op unless the server started self-tracing). */
+function traceEvaluation(
+  atNs: bigint,
+  rules: number,
+  evaluateAt: (atNs: bigint) => Promise<void>,
+): Promise<void> {
+  const attributes = {
+    'governor.alerts.at': msToRfc3339(Number(atNs / 1_000_000n)),
+    'governor.alerts.rules': rules,
+  };
+  // Looked up per call, not once per module: a restarted SDK (tests) registers a new provider.
+  return trace
+    .getTracer('@governor/alerts')
+    .startActiveSpan('governor.alerts.evaluate', { attributes }, async (span) => {
+      try {
+        await evaluateAt(atNs);
+      } catch (error) {
+        span.recordException(error as Error);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+        throw error;
+      } finally {
+        span.end();
+      }
+    });
 }

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { GovernorError } from '../errors.ts';
+import { withSpan } from '../observability/self-tracing-spans.ts';
 import {
   DimensionFilter,
   ERROR_RESPONSES,
@@ -53,12 +54,14 @@ export async function signalsPlugin(app: FastifyInstance, options: SignalsPlugin
     },
     async (request) => {
       const { window: windowMs, by, at: atNs, ...filter } = request.query;
-      return signals.snapshot({
-        windowMs,
-        by,
-        filter: dimensionFilter(filter),
-        ...(atNs === undefined ? {} : { atNs }),
-      });
+      return withSpan('governor.signals.snapshot', { 'governor.signals.window_ms': windowMs }, () =>
+        signals.snapshot({
+          windowMs,
+          by,
+          filter: dimensionFilter(filter),
+          ...(atNs === undefined ? {} : { atNs }),
+        }),
+      );
     },
   );
 
@@ -67,7 +70,7 @@ export async function signalsPlugin(app: FastifyInstance, options: SignalsPlugin
     {
       schema: {
         summary: 'One signal as a time series, for charts',
-        description: `One value per step from \`from\` to \`to\` (at most ${MAX_SERIES_POINTS} steps), one series per group.`,
+        description: `One value per whole step from \`from\` (at most ${MAX_SERIES_POINTS} steps), one series per group, up to \`to\` or the watermark, whichever is earlier: a step that ends after the watermark is still filling and is left out.`,
         tags: ['signals'],
         querystring: z.strictObject({
           signal: z
@@ -89,7 +92,7 @@ export async function signalsPlugin(app: FastifyInstance, options: SignalsPlugin
             ),
           by: GroupBy,
           from: optionalEventTime('from', 'Start of the range. Default: one hour before `to`.'),
-          to: optionalEventTime('to', 'End of the range. Default: the watermark.'),
+          to: optionalEventTime('to', 'End of the range. Default: the watermark; points never pass it.'),
           step: z.string().optional().describe('Step, e.g. 1m (at most 7d). Default 1m.'),
           ...DimensionFilter,
         }),
@@ -109,7 +112,11 @@ export async function signalsPlugin(app: FastifyInstance, options: SignalsPlugin
           `from…to holds ${points} steps of ${step ?? '1m'}; at most ${MAX_SERIES_POINTS} are allowed — use a larger step or a shorter range`,
         );
       }
-      return signals.series({ signal, by, fromNs, toNs, stepMs, filter: dimensionFilter(filter) });
+      return withSpan(
+        'governor.signals.series',
+        { 'governor.signals.signal': signal, 'governor.signals.step_ms': stepMs },
+        () => signals.series({ signal, by, fromNs, toNs, stepMs, filter: dimensionFilter(filter) }),
+      );
     },
   );
 }

@@ -13,6 +13,7 @@ import {
 } from './decode-otlp-body.ts';
 import { type DecodePool, createDecodePool } from './decode-pool.ts';
 import { rejectFutureRows } from './reject-future-rows.ts';
+import { traceIngestBatch } from '../observability/self-tracing-spans.ts';
 
 // decode → validate/normalize → write: the chain shared by OTLP/HTTP and OTLP/gRPC. Decoding runs
 // in a small worker pool (decode-pool.ts) so the main thread keeps the DuckDB appends and HTTP;
@@ -110,51 +111,59 @@ export function createIngestPipeline(
     async close() {
       await pool?.close();
     },
-    async ingest(signal, body, format) {
-      const decoded = await decode(signal, body, format);
-      const guard = rejectFutureRows(
-        decoded.spans,
-        decoded.metrics,
-        maxAcceptedEventNs(config.ingest, BigInt(now()) * 1_000_000n),
+    ingest(signal, body, format) {
+      return traceIngestBatch(
+        { signal, format, bodyBytes: body.byteLength },
+        {
+          decode: () => decode(signal, body, format),
+          writeAndAck: (decoded, traceWrite) => writeAndAck(signal, decoded, traceWrite),
+        },
       );
-      if (guard.rejected > 0)
-        counters.rowsRejected.future = (counters.rowsRejected.future ?? 0) + guard.rejected;
-      const rejected = decoded.rejected + guard.rejected;
-      const problems = guard.problem ? [...decoded.problems, guard.problem] : decoded.problems;
-      try {
-        await store.writer.write(guard.spans, guard.metrics);
-      } catch (error) {
-        if (error instanceof QueueFullError) {
-          countRejection('queue_full');
-          throw new GovernorError('GOV_ERR_INGEST_QUEUE_FULL', error.message, error.retryAfterS);
-        }
-        if (error instanceof WriterClosedError) {
-          countRejection('shutting_down');
-          throw new GovernorError('GOV_ERR_INGEST_SHUTTING_DOWN', error.message, 5);
-        }
-        countRejection('write_failed');
-        throw new GovernorError(
-          'GOV_ERR_INGEST_WRITE_FAILED',
-          `${(error as Error).message}; retry later`,
-          5,
-          {
-            cause: error,
-          },
-        );
-      }
-      if (signal === 'traces') {
-        counters.spansAccepted += guard.spans.length;
-        counters.spansRejected += rejected;
-      } else {
-        counters.pointsAccepted += guard.metrics.length;
-        counters.pointsRejected += rejected;
-      }
-      const what = signal === 'traces' ? 'spans' : 'data points';
-      return {
-        signal,
-        rejected,
-        errorMessage: rejected > 0 ? `${rejected} ${what} rejected: ${problems.join('; ')}` : '',
-      };
     },
   };
+
+  async function writeAndAck(
+    signal: OtlpSignal,
+    decoded: DecodedBody,
+    traceWrite: <W>(write: () => Promise<W>) => Promise<W>,
+  ): Promise<ExportResult> {
+    const guard = rejectFutureRows(
+      decoded.spans,
+      decoded.metrics,
+      maxAcceptedEventNs(config.ingest, BigInt(now()) * 1_000_000n),
+    );
+    if (guard.rejected > 0)
+      counters.rowsRejected.future = (counters.rowsRejected.future ?? 0) + guard.rejected;
+    const rejected = decoded.rejected + guard.rejected;
+    const problems = guard.problem ? [...decoded.problems, guard.problem] : decoded.problems;
+    try {
+      await traceWrite(() => store.writer.write(guard.spans, guard.metrics));
+    } catch (error) {
+      if (error instanceof QueueFullError) {
+        countRejection('queue_full');
+        throw new GovernorError('GOV_ERR_INGEST_QUEUE_FULL', error.message, error.retryAfterS);
+      }
+      if (error instanceof WriterClosedError) {
+        countRejection('shutting_down');
+        throw new GovernorError('GOV_ERR_INGEST_SHUTTING_DOWN', error.message, 5);
+      }
+      countRejection('write_failed');
+      throw new GovernorError('GOV_ERR_INGEST_WRITE_FAILED', `${(error as Error).message}; retry later`, 5, {
+        cause: error,
+      });
+    }
+    if (signal === 'traces') {
+      counters.spansAccepted += guard.spans.length;
+      counters.spansRejected += rejected;
+    } else {
+      counters.pointsAccepted += guard.metrics.length;
+      counters.pointsRejected += rejected;
+    }
+    const what = signal === 'traces' ? 'spans' : 'data points';
+    return {
+      signal,
+      rejected,
+      errorMessage: rejected > 0 ? `${rejected} ${what} rejected: ${problems.join('; ')}` : '',
+    };
+  }
 }

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { SpanStatusCode, trace } from '@opentelemetry/api';
 import type {
   ControlAction,
   GovernorConfig,
@@ -381,7 +382,31 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
   }
 
   // ---- one tick ----------------------------------------------------------------------------------
-  async function tick(atNs: bigint, dryRun: boolean): Promise<EvaluateResult> {
+  // A span per tick for Governor's own traces (a no-op unless the server started self-tracing).
+  function tick(atNs: bigint, dryRun: boolean): Promise<EvaluateResult> {
+    const attributes = { 'governor.control.at': nsToIso(atNs), 'governor.control.dry_run': dryRun };
+    // Looked up per tick, not once per module: a restarted SDK (tests) registers a new provider.
+    return trace
+      .getTracer('@governor/control')
+      .startActiveSpan('governor.control.tick', { attributes }, async (span) => {
+        try {
+          const result = await runTick(atNs, dryRun);
+          span.setAttributes({
+            'governor.control.recommendations': result.recommendations.length,
+            'governor.control.actions': result.actions.length,
+          });
+          return result;
+        } catch (error) {
+          span.recordException(error as Error);
+          span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+          throw error;
+        } finally {
+          span.end();
+        }
+      });
+  }
+
+  async function runTick(atNs: bigint, dryRun: boolean): Promise<EvaluateResult> {
     const s = dryRun ? structuredClone(state) : state;
     const out: TickOutput = { touched: new Map(), audit: [], actions: [], events: [] };
     const obs = await observeFleet({

@@ -347,6 +347,46 @@ export function maxAcceptedEventNs(ingest: IngestConfig, nowNs: bigint): bigint 
   return nowNs + BigInt(Math.round(parseDurationMs(ingest.max_future_skew))) * 1_000_000n;
 }
 
+export const SelfTelemetryConfig = z
+  .object({
+    traces: z
+      .object({
+        enabled: z
+          .boolean()
+          .default(false)
+          .describe(
+            "Export Governor's own spans (OTLP ingest batches, /api/signals queries and rollup refreshes, control ticks, alert evaluations) with service.name governor. OTEL_SDK_DISABLED=true turns it off again.",
+          ),
+        endpoint: z
+          .string()
+          .url()
+          .optional()
+          .describe(
+            'Where to send them. http/*: a base URL such as http://collector:4318 gets /v1/traces appended, a URL with a path is used as given; grpc: http://collector:4317. Unset: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT, else localhost:4318 (http) or localhost:4317 (grpc).',
+          ),
+        protocol: z
+          .enum(['http/protobuf', 'http/json', 'grpc'])
+          .optional()
+          .describe(
+            'OTLP transport. Unset: OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf.',
+          ),
+        sample_ratio: z
+          .number()
+          .min(0)
+          .max(1)
+          .optional()
+          .describe(
+            "Share of Governor's own root spans kept (parent-based trace-id ratio). Unset: OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG, else every span.",
+          ),
+      })
+      .strict()
+      .default({ enabled: false })
+      .describe("Governor's own traces (docs/operations.md), off by default."),
+  })
+  .strict()
+  .describe('Telemetry about Governor itself, exported over OTLP to any backend.');
+export type SelfTelemetryConfig = z.infer<typeof SelfTelemetryConfig>;
+
 export const GovernorConfig = z
   .object({
     server: ServerConfig.default(ServerConfig.parse({})),
@@ -371,6 +411,7 @@ export const GovernorConfig = z
     alerts: AlertsConfig.default(AlertsConfig.parse({})),
     receivers: z.array(ReceiverConfig).default([]),
     dashboards: DashboardsConfig.default(DashboardsConfig.parse({})),
+    self_telemetry: SelfTelemetryConfig.default(SelfTelemetryConfig.parse({})),
   })
   .strict();
 export type GovernorConfig = z.infer<typeof GovernorConfig>;
