@@ -1,5 +1,5 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { decodeTraceRequestJson } from '@governor/otlp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type TestGovernor, startTestGovernor } from '../otlp/start-test-governor.ts';
@@ -119,8 +119,7 @@ describe("Governor's own traces", () => {
     ]) {
       expect(names, `span ${name} among ${[...names].join(', ')}`).toContain(name);
     }
-    // Exactly the one fleet batch sent to A was traced: B ingesting A's (all-governor) exports
-    // was not, nor was any export of those spans — no loop.
+    // Exactly the one fleet batch sent to A was traced, not B's ingest of A's exports.
     const ingests = spans.filter((s) => s.name === 'governor.otlp.ingest');
     expect(ingests).toHaveLength(1);
     const ingest = ingests[0]!;
@@ -182,4 +181,51 @@ describe("Governor's own traces", () => {
     expect(names).toContain('governor.otlp.ingest');
     expect(names).toContain('governor.signals.snapshot');
   });
+
+  it('pointed at itself, stores its own spans once and does not trace their ingest (no loop)', async () => {
+    const port = await freePort();
+    // Export every 100 ms instead of every 5 s, so two export rounds pass quickly.
+    const delay = process.env.OTEL_BSP_SCHEDULE_DELAY;
+    process.env.OTEL_BSP_SCHEDULE_DELAY = '100';
+    let a: TestGovernor;
+    try {
+      a = await governor({
+        server: { http_port: port },
+        self_telemetry: { traces: { enabled: true, endpoint: `http://127.0.0.1:${port}` } },
+      });
+    } finally {
+      if (delay === undefined) delete process.env.OTEL_BSP_SCHEDULE_DELAY;
+      else process.env.OTEL_BSP_SCHEDULE_DELAY = delay;
+    }
+    await exercise(a);
+    await waitForSnapshotSpan(a, 5 * 60_000);
+    // A second query after the first export arrived: its span travels in a later export, after any
+    // span that ingesting the first export would have made.
+    expect((await fetch(`${a.url}/api/signals?window=7m`)).status).toBe(200);
+    await waitForSnapshotSpan(a, 7 * 60_000);
+    const ingests = (await spansOfGovernor(a)).filter((s) => s.name === 'governor.otlp.ingest');
+    expect(ingests.map((s) => s.attributes['governor.otlp.spans'])).toEqual([2]);
+  });
 });
+
+async function waitForSnapshotSpan(t: TestGovernor, windowMs: number): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const spans = await spansOfGovernor(t);
+    const found = spans.some(
+      (s) =>
+        s.name === 'governor.signals.snapshot' && s.attributes['governor.signals.window_ms'] === windowMs,
+    );
+    if (found) return;
+    if (Date.now() > deadline) throw new Error(`no snapshot span of window ${windowMs} ms arrived`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createTcpServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
