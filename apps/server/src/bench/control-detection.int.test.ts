@@ -18,7 +18,9 @@ describe('detecting a degraded pool on a real workload trace', () => {
     expect(findings.error).toBeUndefined();
     expect(findings.detectedBy).toMatch(/^shift_traffic .*"pool":"llama8b-h100-east"/);
     expect(findings.detectionIntervals).toBeLessThanOrEqual(2);
-    const first = findings.decisions!.find((d) => / shift_traffic .*llama8b-h100-east/.test(d))!;
+    // The first shift whose target is the degraded pool (a decision line is `<time> <state> <kind>
+    // <model>/<pool> {action} — reason`; another pool's shift may name it among its weights).
+    const first = findings.decisions!.find((d) => / shift_traffic [^ ]*\/llama8b-h100-east /.test(d))!;
     expect(first).toMatch(/its engines take [\d.]+× their usual time for the work they do/);
   }, 120_000);
 });
