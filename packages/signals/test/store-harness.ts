@@ -5,6 +5,7 @@ import { type GovernorConfig, parseGovernorConfig } from '@governor/conventions'
 import {
   type DecodedMetricsRequest,
   type DecodedTraceRequest,
+  type FleetIdentity,
   createHopClassifier,
   normalizeMetricsRequest,
   normalizeTraceRequest,
@@ -31,9 +32,12 @@ export async function ingest(
   store: Store,
   traces: readonly DecodedTraceRequest[],
   metrics: readonly DecodedMetricsRequest[] = [],
+  identity?: FleetIdentity,
 ): Promise<void> {
-  const spans = traces.flatMap((t) => normalizeTraceRequest(t, { classifier, aliases: {} }).rows);
-  const points = metrics.flatMap((m) => normalizeMetricsRequest(m, {}).rows);
+  const spans = traces.flatMap(
+    (t) => normalizeTraceRequest(t, { classifier, aliases: {}, ...(identity ? { identity } : {}) }).rows,
+  );
+  const points = metrics.flatMap((m) => normalizeMetricsRequest(m, {}, identity).rows);
   await store.writer.write(spans, points);
 }
 
