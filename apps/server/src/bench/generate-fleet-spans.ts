@@ -248,6 +248,8 @@ export function createFleetTraffic(options: FleetTrafficOptions): { next(spans: 
       resource: resourceFor(service, instance),
       events: f.events ?? '[]',
       scope: 'governor-bench',
+      sampleWeight: null,
+      endpoint: null,
     });
     out.push(
       span(
