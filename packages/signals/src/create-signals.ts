@@ -74,7 +74,7 @@ export interface SeriesOptions {
 }
 
 export interface SeriesPoint {
-  /** RFC 3339 end of the step the value covers. */
+  /** RFC 3339 end of the (whole) step the value covers. */
   t: string;
   v: number | null;
 }
@@ -82,6 +82,8 @@ export interface SeriesPoint {
 export interface SeriesResult {
   signal: string;
   step: string;
+  /** RFC 3339 watermark the points end by (each covers a whole step ending at or before it); null without data. */
+  watermark: string | null;
   series: { key: Record<string, unknown>; points: SeriesPoint[] }[];
 }
 
@@ -305,10 +307,18 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
       }
       const newest = await newestEventNs();
       const watermark = newest === null ? null : newest - latenessNs;
+      // Only whole steps that end by the watermark: a step past it is still filling (its tasks are
+      // pending, its late spans still to come, while its cost is already counted), and a step cut
+      // short by `to` covers less time than the chart draws it over — either would read as a dip.
+      const completeToNs = watermark !== null && watermark < opts.toNs ? watermark : opts.toNs;
+      const wholeSteps = completeToNs > opts.fromNs ? (completeToNs - opts.fromNs) / stepNs : 0n;
+      const step = formatDurationMs(opts.stepMs);
+      const watermarkAt = watermark === null ? null : nsToRfc3339(watermark);
+      if (wholeSteps === 0n) return { signal: opts.signal, step, watermark: watermarkAt, series: [] };
       const by = dedupe(opts.by);
       const spec: WindowSpec = {
         fromNs: opts.fromNs,
-        toNs: opts.toNs,
+        toNs: opts.fromNs + wholeSteps * stepNs,
         stepNs,
         by,
         filter: opts.filter ?? {},
@@ -323,15 +333,14 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
         }
       }
       buckets.forEach((groups, b) => {
-        const end = opts.fromNs + BigInt(b + 1) * stepNs;
-        const t = nsToRfc3339(end < opts.toNs ? end : opts.toNs);
+        const t = nsToRfc3339(opts.fromNs + BigInt(b + 1) * stepNs);
         const byId = new Map(groups.map((g) => [groupKeyId(g.key), g]));
         for (const [id, s] of series) {
           const group = byId.get(id) ?? emptyGroup(s.key);
           s.points.push({ t, v: readSignalValue(group, opts.signal) });
         }
       });
-      return { signal: opts.signal, step: formatDurationMs(opts.stepMs), series: [...series.values()] };
+      return { signal: opts.signal, step, watermark: watermarkAt, series: [...series.values()] };
     },
   };
 }

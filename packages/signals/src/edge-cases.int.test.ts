@@ -351,6 +351,8 @@ describe('signals on real-world deliveries', () => {
       ],
     );
     const config = testConfig({
+      // No lateness: the watermark is the last point (900 s), so the series' last step is complete.
+      signals: { lateness_ms: 0 },
       pricing: { gpu_hour_usd: { H100: 3.6 } },
       pools: [
         { name: 'late', gpu_type: 'H100', gpus_per_replica: 2 },

@@ -73,12 +73,18 @@ export const SignalsSnapshot = openObject({
 export const SignalSeries = openObject({
   signal: z.string(),
   step: z.string(),
+  watermark: z
+    .string()
+    .nullable()
+    .describe(
+      'RFC 3339 watermark (newest event time − signals.lateness_ms). Points cover whole steps that end at or before it; later steps are still filling and are left out. Null without data.',
+    ),
   series: z.array(
     openObject({
       key: z.record(z.string(), z.unknown()),
       points: z.array(
         z.object({
-          t: z.string().describe('RFC 3339 end of the step the value covers'),
+          t: z.string().describe('RFC 3339 end of the whole step the value covers'),
           v: nullableNumber,
         }),
       ),
