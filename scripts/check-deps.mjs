@@ -1,18 +1,32 @@
 #!/usr/bin/env node
 // Fails when a workspace package imports against the dependency direction drawn in ARCHITECTURE.md:
 // conventions ← otlp ← store ← signals ← control, alerts ← apps/server; the simulator and the
-// console depend on conventions only. Checks both package.json dependencies and import statements.
+// console depend on conventions only; delivery (outbound HTTP: result, retries, signatures)
+// depends on nothing and is shared by control and alerts. Checks both package.json dependencies and import statements.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 const ALLOWED = {
   '@governor/conventions': [],
+  '@governor/delivery': [],
   '@governor/otlp': ['@governor/conventions'],
   '@governor/store': ['@governor/conventions', '@governor/otlp'],
   '@governor/signals': ['@governor/conventions', '@governor/otlp', '@governor/store'],
-  '@governor/control': ['@governor/conventions', '@governor/otlp', '@governor/store', '@governor/signals'],
-  '@governor/alerts': ['@governor/conventions', '@governor/otlp', '@governor/store', '@governor/signals'],
+  '@governor/control': [
+    '@governor/conventions',
+    '@governor/otlp',
+    '@governor/store',
+    '@governor/signals',
+    '@governor/delivery',
+  ],
+  '@governor/alerts': [
+    '@governor/conventions',
+    '@governor/otlp',
+    '@governor/store',
+    '@governor/signals',
+    '@governor/delivery',
+  ],
   '@governor/server': [
     '@governor/conventions',
     '@governor/otlp',
@@ -20,6 +34,7 @@ const ALLOWED = {
     '@governor/signals',
     '@governor/control',
     '@governor/alerts',
+    '@governor/delivery',
     '@governor/simulator',
   ],
   '@governor/simulator': ['@governor/conventions'],

@@ -1,3 +1,4 @@
+import { DELIVERY_HEADERS, verifySignature } from '@governor/delivery';
 import { type GovernorConfig, parseGovernorConfig } from '@governor/conventions';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from '../test/eventually.ts';
@@ -7,7 +8,6 @@ import { signalGroup } from '../test/signal-fixtures.ts';
 import { createTempStore } from '../test/temp-store.ts';
 import { type AlertEngine, createAlertEngine } from './create-alert-engine.ts';
 import type { AlertmanagerWebhookPayload } from './delivery/alertmanager-webhook-payload.ts';
-import { SIGNATURE_HEADER, verifyGovernorSignature } from './delivery/governor-signature.ts';
 import { recommendationToAlertEvent } from './alert-event.ts';
 
 // The engine against a real DuckDB and real HTTP receivers. Event time is scripted (the watermark
@@ -109,11 +109,10 @@ async function signedReceiver(
   const receiver = await startReceiver({
     port: extra.port,
     respond: (request) => {
-      const check = verifyGovernorSignature(
-        request.headers[SIGNATURE_HEADER.toLowerCase()] as string,
+      const check = verifySignature(
+        request.headers[DELIVERY_HEADERS.signature] as string,
         request.body,
         SECRET,
-        300,
         nowS(),
       );
       if (!check.ok) {
@@ -153,7 +152,7 @@ describe('alert engine with a webhook receiver', () => {
     const [first] = await receiver.waitForRequests(1);
     expect(rejected).toEqual([]);
     expect(first!.path).toBe('/hook');
-    expect(first!.headers['x-governor-delivery']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(first!.headers[DELIVERY_HEADERS.idempotencyKey]).toMatch(/^[0-9a-f-]{36}$/);
     expect(payloadOf(first!)).toEqual({
       version: '4',
       groupKey: 'governor/ops:{alertname="ttft-slo"}',
@@ -478,7 +477,7 @@ describe('test-fire', () => {
     });
     clock.nowS = t.wallNowS;
     const outcome = await t.engine.testReceiver('ops');
-    expect(outcome!.result).toEqual({ outcome: 'ok', httpStatus: 200 });
+    expect(outcome!.result).toEqual({ status: 'delivered', httpStatus: 200 });
     expect(outcome!.record).toMatchObject({ kind: 'test', status: 'delivered', attempts: 1 });
     expect(rejected).toEqual([]);
     expect(payloadOf(receiver.requests[0]!).alerts[0]!.labels.alertname).toBe('GovernorTestNotification');

@@ -13,7 +13,7 @@ import {
 import type { Notification } from './dispatch/notification.ts';
 import { createNotificationDispatcher } from './dispatch/notification-dispatcher.ts';
 import { createDeliveryQueue, type SendFn } from './delivery/delivery-queue.ts';
-import type { DeliveryResult } from './delivery/delivery-result.ts';
+import type { DeliveryResult } from '@governor/delivery';
 import { compileReceivers, type ReceiverRuntime } from './delivery/receiver-runtime.ts';
 import { fingerprintLabels, formatLabels } from './labels.ts';
 import { createAlertRepository } from './persistence/alert-repository.ts';

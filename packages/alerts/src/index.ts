@@ -23,16 +23,10 @@ export type { Labels } from './labels.ts';
 export { compileRules } from './rules/compile-rules.ts';
 export type { AlertConfigIssue } from './rules/compile-rules.ts';
 export type { CompiledRule } from './rules/compiled-rule.ts';
-export {
-  signGovernorPayload,
-  verifyGovernorSignature,
-  SIGNATURE_HEADER,
-} from './delivery/governor-signature.ts';
-export type { SignatureCheck } from './delivery/governor-signature.ts';
 export { buildAlertmanagerWebhookPayload } from './delivery/alertmanager-webhook-payload.ts';
 export type { AlertmanagerWebhookPayload } from './delivery/alertmanager-webhook-payload.ts';
-export { DELIVERY_ID_HEADER } from './delivery/send-notification.ts';
-export type { DeliveryResult } from './delivery/delivery-result.ts';
+export { attemptOutcome } from './persistence/delivery-log.ts';
+export type { AttemptOutcome } from './persistence/delivery-log.ts';
 export type { SendFn } from './delivery/delivery-queue.ts';
 export type { ReceiverRuntime } from './delivery/receiver-runtime.ts';
 export type { Notification, NotifiedAlert, NotificationStatus } from './dispatch/notification.ts';

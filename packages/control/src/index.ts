@@ -32,13 +32,7 @@ export { createActuatorsFromConfig } from './actuators/create-actuators-from-con
 export { createHttpActuator } from './actuators/create-http-actuator.ts';
 export { createDeliveryQueue } from './actuators/create-delivery-queue.ts';
 export type { DeliveryOutcome, DeliveryQueue, QueuedActuator } from './actuators/create-delivery-queue.ts';
-export type { Actuator, DeliveryResult } from './actuators/delivery-result.ts';
-export {
-  SIGNATURE_HEADER,
-  IDEMPOTENCY_HEADER,
-  signWebhookPayload,
-  verifyWebhookSignature,
-} from './actuators/sign-webhook-payload.ts';
+export type { Actuator } from './actuators/actuator.ts';
 export { matchesTargetPattern, formatTargetKey } from './target-key.ts';
 export { runBacktest } from './run-backtest.ts';
 export type { BacktestEntry, BacktestOptions, BacktestReport } from './run-backtest.ts';

@@ -4,7 +4,8 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type AlertmanagerWebhookPayload, verifyGovernorSignature } from '@governor/alerts';
+import type { AlertmanagerWebhookPayload } from '@governor/alerts';
+import { DELIVERY_HEADERS, verifySignature } from '@governor/delivery';
 import {
   type AlertsResponse,
   type DeliveryView,
@@ -35,11 +36,10 @@ const receiver = createServer(async (req: IncomingMessage, res) => {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const body = Buffer.concat(chunks).toString('utf8');
-  const check = verifyGovernorSignature(
-    req.headers['x-governor-signature'] as string | undefined,
+  const check = verifySignature(
+    req.headers[DELIVERY_HEADERS.signature] as string | undefined,
     body,
     SECRET,
-    300,
     Date.now() / 1000,
   );
   received.push({ payload: JSON.parse(body), signatureOk: check.ok });

@@ -1,4 +1,5 @@
 import {
+  attemptOutcome,
   type AlertEngine,
   type AlertEngineEvent,
   controlActionToAlertEvent,
@@ -264,9 +265,9 @@ export async function alertsPlugin(app: FastifyInstance, options: AlertsPluginOp
       return {
         receiver: name,
         deliveryId: record.id,
-        outcome: result.outcome,
+        outcome: attemptOutcome(result),
         httpStatus: result.httpStatus,
-        error: result.outcome === 'ok' ? null : result.error,
+        error: result.status === 'delivered' ? null : result.error,
       };
     },
   );

@@ -1,7 +1,8 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ControlAction } from '@governor/conventions';
-import { type AuditView, SIGNATURE_HEADER, verifyWebhookSignature } from '@governor/control';
+import type { AuditView } from '@governor/control';
+import { DELIVERY_HEADERS, verifySignature } from '@governor/delivery';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { PublishedEvent } from '../events/event-bus.ts';
 import { type TestGovernor, runTicks, startTestGovernor } from './fixtures/control-test-governor.ts';
@@ -63,14 +64,14 @@ async function startReceiver(secret: string, failFirst: number): Promise<Receive
   const attempts: Receiver['attempts'] = [];
   const applied = new Map<string, ControlAction>();
   const url = await listen((req, res, body) => {
-    const signed = verifyWebhookSignature(
-      secret,
-      req.headers[SIGNATURE_HEADER] as string | undefined,
+    const signed = verifySignature(
+      req.headers[DELIVERY_HEADERS.signature] as string | undefined,
       body,
-      Math.floor(Date.now() / 1000),
-    );
+      secret,
+      Date.now() / 1000,
+    ).ok;
     const action = JSON.parse(body) as ControlAction;
-    const key = req.headers['idempotency-key'] as string | undefined;
+    const key = req.headers[DELIVERY_HEADERS.idempotencyKey] as string | undefined;
     attempts.push({ id: action.id, key, signed });
     if (!signed) {
       res.writeHead(401).end();

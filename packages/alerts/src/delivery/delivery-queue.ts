@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { type DeliveryResult, retryDelayMs } from '@governor/delivery';
 import type { Notification } from '../dispatch/notification.ts';
-import type { DeliveryKind, DeliveryLog, DeliveryRecord } from '../persistence/delivery-log.ts';
-import { computeBackoffMs, type DeliveryResult } from './delivery-result.ts';
+import {
+  attemptOutcome,
+  type DeliveryKind,
+  type DeliveryLog,
+  type DeliveryRecord,
+} from '../persistence/delivery-log.ts';
 import type { ReceiverRuntime } from './receiver-runtime.ts';
 import { sendNotification } from './send-notification.ts';
 
@@ -118,7 +123,7 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
     let result: DeliveryResult;
     if (!receiver) {
       result = {
-        outcome: 'failed',
+        status: 'failed',
         httpStatus: null,
         error: `receiver "${record.receiver}" is no longer configured; add it back under receivers: to deliver`,
       };
@@ -130,7 +135,7 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
           signal: stopController.signal,
         });
       } catch (error) {
-        result = { outcome: 'retryable', afterMs: null, httpStatus: null, error: (error as Error).message };
+        result = { status: 'retryable', afterMs: null, httpStatus: null, error: (error as Error).message };
       }
     }
     if (stopped) return; // aborted by stop(): stays pending in the outbox
@@ -142,11 +147,11 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
       attempts,
       lastAttemptAtMs: startedAtMs,
       lastHttpStatus: result.httpStatus,
-      lastError: result.outcome === 'ok' ? null : result.error,
+      lastError: result.status === 'delivered' ? null : result.error,
     };
-    if (result.outcome === 'ok') {
+    if (result.status === 'delivered') {
       Object.assign(after, { status: 'delivered', finishedAtMs, nextAttemptAtMs: null });
-    } else if (result.outcome === 'failed') {
+    } else if (result.status === 'failed') {
       Object.assign(after, { status: 'dead', finishedAtMs, nextAttemptAtMs: null });
     } else if (record.kind === 'test' || finishedAtMs >= record.retryUntilMs) {
       const why = record.kind === 'test' ? 'test notifications are not retried' : 'retry horizon reached';
@@ -157,8 +162,7 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
         lastError: `${result.error} (${why} after ${attempts} attempt${attempts === 1 ? '' : 's'})`,
       });
     } else {
-      const backoffMs = computeBackoffMs(attempts, options, options.random);
-      const delayMs = Math.max(backoffMs, result.afterMs ?? 0);
+      const delayMs = retryDelayMs(attempts, result, options, options.random);
       // The last try lands on the horizon itself, so a receiver back just in time still gets it.
       Object.assign(after, { nextAttemptAtMs: Math.min(finishedAtMs + delayMs, record.retryUntilMs) });
     }
@@ -169,10 +173,10 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
           attempt: attempts,
           startedAtMs,
           durationMs,
-          outcome: result.outcome,
+          outcome: attemptOutcome(result),
           httpStatus: result.httpStatus,
-          error: result.outcome === 'ok' ? null : result.error,
-          retryAfterMs: result.outcome === 'retryable' ? result.afterMs : null,
+          error: result.status === 'delivered' ? null : result.error,
+          retryAfterMs: result.status === 'retryable' ? result.afterMs : null,
         },
         after,
       );

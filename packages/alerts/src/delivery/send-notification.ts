@@ -1,12 +1,9 @@
+import { type DeliveryResult, postDelivery } from '@governor/delivery';
 import type { Notification } from '../dispatch/notification.ts';
 import { buildAlertmanagerApiAlerts } from './alertmanager-api-alerts.ts';
 import { buildAlertmanagerWebhookPayload } from './alertmanager-webhook-payload.ts';
-import { classifyResponse, type DeliveryResult } from './delivery-result.ts';
-import { SIGNATURE_HEADER, signGovernorPayload } from './governor-signature.ts';
 import type { ReceiverRuntime } from './receiver-runtime.ts';
 import { buildSlackMessage } from './slack-message.ts';
-
-export const DELIVERY_ID_HEADER = 'X-Governor-Delivery';
 
 /** The request body for a receiver; built per attempt (Alertmanager's endsAt depends on the clock). */
 export function renderBody(receiver: ReceiverRuntime, notification: Notification, nowWallMs: number): string {
@@ -22,39 +19,22 @@ export function renderBody(receiver: ReceiverRuntime, notification: Notification
   }
 }
 
-/** One HTTP attempt with the receiver's timeout; never throws. */
-export async function sendNotification(
+/** One signed HTTP attempt with the receiver's timeout; never throws. */
+export function sendNotification(
   receiver: ReceiverRuntime,
   notification: Notification,
   context: { deliveryId: string; nowWallMs: number; signal: AbortSignal },
 ): Promise<DeliveryResult> {
-  const body = renderBody(receiver, notification, context.nowWallMs);
-  const headers: Record<string, string> = {
-    ...receiver.headers,
-    'content-type': 'application/json',
-    'user-agent': 'Governor-Alerts/0.1',
-    [DELIVERY_ID_HEADER]: context.deliveryId,
-  };
-  if (receiver.secret)
-    headers[SIGNATURE_HEADER] = signGovernorPayload(body, receiver.secret, context.nowWallMs / 1000);
-  const timeout = AbortSignal.timeout(receiver.timeoutMs);
-  try {
-    const response = await fetch(receiver.url, {
-      method: 'POST',
-      headers,
-      body,
-      signal: AbortSignal.any([context.signal, timeout]),
-      redirect: 'manual',
-    });
-    const text = await response.text().catch(() => '');
-    return classifyResponse(response.status, response.headers.get('retry-after'), text, context.nowWallMs);
-  } catch (error) {
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    const message = timeout.aborted
-      ? `no response within ${receiver.timeoutMs} ms`
-      : context.signal.aborted
-        ? 'aborted: Governor is stopping; the delivery resumes after restart'
-        : `cannot reach ${new URL(receiver.url).host}: ${cause?.code ?? cause?.message ?? (error as Error).message}`;
-    return { outcome: 'retryable', afterMs: null, httpStatus: null, error: message };
-  }
+  return postDelivery({
+    url: receiver.url,
+    body: renderBody(receiver, notification, context.nowWallMs),
+    deliveryId: context.deliveryId,
+    event: `alert.${notification.status}`,
+    secrets: receiver.secret ? [receiver.secret] : [],
+    timeoutMs: receiver.timeoutMs,
+    signal: context.signal,
+    nowMs: context.nowWallMs,
+    userAgent: 'Governor-Alerts/0.1',
+    headers: receiver.headers,
+  });
 }

@@ -1,6 +1,6 @@
 import type { Store } from '@governor/store';
 import type { Notification } from '../dispatch/notification.ts';
-import type { DeliveryResult } from '../delivery/delivery-result.ts';
+import type { DeliveryResult } from '@governor/delivery';
 import { loadSqlStatements } from './load-sql.ts';
 
 const SQL = loadSqlStatements(new URL('./deliveries.sql', import.meta.url), [
@@ -42,12 +42,22 @@ export interface DeliveryRecord {
   lastError: string | null;
 }
 
+/**
+ * An attempt's outcome as stored and served by /api/alerts/deliveries. The stored rows and the API
+ * predate the shared DeliveryResult and keep their word `ok` for a delivered attempt.
+ */
+export type AttemptOutcome = 'ok' | 'failed' | 'retryable';
+
+export function attemptOutcome(result: DeliveryResult): AttemptOutcome {
+  return result.status === 'delivered' ? 'ok' : result.status;
+}
+
 export interface DeliveryAttemptRecord {
   deliveryId: string;
   attempt: number;
   startedAtMs: number;
   durationMs: number;
-  outcome: DeliveryResult['outcome'];
+  outcome: AttemptOutcome;
   httpStatus: number | null;
   error: string | null;
   retryAfterMs: number | null;
@@ -79,7 +89,7 @@ interface AttemptRow {
   attempt: number;
   started_at_ms: number;
   duration_ms: number;
-  outcome: DeliveryResult['outcome'];
+  outcome: AttemptOutcome;
   http_status: number | null;
   error: string | null;
   retry_after_ms: number | null;

@@ -1,5 +1,6 @@
 import type { ControlAction } from '@governor/conventions';
-import type { Actuator, DeliveryResult } from './delivery-result.ts';
+import { deliverWithRetries } from '@governor/delivery';
+import type { Actuator } from './actuator.ts';
 
 // Deliveries run off the control loop: each actuator has its own ordered queue (scale 3→5 must not
 // overtake 5→3), retries retryable failures with exponential backoff, and never blocks a tick. A dead
@@ -40,12 +41,10 @@ export interface DeliveryQueue {
   close(): Promise<void>;
 }
 
-const MAX_BACKOFF_MS = 30_000;
-
 export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueue {
   const maxQueued = options.maxQueued ?? 1000;
-  const random = options.random ?? Math.random;
-  const sleep = options.sleep ?? abortableSleep;
+  const random = options.random;
+  const sleep = options.sleep;
   const stop = new AbortController();
   const seen = new Set<string>();
   const idleWaiters = new Set<() => void>();
@@ -59,29 +58,24 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
   };
 
   const deliverOne = async (entry: QueuedActuator, action: ControlAction): Promise<DeliveryOutcome> => {
-    let last: DeliveryResult = { status: 'failed', error: 'not attempted', httpStatus: null };
-    let attempts = 0;
-    while (attempts < entry.maxAttempts && !stop.signal.aborted) {
-      attempts += 1;
-      try {
-        last = await entry.actuator.deliver(action, stop.signal);
-      } catch (error) {
-        last = { status: 'retryable', afterMs: null, error: (error as Error).message, httpStatus: null };
-      }
-      if (last.status !== 'retryable') break;
-      if (attempts >= entry.maxAttempts) break;
-      const exp = Math.min(MAX_BACKOFF_MS, entry.backoffMs * 2 ** (attempts - 1));
-      const jittered = exp * (0.8 + 0.4 * random());
-      await sleep(Math.max(last.afterMs ?? 0, jittered), stop.signal).catch(() => undefined);
-    }
+    const { result, attempts } = await deliverWithRetries(
+      (signal) => entry.actuator.deliver(action, signal),
+      {
+        maxAttempts: entry.maxAttempts,
+        initialBackoffMs: entry.backoffMs,
+        signal: stop.signal,
+        ...(random ? { random } : {}),
+        ...(sleep ? { sleep } : {}),
+      },
+    );
     return {
       actionId: action.id,
       recommendationId: action.recommendationId,
       actuator: entry.actuator.name,
-      status: last.status === 'ok' ? 'delivered' : 'failed',
+      status: result.status === 'delivered' ? 'delivered' : 'failed',
       attempts,
-      error: last.status === 'ok' ? null : last.error,
-      httpStatus: last.httpStatus,
+      error: result.status === 'delivered' ? null : result.error,
+      httpStatus: result.httpStatus,
     };
   };
 
@@ -156,22 +150,4 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
       await this.drain(5000);
     },
   };
-}
-
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }

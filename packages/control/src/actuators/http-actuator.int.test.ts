@@ -3,8 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { ActuatorConfig, type ControlAction } from '@governor/conventions';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createDeliveryQueue, type DeliveryOutcome } from './create-delivery-queue.ts';
+import { DELIVERY_HEADERS, verifySignature } from '@governor/delivery';
+import { createActuatorsFromConfig } from './create-actuators-from-config.ts';
 import { createHttpActuator } from './create-http-actuator.ts';
-import { IDEMPOTENCY_HEADER, SIGNATURE_HEADER, verifyWebhookSignature } from './sign-webhook-payload.ts';
 
 // A real HTTP receiver, as an operator's actuator would run it: it verifies the signature, applies
 // each action id once, and (when told to) fails the first attempts with 500.
@@ -26,7 +27,7 @@ afterEach(async () => {
   );
 });
 
-async function startReceiver(secret: string, failFirst: number, hang = false): Promise<Receiver> {
+async function startReceiver(secret: string | string[], failFirst: number, hang = false): Promise<Receiver> {
   const received: Receiver['received'] = [];
   const applied: string[] = [];
   const attempts = new Map<string, number>();
@@ -39,14 +40,14 @@ async function startReceiver(secret: string, failFirst: number, hang = false): P
       // An empty secret stands for an endpoint that does not check signatures (the simulator's).
       const signed =
         secret === '' ||
-        verifyWebhookSignature(
-          secret,
-          req.headers[SIGNATURE_HEADER] as string | undefined,
+        verifySignature(
+          req.headers[DELIVERY_HEADERS.signature] as string | undefined,
           body,
-          Math.floor(Date.now() / 1000),
-        );
+          secret,
+          Date.now() / 1000,
+        ).ok;
       const action = JSON.parse(body) as ControlAction;
-      const key = req.headers[IDEMPOTENCY_HEADER] as string | undefined;
+      const key = req.headers[DELIVERY_HEADERS.idempotencyKey] as string | undefined;
       received.push({ id: action.id, signed, idempotencyKey: key, path: req.url ?? '' });
       if (!signed) {
         res.writeHead(401).end();
@@ -112,7 +113,7 @@ describe('webhook actuator', () => {
     });
     const queue = createDeliveryQueue({
       actuators: [
-        { actuator: createHttpActuator({ config, secret: 's3cret' }), maxAttempts: 5, backoffMs: 5 },
+        { actuator: createHttpActuator({ config, secrets: ['s3cret'] }), maxAttempts: 5, backoffMs: 5 },
       ],
       onOutcome: sink.onOutcome,
     });
@@ -146,7 +147,7 @@ describe('webhook actuator', () => {
     });
     const queue = createDeliveryQueue({
       actuators: [
-        { actuator: createHttpActuator({ config, secret: 'wrong' }), maxAttempts: 5, backoffMs: 5 },
+        { actuator: createHttpActuator({ config, secrets: ['wrong'] }), maxAttempts: 5, backoffMs: 5 },
       ],
       onOutcome: sink.onOutcome,
     });
@@ -169,8 +170,8 @@ describe('webhook actuator', () => {
     const deadConfig = ActuatorConfig.parse({ name: 'dead', type: 'webhook', url: dead.url, timeout_ms: 50 });
     const queue = createDeliveryQueue({
       actuators: [
-        { actuator: createHttpActuator({ config: simConfig, secret: null }), maxAttempts: 1, backoffMs: 5 },
-        { actuator: createHttpActuator({ config: deadConfig, secret: null }), maxAttempts: 2, backoffMs: 5 },
+        { actuator: createHttpActuator({ config: simConfig, secrets: [] }), maxAttempts: 1, backoffMs: 5 },
+        { actuator: createHttpActuator({ config: deadConfig, secrets: [] }), maxAttempts: 2, backoffMs: 5 },
       ],
       onOutcome: sink.onOutcome,
     });
@@ -181,6 +182,35 @@ describe('webhook actuator', () => {
     expect(byActuator.sim).toMatchObject({ status: 'delivered' });
     expect(byActuator.dead).toMatchObject({ status: 'failed', attempts: 2 });
     expect(byActuator.dead?.error).toContain('timed out');
+    await queue.close();
+  });
+
+  test('while a secret rotates, receivers on the old and on the new secret both accept the delivery', async () => {
+    const onOld = await startReceiver('old-secret', 0);
+    const onNew = await startReceiver(['new-secret', 'old-secret'], 0);
+    const sink = collect();
+    const env = { GOV_HOOK_SECRET: 'new-secret', GOV_HOOK_SECRET_PREVIOUS: 'old-secret' };
+    const configs = [onOld, onNew].map((r, i) =>
+      ActuatorConfig.parse({
+        name: `r${i}`,
+        type: 'webhook',
+        url: r.url,
+        secret_env: 'GOV_HOOK_SECRET',
+        previous_secret_env: 'GOV_HOOK_SECRET_PREVIOUS',
+      }),
+    );
+    const queue = createDeliveryQueue({
+      actuators: createActuatorsFromConfig(configs, env),
+      onOutcome: sink.onOutcome,
+    });
+    queue.enqueue(action('d1'));
+    await sink.waitFor(2);
+    expect(sink.outcomes.map((o) => o.status)).toEqual(['delivered', 'delivered']);
+    expect(onOld.applied).toEqual(['d1']);
+    expect(onNew.applied).toEqual(['d1']);
+    expect(() => createActuatorsFromConfig(configs, { GOV_HOOK_SECRET: 'new-secret' })).toThrow(
+      /GOV_HOOK_SECRET_PREVIOUS \(previous_secret_env\) is not set/,
+    );
     await queue.close();
   });
 });

@@ -135,6 +135,12 @@ export const ActuatorConfig = z
         'Key of the HMAC-SHA256 signature on every delivery (X-Governor-Signature); prefer secret_env.',
       ),
     secret_env: z.string().optional().describe('Environment variable holding the secret.'),
+    previous_secret_env: z
+      .string()
+      .optional()
+      .describe(
+        'While rotating the secret: environment variable holding the previous one. Deliveries then carry one v1 signature per secret, so receivers verify with either.',
+      ),
     timeout_ms: z.number().int().positive().default(5000).describe('Timeout of one delivery attempt, in ms.'),
     max_attempts: z
       .number()
