@@ -3,7 +3,9 @@
 -- target is 1 (the prometheus receiver reports 0 while the pod starts and its server does not
 -- answer), or, for a pod whose target reports no `up`, when it reports a runtime gauge. A series is
 -- fresh while its last sample is younger than two of its scrape intervals (at most the lookback):
--- a pod that stopped being scraped (scaled in, gone) stops counting within a scrape or two.
+-- a pod that stopped being scraped (scaled in, gone) stops counting within a scrape or two. A pool
+-- whose pods are not scraped but whose InferencePool is (the Gateway API Inference Extension's
+-- endpoint picker reports `inference_pool_ready_pods{name}`) reads its last value.
 WITH samples AS (
   SELECT pool, replica, name, time_ns, value
   FROM metric_points
@@ -36,8 +38,21 @@ pods AS (
     SELECT *, interval_ns IS NULL OR last_ns >= $at_ns - 2 * interval_ns AS fresh FROM series
   )
   GROUP BY pool, replica
+),
+per_pod AS (
+  SELECT pool, count(*) AS ready
+  FROM pods
+  WHERE CASE WHEN has_up THEN up_ready ELSE runtime_fresh END
+  GROUP BY pool
+),
+inference_pools AS (
+  SELECT pool, arg_max(value, time_ns) AS ready
+  FROM metric_points
+  WHERE name = 'inference_pool_ready_pods' AND pool IS NOT NULL AND isfinite(value)
+    AND time_ns > $from_ns AND time_ns <= $at_ns
+  GROUP BY pool
 )
-SELECT pool, count(*) AS ready
-FROM pods
-WHERE CASE WHEN has_up THEN up_ready ELSE runtime_fresh END
-GROUP BY pool
+SELECT pool, ready FROM per_pod
+UNION ALL
+SELECT pool, ready FROM inference_pools
+WHERE ready > 0 AND pool NOT IN (SELECT pool FROM pods)

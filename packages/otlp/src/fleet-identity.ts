@@ -34,6 +34,11 @@ export interface FleetIdentity {
   /** A pricing key for the GPU these attributes describe, or null. */
   gpuType(attrs: Attributes, resource: Attributes): string | null;
   samplingRatio(service: string | null): number | null;
+  /**
+   * The configured pool an InferencePool name denotes (the Gateway API Inference Extension's
+   * `inference_pool_*{name}` gauges): the pool of that name, else the pool whose `match` names it.
+   */
+  poolNamed(name: string): string | null;
 }
 
 const DEPLOYMENT_KEYS = ['k8s.deployment.name', 'k8s.statefulset.name'] as const;
@@ -102,6 +107,10 @@ export function createFleetIdentity(options: FleetIdentityOptions): FleetIdentit
         if (product !== null) return gpuTypeFromProduct(product, gpuKeys);
       }
       return null;
+    },
+    poolNamed(name) {
+      if (options.pools.some((p) => p.name === name)) return name;
+      return matchers.find((m) => m.entries.some(([, value]) => value === name))?.name ?? null;
     },
     samplingRatio(service) {
       return service === null ? null : (ratios[service] ?? null);

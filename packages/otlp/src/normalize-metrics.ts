@@ -11,6 +11,8 @@ export interface NormalizedMetrics {
 }
 
 const MAX_PROBLEMS = 5;
+/** The Gateway API Inference Extension's pool gauges, labelled `name` = the InferencePool. */
+const GIE_POOL_METRIC_PREFIX = 'inference_pool_';
 
 export function normalizeMetricsRequest(
   request: DecodedMetricsRequest,
@@ -59,7 +61,11 @@ export function normalizeMetricsRequest(
             isMonotonic: metric.isMonotonic,
             temporality: metric.temporality & 0xff,
             service,
-            pool: toStringOrNull(get(Attr.pool)) ?? identity?.pool(attrs, resource) ?? null,
+            pool:
+              toStringOrNull(get(Attr.pool)) ??
+              (identity && metric.name.startsWith(GIE_POOL_METRIC_PREFIX)
+                ? identity.poolNamed(toStringOrNull(attrs.name) ?? '')
+                : (identity?.pool(attrs, resource) ?? null)),
             region: toStringOrNull(get(Attr.region) ?? resource['cloud.region']),
             replica: toStringOrNull(get(Attr.replica)) ?? identity?.metricReplica(attrs, resource) ?? null,
             model: toStringOrNull(get(Attr.genAiRequestModel) ?? get('model_name')),

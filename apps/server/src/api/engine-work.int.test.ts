@@ -352,3 +352,41 @@ describe('ready replicas as real scrapes deliver them', () => {
     expect(ready.get('vllm-llama8b')).toBe(3);
   });
 });
+
+describe('ready replicas from the Gateway API Inference Extension', () => {
+  it('reads inference_pool_ready_pods{name} for a pool whose pods are not scraped', async () => {
+    g = await startTestGovernor({ pools: [{ name: 'llama-70b', gpu_type: 'H100' }] });
+    // The endpoint picker's own scrape target: its pool gauges name the InferencePool.
+    await send({
+      resourceMetrics: [
+        {
+          resource: {
+            attributes: [
+              { key: 'service.name', value: { stringValue: 'gaie-epp' } },
+              { key: 'k8s.pod.name', value: { stringValue: 'gaie-llama-70b-epp-6b9d8c7f5-w4tzk' } },
+            ],
+          },
+          scopeMetrics: [
+            {
+              scope: { name: 'otelcol/prometheusreceiver' },
+              metrics: [
+                {
+                  name: 'inference_pool_ready_pods',
+                  gauge: {
+                    dataPoints: [AT_MS - 30_000, AT_MS - 15_000, AT_MS].map((t, i) => ({
+                      timeUnixNano: ns(t),
+                      asDouble: [3, 3, 4][i],
+                      attributes: [{ key: 'name', value: { stringValue: 'llama-70b' } }],
+                    })),
+                  },
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    const ready = await createReadyReplicasReader(g.gov.store)(BigInt(AT_MS) * 1_000_000n);
+    expect(ready.get('llama-70b')).toBe(4);
+  });
+});

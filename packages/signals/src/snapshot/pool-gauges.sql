@@ -1,6 +1,7 @@
 -- Per (bucket, pool): the pool's replica-time (replica-gauge.sql), its KV-cache usage and queue
 -- depth from the runtimes' gauges (vLLM ≥ 0.11 `kv_cache_usage_perc`, older `gpu_cache_usage_perc`,
--- SGLang `token_usage`; vLLM `num_requests_waiting`, SGLang `num_queue_reqs`), and — from the requests that ended in the bucket — the distinct replicas
+-- SGLang `token_usage`, the InferencePool's average from the Gateway API Inference Extension; vLLM
+-- `num_requests_waiting`, SGLang `num_queue_reqs`), and — from the requests that ended in the bucket — the distinct replicas
 -- they named (replicas when the pool has no gauge) and the model, region and GPU type they carried
 -- (for a pool the config does not describe). What the pool served comes from
 -- request-aggregates.sql; cost, utilization and allocation are computed from both in pool-costs.ts
@@ -29,7 +30,8 @@ pool_requests AS (
 kv_gauge AS (
   SELECT (time_ns - $from_ns::BIGINT - 1) // $step_ns::BIGINT AS bucket, pool, avg(value) AS kv_usage
   FROM metric_points
-  WHERE name IN ('vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc', 'sglang:token_usage')
+  WHERE name IN ('vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc', 'sglang:token_usage',
+                 'inference_pool_average_kv_cache_utilization')
     AND pool IS NOT NULL AND isfinite(value)
     AND time_ns > $from_ns::BIGINT AND time_ns <= $to_ns::BIGINT
   GROUP BY ALL
