@@ -63,18 +63,39 @@ describe('console against a real Governor', () => {
   it('fleet overview: every pool with its four signals', async () => {
     await open('view=fleet&range=15m');
     await page.waitForSelector('[data-testid="fleet-table"] tbody tr');
-    const pools = await page.$$eval('[data-testid="fleet-table"] tbody th button', (b) =>
-      b.map((e) => e.textContent),
+    // Every pool of the demo fleet shows all four signals — TTFT, e2e, the utilization ratio with
+    // its memory and compute parts, success per dollar — as numbers, none as "—".
+    const rows = await page.$$eval('[data-testid="fleet-table"] tbody tr', (trs) =>
+      trs.map((tr) => {
+        const text = (selector: string) => tr.querySelector(selector)?.textContent?.trim() ?? '';
+        return {
+          pool: text('th button'),
+          signals: {
+            ttft: text('[data-col="ttft"]'),
+            e2e: text('[data-col="e2e"]'),
+            utilizationRatio: text('[data-col="utilization"] [data-part="ratio"]'),
+            memory: text('[data-col="utilization"] [data-part="memory"]'),
+            compute: text('[data-col="utilization"] [data-part="compute"]'),
+            successPerDollar: text('[data-col="success-per-dollar"]'),
+          },
+        };
+      }),
     );
-    expect(pools).toEqual(
-      expect.arrayContaining(['llama8b-h100-east', 'llama8b-a100-west', 'llama70b-h100-east']),
-    );
+    expect(rows.map((r) => r.pool).sort()).toEqual([...fixture.demoPools].sort());
+    for (const { pool, signals } of rows) {
+      for (const [signal, value] of Object.entries(signals)) {
+        expect(value, `${pool} ${signal}`).toMatch(/^[0-9][0-9.,]*\s?(ms|s|%|k|M)?$/);
+      }
+    }
     await page.waitForSelector('[data-testid="fleet-kpis"]');
     for (const chart of ['chart-ttft', 'chart-e2e', 'chart-utilization', 'chart-spd']) {
-      // attached, not visible: a flat line has an empty bounding box.
-      await page.waitForSelector(`[data-testid="${chart}"] .recharts-line path.recharts-curve`, {
-        state: 'attached',
-      });
+      // One line per pool; attached, not visible: a flat line has an empty bounding box.
+      await page.waitForFunction(
+        ({ chart, pools }) =>
+          document.querySelectorAll(`[data-testid="${chart}"] .recharts-line path.recharts-curve[d]`)
+            .length === pools,
+        { chart, pools: fixture.demoPools.length },
+      );
     }
     await screenshot('fleet-overview');
 

@@ -4,7 +4,7 @@ import { type IncomingMessage, type Server, createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type RunningGovernor, startGovernor } from '../../../apps/server/src/index.ts';
+import { type RunningGovernor, loadConfig, startGovernor } from '../../../apps/server/src/index.ts';
 import { runSimulation } from '../../../apps/simulator/src/index.ts';
 import { GovernorConfig } from '../../../packages/conventions/src/index.ts';
 
@@ -21,6 +21,8 @@ export interface ConsoleFixture {
   governor: RunningGovernor;
   url: string;
   dashboardsDir: string;
+  /** The pools of config/demo.yaml, which the simulator's default fleet runs. */
+  demoPools: string[];
   /** Bodies the webhook receiver got. */
   webhookBodies: unknown[];
   close(): Promise<void>;
@@ -71,22 +73,14 @@ export async function startConsoleFixture(): Promise<ConsoleFixture> {
   }
   const webhookBodies: unknown[] = [];
   const webhook = await startWebhookReceiver(webhookBodies);
+  // The demo's own pools, prices and SLO (config/demo.yaml, what `pnpm start` runs), so the console
+  // is tested on the fleet an operator sees first.
+  const demo = loadConfig(join(REPO, 'config/demo.yaml'), {});
   const config = GovernorConfig.parse({
     server: { http_port: 0, grpc_port: 0, data_dir: dataDir },
-    pricing: { gpu_hour_usd: { H100: 4, A100: 2.5 } },
-    // The simulator's default fleet. A configured peak makes compute utilization (and so the
-    // utilization ratio) known at once instead of learned from a day of history.
-    pools: [
-      { name: 'llama8b-h100-east', gpu_type: 'H100', peak_tokens_per_s_per_replica: 400 },
-      { name: 'llama8b-a100-west', gpu_type: 'A100', peak_tokens_per_s_per_replica: 250 },
-      {
-        name: 'llama70b-h100-east',
-        gpu_type: 'H100',
-        gpus_per_replica: 4,
-        peak_tokens_per_s_per_replica: 150,
-      },
-    ],
-    slo: { ttft_ms: 2000, e2e_ms: 60_000 },
+    pricing: demo.pricing,
+    pools: demo.pools,
+    slo: demo.slo,
     // Raw spans older than 2 min (event time) go to Parquet, but only when the storage test asks
     // (POST /api/retention/run, after the views that read spans): the run at start finds the
     // tables empty and the next scheduled one is a day away.
@@ -139,6 +133,7 @@ export async function startConsoleFixture(): Promise<ConsoleFixture> {
     governor,
     url: governor.httpUrl,
     dashboardsDir,
+    demoPools: demo.pools.map((p) => p.name),
     webhookBodies,
     async close() {
       await governor.close();

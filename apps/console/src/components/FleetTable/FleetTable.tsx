@@ -70,23 +70,31 @@ export function FleetTable({ groups, slo, selectedPool, onSelectPool }: FleetTab
                 </th>
                 <td>{group.key.gpu_type ?? '—'}</td>
                 <td className="num">{formatNumber(group.replicas)}</td>
-                <td className={`num ${ttftBreach ? 'is-bad' : ''}`}>{formatMs(group.ttftMs.p95)}</td>
-                <td className={`num ${e2eBreach ? 'is-bad' : ''}`}>{formatMs(group.e2eMs.p95)}</td>
+                <td className={`num ${ttftBreach ? 'is-bad' : ''}`} data-col="ttft">
+                  {formatMs(group.ttftMs.p95)}
+                </td>
+                <td className={`num ${e2eBreach ? 'is-bad' : ''}`} data-col="e2e">
+                  {formatMs(group.e2eMs.p95)}
+                </td>
                 <td
                   className="num"
+                  data-col="utilization"
                   title={`memory ${formatPercent(group.memoryUtil)} ÷ compute ${formatPercent(group.computeUtil)}`}
                 >
-                  <span>{formatRatio(group.utilizationRatio)}</span>
+                  <span data-part="ratio">{formatRatio(group.utilizationRatio)}</span>
                   {bound && bound !== 'balanced' ? (
                     <span className={`badge badge--${bound}`} data-testid="bound-label">
                       {bound}
                     </span>
                   ) : null}
                   <div className="cell-sub">
-                    mem {formatPercent(group.memoryUtil, 0)} · cmp {formatPercent(group.computeUtil, 0)}
+                    mem <span data-part="memory">{formatPercent(group.memoryUtil)}</span> · cmp{' '}
+                    <span data-part="compute">{formatPercent(group.computeUtil)}</span>
                   </div>
                 </td>
-                <td className="num">{formatNumber(group.successPerDollar)}</td>
+                <td className="num" data-col="success-per-dollar">
+                  {formatNumber(group.successPerDollar)}
+                </td>
                 <td className="num">{formatPercent(group.goodput)}</td>
                 <td>
                   <span className={`badge badge--${status.state}`} title={status.reasons.join('; ')}>
