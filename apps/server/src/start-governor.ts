@@ -93,7 +93,7 @@ export async function startGovernor({ config, logger, env, http }: StartOptions)
       readPrefillSpeed: createPrefillSpeedReader(store),
       readEngineWork: createEngineWorkReader(store),
       readRequestArrivals: createRequestArrivalsReader(store),
-      actuators: createActuatorsFromConfig(config.actuators, env ?? process.env),
+      actuators: createActuatorsFromConfig(config.actuators, env ?? process.env, config.pools),
       onEvent: (event) => events.publish(event),
       onError: (error) => log.error({ err: error }, 'control tick failed'),
     });

@@ -30,6 +30,7 @@ export { createMemoryRepository } from './state/create-memory-repository.ts';
 export type { ControlRepository } from './state/control-repository.ts';
 export { createActuatorsFromConfig } from './actuators/create-actuators-from-config.ts';
 export { createHttpActuator } from './actuators/create-http-actuator.ts';
+export { createKubernetesActuator } from './actuators/kubernetes/create-kubernetes-actuator.ts';
 export { createDeliveryQueue } from './actuators/create-delivery-queue.ts';
 export type { DeliveryOutcome, DeliveryQueue, QueuedActuator } from './actuators/create-delivery-queue.ts';
 export type { Actuator } from './actuators/actuator.ts';

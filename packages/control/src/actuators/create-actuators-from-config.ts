@@ -1,17 +1,34 @@
-import type { ActuatorConfig } from '@governor/conventions';
+import type { ActuatorConfig, PoolConfig } from '@governor/conventions';
+import { KubeConfig } from '@kubernetes/client-node';
 import type { QueuedActuator } from './create-delivery-queue.ts';
 import { createHttpActuator } from './create-http-actuator.ts';
+import { createKubernetesActuator } from './kubernetes/create-kubernetes-actuator.ts';
 
-/** Builds the configured actuators; a `secret_env` that is unset is an error, not an unsigned webhook. */
+/**
+ * Builds the configured actuators; a `secret_env` that is unset is an error, not an unsigned webhook.
+ * A kubernetes actuator takes its credentials from `loadKubeConfig` (by default the client's
+ * `loadFromDefault`: KUBECONFIG, else ~/.kube/config, else the pod's service account).
+ */
 export function createActuatorsFromConfig(
   configs: readonly ActuatorConfig[],
   env: NodeJS.ProcessEnv = process.env,
+  pools: readonly PoolConfig[] = [],
+  loadKubeConfig: () => KubeConfig = loadDefaultKubeConfig,
 ): QueuedActuator[] {
   return configs.map((config) => ({
-    actuator: createHttpActuator({ config, secrets: resolveSecrets(config, env) }),
+    actuator:
+      config.type === 'kubernetes'
+        ? createKubernetesActuator({ config, pools, kubeConfig: loadKubeConfig() })
+        : createHttpActuator({ config, secrets: resolveSecrets(config, env) }),
     maxAttempts: config.max_attempts,
     backoffMs: config.backoff_ms,
   }));
+}
+
+function loadDefaultKubeConfig(): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromDefault();
+  return kubeConfig;
 }
 
 /** Current secret first, then the previous one while a rotation rolls out. */

@@ -3,7 +3,7 @@ import { type DeliveryResult, postDelivery } from '@governor/delivery';
 import type { Actuator } from './actuator.ts';
 
 export interface HttpActuatorOptions {
-  config: ActuatorConfig & { type: 'webhook' | 'simulator' };
+  config: ActuatorConfig;
   /** Secrets resolved from `secret`/`secret_env`, then `previous_secret_env` while a rotation rolls out. */
   secrets: readonly string[];
   /** Wall clock in ms for the signature timestamp. */
@@ -18,6 +18,7 @@ export interface HttpActuatorOptions {
 export function createHttpActuator(options: HttpActuatorOptions): Actuator {
   const { config, secrets } = options;
   const now = options.now ?? Date.now;
+  if (!config.url) throw new Error(`actuator ${config.name}: a ${config.type} actuator needs url`);
   const url = config.type === 'simulator' ? `${config.url.replace(/\/+$/, '')}/actions` : config.url;
   return {
     name: config.name,

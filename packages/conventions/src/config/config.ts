@@ -162,6 +162,32 @@ export const PoolConfig = z
       .positive()
       .optional()
       .describe('Most replicas the control loop sizes this pool to.'),
+    kubernetes: z
+      .object({
+        kind: z
+          .string()
+          .min(1)
+          .describe(
+            'Kind of the workload with a /scale subresource: Deployment, StatefulSet, LeaderWorkerSet, …',
+          ),
+        name: z.string().min(1).describe('Workload name.'),
+        namespace: z.string().min(1).describe('Workload namespace.'),
+        api_version: z
+          .string()
+          .optional()
+          .describe('group/version of the workload; unset, apps/v1 (right for Deployment and StatefulSet).'),
+        resource: z
+          .string()
+          .optional()
+          .describe('Plural resource name in the API path; unset, the lower-cased kind + s (deployments).'),
+        service: z
+          .string()
+          .optional()
+          .describe("Service the HTTPRoute's backendRefs name for this pool; unset, the workload name."),
+      })
+      .strict()
+      .optional()
+      .describe('The workload behind the pool, for the kubernetes actuator (docs/kubernetes.md).'),
   })
   .strict()
   .describe(

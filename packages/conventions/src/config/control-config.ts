@@ -123,11 +123,30 @@ export const ActuatorConfig = z
   .object({
     name: z.string().min(1).describe('Actuator name, shown in the audit log.'),
     type: z
-      .enum(['webhook', 'simulator'])
+      .enum(['webhook', 'simulator', 'kubernetes'])
       .describe(
-        "webhook POSTs the ControlAction JSON to url; simulator POSTs it to {url}/actions (the simulator's actuator endpoint).",
+        "webhook POSTs the ControlAction JSON to url; simulator POSTs it to {url}/actions (the simulator's actuator endpoint); kubernetes patches the scale subresource of each pool's workload (pools[].kubernetes) and the backend weights of traffic.httproute (docs/kubernetes.md).",
       ),
-    url: z.string().url().describe('Where actions are delivered.'),
+    url: z
+      .string()
+      .url()
+      .optional()
+      .describe('Where actions are delivered; required for webhook and simulator, unused by kubernetes.'),
+    traffic: z
+      .object({
+        httproute: z
+          .object({
+            name: z.string().min(1).describe('HTTPRoute name.'),
+            namespace: z.string().min(1).describe('HTTPRoute namespace.'),
+          })
+          .strict()
+          .describe(
+            "The Gateway API HTTPRoute whose backendRefs name the pools' Services; shift_traffic and circuit_break patch only their weights.",
+          ),
+      })
+      .strict()
+      .optional()
+      .describe('kubernetes only: where traffic weights live. Unset, shift_traffic and circuit_break fail.'),
     secret: z
       .string()
       .optional()
@@ -160,6 +179,20 @@ export const ActuatorConfig = z
       ),
   })
   .strict()
+  .superRefine((actuator, ctx) => {
+    if (actuator.type !== 'kubernetes' && !actuator.url)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['url'],
+        message: `url is required for a ${actuator.type} actuator`,
+      });
+    if (actuator.type !== 'kubernetes' && actuator.traffic)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['traffic'],
+        message: 'traffic applies to kubernetes actuators only',
+      });
+  })
   .describe(
     'Where applied actions and rollbacks are delivered, each with its own ordered queue (packages/control/README.md, Actuators).',
   );

@@ -1,0 +1,181 @@
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Ajv } from 'ajv';
+
+// A test stand-in for the Kubernetes API server: the scale subresource and HTTPRoute endpoints the
+// kubernetes actuator uses, with merge-patch semantics, dryRun=All, resourceVersion preconditions
+// (409) and fieldValidation=Strict. Every PATCH result is validated against the Kubernetes OpenAPI
+// schema of the resource (fixtures/kubernetes-schemas.json, sources noted inside); an invalid one is
+// answered 422 like the real server. Objects and every request are kept for the test to inspect.
+
+const schemas = JSON.parse(
+  readFileSync(new URL('./fixtures/kubernetes-schemas.json', import.meta.url), 'utf8'),
+) as {
+  $defs: Record<string, unknown>;
+};
+
+/** fieldValidation=Strict: an object schema with properties accepts no other field. */
+function strict(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(strict);
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node)) out[k] = strict(v);
+  if (out.properties && out.additionalProperties === undefined) out.additionalProperties = false;
+  return out;
+}
+
+const ajv = new Ajv({ strict: false, allErrors: true });
+ajv.addFormat('int32', {
+  type: 'number',
+  validate: (n: number) => Number.isInteger(n) && Math.abs(n) < 2 ** 31,
+});
+ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
+ajv.addFormat('date-time', (s: string) => !Number.isNaN(Date.parse(s)));
+ajv.addSchema({ $id: 'k8s', $defs: strict(schemas.$defs) });
+const validateScale = ajv.getSchema('k8s#/$defs/io.k8s.api.autoscaling.v1.Scale')!;
+const validateRoute = ajv.getSchema('k8s#/$defs/HTTPRoute')!;
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  contentType: string | undefined;
+  body: unknown;
+  status: number;
+}
+
+type StoredObject = Record<string, unknown> & { metadata: { resourceVersion: string } };
+
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!patch || typeof patch !== 'object' || Array.isArray(patch)) return patch;
+  const out: Record<string, unknown> =
+    target && typeof target === 'object' && !Array.isArray(target)
+      ? { ...(target as Record<string, unknown>) }
+      : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = mergePatch(out[k], v);
+  }
+  return out;
+}
+
+const status = (code: number, reason: string, message: string) => ({
+  kind: 'Status',
+  apiVersion: 'v1',
+  status: 'Failure',
+  message,
+  reason,
+  code,
+});
+
+export interface FakeKubernetesApi {
+  url: string;
+  requests: RecordedRequest[];
+  objects: Map<string, StoredObject>;
+  /** Answers every request to this path with 403 (missing RBAC). */
+  forbid(path: string): void;
+  /** Someone else writes the object between the actuator's GET and its PATCH. */
+  writeConcurrentlyAfterNextGet(path: string): void;
+  close(): Promise<void>;
+}
+
+export async function startFakeKubernetesApi(
+  initial: Record<string, StoredObject>,
+): Promise<FakeKubernetesApi> {
+  const objects = new Map(Object.entries(initial).map(([p, o]) => [p, structuredClone(o)]));
+  const requests: RecordedRequest[] = [];
+  const forbidden = new Set<string>();
+  const concurrent = new Set<string>();
+  let version = 100;
+
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      const text = Buffer.concat(chunks).toString('utf8');
+      const record: RecordedRequest = {
+        method: req.method ?? '',
+        path: url.pathname,
+        query: Object.fromEntries(url.searchParams),
+        contentType: req.headers['content-type'],
+        body: text ? JSON.parse(text) : undefined,
+        status: 0,
+      };
+      requests.push(record);
+      const reply = (code: number, body: unknown) => {
+        record.status = code;
+        res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      };
+      const [, , , , , plural = '', name = ''] = url.pathname
+        .replace(/^\/apis\/[^/]+\/[^/]+/, '/g/v')
+        .split('/');
+      if (forbidden.has(url.pathname))
+        return reply(
+          403,
+          status(
+            403,
+            'Forbidden',
+            `${plural} "${name}" is forbidden: User "system:serviceaccount:governor:governor" cannot patch resource "${plural}"`,
+          ),
+        );
+      const stored = objects.get(url.pathname);
+      if (!stored) return reply(404, status(404, 'NotFound', `${plural} "${name}" not found`));
+      if (req.method === 'GET') {
+        reply(200, stored);
+        if (concurrent.delete(url.pathname)) stored.metadata.resourceVersion = String(++version);
+        return;
+      }
+      if (req.method !== 'PATCH') return reply(405, status(405, 'MethodNotAllowed', 'method not allowed'));
+      if (req.headers['content-type'] !== 'application/merge-patch+json')
+        return reply(
+          415,
+          status(415, 'UnsupportedMediaType', `unsupported patch type ${req.headers['content-type']}`),
+        );
+      const patch = record.body as { metadata?: { resourceVersion?: string } };
+      const wanted = patch.metadata?.resourceVersion;
+      if (wanted !== undefined && wanted !== stored.metadata.resourceVersion)
+        return reply(
+          409,
+          status(
+            409,
+            'Conflict',
+            `Operation cannot be fulfilled on ${plural} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+          ),
+        );
+      const next = mergePatch(stored, patch) as StoredObject;
+      const validate = url.pathname.endsWith('/scale') ? validateScale : validateRoute;
+      if (!validate(next))
+        return reply(
+          422,
+          status(422, 'Invalid', `${plural} "${name}" is invalid: ${ajv.errorsText(validate.errors)}`),
+        );
+      if (url.searchParams.get('dryRun') === 'All') return reply(200, next);
+      next.metadata.resourceVersion = String(++version);
+      if (url.pathname.endsWith('/scale'))
+        (next as { status?: unknown }).status = (stored as { status?: unknown }).status;
+      objects.set(url.pathname, next);
+      reply(200, next);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    objects,
+    forbid: (path) => forbidden.add(path),
+    writeConcurrentlyAfterNextGet: (path) => concurrent.add(path),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Validates an object against a fixture schema, for tests that check the fixtures themselves. */
+export function isValidKubernetesObject(kind: 'Scale' | 'HTTPRoute', object: unknown): boolean {
+  return Boolean((kind === 'Scale' ? validateScale : validateRoute)(object));
+}

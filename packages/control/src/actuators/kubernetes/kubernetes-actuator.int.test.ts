@@ -1,0 +1,238 @@
+import { ActuatorConfig, type ControlAction, PoolConfig } from '@governor/conventions';
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterEach, describe, expect, test } from 'vitest';
+import { createActuatorsFromConfig } from '../create-actuators-from-config.ts';
+import { createDeliveryQueue, type DeliveryOutcome } from '../create-delivery-queue.ts';
+import {
+  type FakeKubernetesApi,
+  isValidKubernetesObject,
+  startFakeKubernetesApi,
+} from './fake-kubernetes-api.ts';
+
+const SCALE = '/apis/apps/v1/namespaces/llm/deployments/vllm-llama8b-h100/scale';
+const ROUTE = '/apis/gateway.networking.k8s.io/v1/namespaces/llm/httproutes/llama8b';
+
+const scaleObject = (replicas: number) => ({
+  apiVersion: 'autoscaling/v1',
+  kind: 'Scale',
+  metadata: { name: 'vllm-llama8b-h100', namespace: 'llm', resourceVersion: '7' },
+  spec: { replicas },
+  status: { replicas, selector: 'app=vllm-llama8b-h100' },
+});
+const routeObject = () => ({
+  apiVersion: 'gateway.networking.k8s.io/v1',
+  kind: 'HTTPRoute',
+  metadata: { name: 'llama8b', namespace: 'llm', resourceVersion: '12' },
+  spec: {
+    parentRefs: [{ name: 'inference-gateway' }],
+    rules: [
+      {
+        matches: [{ path: { type: 'PathPrefix', value: '/v1' } }],
+        backendRefs: [
+          { name: 'vllm-llama8b-h100', port: 8000, weight: 700 },
+          { name: 'vllm-llama8b-a100', port: 8000, weight: 300 },
+        ],
+      },
+    ],
+  },
+});
+
+const pools = [
+  PoolConfig.parse({
+    name: 'h100',
+    kubernetes: { kind: 'Deployment', name: 'vllm-llama8b-h100', namespace: 'llm' },
+  }),
+  PoolConfig.parse({
+    name: 'a100',
+    kubernetes: { kind: 'Deployment', name: 'vllm-llama8b-a100', namespace: 'llm' },
+  }),
+];
+
+let api: FakeKubernetesApi;
+const replicasOf = (k8s: FakeKubernetesApi) =>
+  (k8s.objects.get(SCALE)?.spec as { replicas: number }).replicas;
+afterEach(() => api?.close());
+
+function kubeConfigFor(url: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'test', server: url, skipTLSVerify: true }],
+    users: [{ name: 'governor', token: 'test-token' }],
+    contexts: [{ name: 'test', cluster: 'test', user: 'governor' }],
+    currentContext: 'test',
+  });
+  return kc;
+}
+
+function start(extra: Record<string, unknown> = {}) {
+  const config = ActuatorConfig.parse({
+    name: 'cluster',
+    type: 'kubernetes',
+    traffic: { httproute: { name: 'llama8b', namespace: 'llm' } },
+    backoff_ms: 5,
+    ...extra,
+  });
+  const outcomes: DeliveryOutcome[] = [];
+  const queue = createDeliveryQueue({
+    actuators: createActuatorsFromConfig([config], {}, pools, () => kubeConfigFor(api.url)),
+    onOutcome: (o) => outcomes.push(o),
+  });
+  return {
+    outcomes,
+    queue,
+    async run(action: ControlAction) {
+      const n = outcomes.length;
+      queue.enqueue(action);
+      await queue.drain(10_000);
+      expect(outcomes.length).toBe(n + 1);
+      return outcomes[n]!;
+    },
+  };
+}
+
+const action = (
+  id: string,
+  type: 'apply' | 'rollback',
+  kind: ControlAction['kind'],
+  body: Record<string, unknown>,
+  target = { pool: 'h100' },
+): ControlAction => ({
+  id,
+  recommendationId: 'rec-1',
+  type,
+  kind,
+  target,
+  action: body,
+  at: '2026-01-01T00:05:00.000Z',
+});
+
+const summary = () =>
+  api.requests.map((r) => `${r.method} ${r.path}${r.query.dryRun ? ' dryRun=All' : ''} → ${r.status}`);
+
+describe('kubernetes actuator', () => {
+  test('scale: GET, dry-run PATCH, PATCH; the rollback restores the replicas read before, not the ones the action assumed', async () => {
+    api = await startFakeKubernetesApi({ [SCALE]: scaleObject(2) });
+    const k8s = start();
+    // Governor believes 3 (action.from); the cluster runs 2. The rollback must restore 2.
+    expect(await k8s.run(action('a1', 'apply', 'scale', { from: 3, to: 5 }))).toMatchObject({
+      status: 'delivered',
+      attempts: 1,
+    });
+    expect(replicasOf(api)).toBe(5);
+    expect(await k8s.run(action('a2', 'rollback', 'scale', { from: 5, to: 3 }))).toMatchObject({
+      status: 'delivered',
+    });
+    expect(replicasOf(api)).toBe(2);
+    expect(summary()).toEqual([
+      `GET ${SCALE} → 200`,
+      `PATCH ${SCALE} dryRun=All → 200`,
+      `PATCH ${SCALE} → 200`,
+      `GET ${SCALE} → 200`,
+      `PATCH ${SCALE} dryRun=All → 200`,
+      `PATCH ${SCALE} → 200`,
+    ]);
+    const patches = api.requests.filter((r) => r.method === 'PATCH');
+    expect(patches.map((r) => r.body)).toEqual([
+      { metadata: { resourceVersion: '7' }, spec: { replicas: 5 } },
+      { metadata: { resourceVersion: '7' }, spec: { replicas: 5 } },
+      { metadata: { resourceVersion: '101' }, spec: { replicas: 2 } },
+      { metadata: { resourceVersion: '101' }, spec: { replicas: 2 } },
+    ]);
+    expect(
+      patches.every(
+        (r) => r.contentType === 'application/merge-patch+json' && r.query.fieldValidation === 'Strict',
+      ),
+    ).toBe(true);
+    await k8s.queue.close();
+  });
+
+  test('shift_traffic and circuit_break change only the backendRef weights; rollback restores them', async () => {
+    api = await startFakeKubernetesApi({ [ROUTE]: routeObject() });
+    const k8s = start();
+    const withoutWeights = (o: unknown) =>
+      JSON.parse(JSON.stringify(o, (k, v) => (k === 'weight' || k === 'resourceVersion' ? undefined : v)));
+    expect(
+      await k8s.run(
+        action('s1', 'apply', 'shift_traffic', { weights: { h100: 0.4, a100: 0.6 } }, {
+          model: 'llama8b',
+        } as never),
+      ),
+    ).toMatchObject({ status: 'delivered' });
+    const shifted = api.objects.get(ROUTE) as unknown as ReturnType<typeof routeObject>;
+    expect(shifted.spec.rules[0]!.backendRefs.map((b) => [b.name, b.weight])).toEqual([
+      ['vllm-llama8b-h100', 400],
+      ['vllm-llama8b-a100', 600],
+    ]);
+    expect(withoutWeights(shifted)).toEqual(withoutWeights(routeObject()));
+    expect(
+      await k8s.run(
+        action('s2', 'rollback', 'shift_traffic', { weights: { h100: 0.5, a100: 0.5 } }, {
+          model: 'llama8b',
+        } as never),
+      ),
+    ).toMatchObject({ status: 'delivered' });
+    expect(
+      (api.objects.get(ROUTE) as unknown as ReturnType<typeof routeObject>).spec.rules[0]!.backendRefs.map(
+        (b) => b.weight,
+      ),
+    ).toEqual([700, 300]);
+
+    const breaker = { ...action('c1', 'apply', 'circuit_break', { open: true }), recommendationId: 'rec-2' };
+    expect(await k8s.run(breaker)).toMatchObject({ status: 'delivered' });
+    expect(
+      (api.objects.get(ROUTE) as unknown as ReturnType<typeof routeObject>).spec.rules[0]!.backendRefs.map(
+        (b) => b.weight,
+      ),
+    ).toEqual([0, 300]);
+    expect(await k8s.run({ ...breaker, id: 'c2', type: 'rollback', action: { open: false } })).toMatchObject({
+      status: 'delivered',
+    });
+    expect(
+      (api.objects.get(ROUTE) as unknown as ReturnType<typeof routeObject>).spec.rules[0]!.backendRefs.map(
+        (b) => b.weight,
+      ),
+    ).toEqual([700, 300]);
+    expect(api.requests.filter((r) => r.method === 'PATCH').every((r) => r.status === 200)).toBe(true);
+    await k8s.queue.close();
+  });
+
+  test('409, 403 and 404 end as one failed attempt with the API message, never retried', async () => {
+    api = await startFakeKubernetesApi({ [SCALE]: scaleObject(2), [ROUTE]: routeObject() });
+    const k8s = start({ max_attempts: 5 });
+    api.writeConcurrentlyAfterNextGet(SCALE);
+    const conflict = await k8s.run(action('x1', 'apply', 'scale', { from: 2, to: 4 }));
+    expect(conflict).toMatchObject({ status: 'failed', attempts: 1, httpStatus: 409 });
+    expect(conflict.error).toContain('the object has been modified');
+    expect(replicasOf(api)).toBe(2);
+
+    api.forbid(ROUTE);
+    const forbidden = await k8s.run(action('x2', 'apply', 'circuit_break', { open: true }));
+    expect(forbidden).toMatchObject({ status: 'failed', attempts: 1, httpStatus: 403 });
+    expect(forbidden.error).toContain('cannot patch resource "httproutes"');
+
+    const missing = await k8s.run({
+      ...action('x3', 'apply', 'scale', { from: 1, to: 2 }),
+      target: { pool: 'a100' },
+    });
+    expect(missing).toMatchObject({ status: 'failed', attempts: 1, httpStatus: 404 });
+    expect(missing.error).toContain('"vllm-llama8b-a100" not found');
+    // No retries: one GET + one dry-run PATCH (409), one GET (403), one GET (404).
+    expect(summary()).toEqual([
+      `GET ${SCALE} → 200`,
+      `PATCH ${SCALE} dryRun=All → 409`,
+      `GET ${ROUTE} → 403`,
+      `GET /apis/apps/v1/namespaces/llm/deployments/vllm-llama8b-a100/scale → 404`,
+    ]);
+    await k8s.queue.close();
+  });
+
+  test('the schema check rejects what a real API server would: bad weights, replicas, unknown fields', () => {
+    const route = routeObject();
+    expect(isValidKubernetesObject('HTTPRoute', route)).toBe(true);
+    route.spec.rules[0]!.backendRefs[0]!.weight = 1_000_001;
+    expect(isValidKubernetesObject('HTTPRoute', route)).toBe(false);
+    expect(isValidKubernetesObject('Scale', scaleObject(3))).toBe(true);
+    expect(isValidKubernetesObject('Scale', { ...scaleObject(3), spec: { replicas: '3' } })).toBe(false);
+    expect(isValidKubernetesObject('Scale', { ...scaleObject(3), spec: { replica: 3 } })).toBe(false);
+  });
+});
