@@ -33,5 +33,5 @@ export function signalGroup(
 }
 
 export function snapshotOf(groups: SignalGroup[], window = '5m'): SignalsSnapshot {
-  return { at: new Date(0).toISOString(), window, groups };
+  return { at: new Date(0).toISOString(), window, groups, truncated: false, maxGroups: 1000, otherGroups: 0 };
 }

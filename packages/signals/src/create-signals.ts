@@ -1,4 +1,9 @@
-import { type GovernorConfig, type GroupDimension, maxAcceptedEventNs } from '@governor/conventions';
+import {
+  type GovernorConfig,
+  type GroupDimension,
+  MAX_SIGNAL_GROUPS,
+  maxAcceptedEventNs,
+} from '@governor/conventions';
 import type { Store } from '@governor/store';
 import { formatDurationMs, nsToRfc3339 } from './format-duration.ts';
 import { loadSql } from './load-sql.ts';
@@ -187,8 +192,13 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
     return cached;
   };
 
-  /** Computes every bucket of a window: one bucket for a snapshot, many for a series. */
-  const computeBuckets = async (spec: WindowSpec): Promise<SignalGroupDetail[][]> => {
+  /**
+   * Computes every bucket of a window (one bucket for a snapshot, many for a series) and how many
+   * groups there were before the cap (MAX_SIGNAL_GROUPS; the rest are one `other` group).
+   */
+  const computeWindow = async (
+    spec: WindowSpec,
+  ): Promise<{ buckets: SignalGroupDetail[][]; groupCount: number }> => {
     if (refresher) await refresher.ensureFresh();
     const { transform, extra } = transformFor(spec);
     const params = { ...buildWindowParams(spec, config), ...extra };
@@ -216,11 +226,13 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
           requests: inBucket(rows.requests, b),
           weights: inBucket(rows.weights, b),
           pools: pools.filter((p) => p.bucket === b),
+          truncated: rows.groupCount > MAX_SIGNAL_GROUPS,
         }),
       );
     }
-    return buckets;
+    return { buckets, groupCount: rows.groupCount };
   };
+  const computeBuckets = async (spec: WindowSpec) => (await computeWindow(spec)).buckets;
 
   /** By pool: a pool without traced requests takes its request figures from its runtime's counters. */
   const withRuntimeCounts = async (groups: SignalGroupDetail[], spec: WindowSpec) => {
@@ -291,9 +303,19 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
         filter: opts.filter ?? {},
         pendingAfterNs: watermark ?? atNs,
       };
-      const [traced = []] = await computeBuckets(spec);
+      const {
+        buckets: [traced = []],
+        groupCount,
+      } = await computeWindow(spec);
       const groups = await withRuntimeCounts(traced, spec);
-      return { at: nsToRfc3339(atNs), window: formatDurationMs(opts.windowMs), groups };
+      return {
+        at: nsToRfc3339(atNs),
+        window: formatDurationMs(opts.windowMs),
+        groups,
+        truncated: groupCount > MAX_SIGNAL_GROUPS,
+        maxGroups: MAX_SIGNAL_GROUPS,
+        otherGroups: Math.max(0, groupCount - MAX_SIGNAL_GROUPS),
+      };
     },
     async series(opts) {
       const stepNs = BigInt(Math.round(opts.stepMs)) * NS_PER_MS;

@@ -1,4 +1,4 @@
-import { GROUP_DIMENSIONS } from '@governor/conventions';
+import { GROUP_DIMENSIONS, MAX_SIGNAL_GROUPS } from '@governor/conventions';
 import { z } from 'zod';
 import { openObject } from './http-schemas.ts';
 
@@ -62,12 +62,25 @@ export const SignalGroup = openObject({
     .describe(
       "Where the request figures come from: traces, or runtime_metrics for a pool whose requests are not traced (its runtime's request and token counters and TTFT/e2e histograms)",
     ),
+  other: z
+    .boolean()
+    .optional()
+    .describe(
+      `True for the one group that adds up every group past the cap (the ${MAX_SIGNAL_GROUPS} groups with the most requests keep their key); its key is empty`,
+    ),
 }).meta({ id: 'SignalGroup' });
 
 export const SignalsSnapshot = openObject({
   at: z.string().describe('RFC 3339 event time the window ends at (default: the watermark)'),
   window: z.string().describe('The window, e.g. 5m'),
   groups: z.array(SignalGroup),
+  truncated: z
+    .boolean()
+    .describe(
+      'True when there were more groups than `maxGroups`: the rest are added up in the `other` group',
+    ),
+  maxGroups: z.number().describe('The cap on groups; the `other` group comes on top of it'),
+  otherGroups: z.number().describe('Groups added up into the `other` group (0 when not truncated)'),
 }).meta({ id: 'SignalsSnapshot' });
 
 export const SignalSeries = openObject({

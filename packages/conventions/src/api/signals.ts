@@ -48,6 +48,13 @@ export const GROUP_DIMENSIONS = [
 ] as const;
 export type GroupDimension = (typeof GROUP_DIMENSIONS)[number];
 
+/**
+ * Most groups one signals read returns: the groups with the most requests keep their key, the rest
+ * are added up into one `other` group. Bounds the work (and the answer) of a grouping by a
+ * high-cardinality dimension such as tenant.
+ */
+export const MAX_SIGNAL_GROUPS = 1_000;
+
 export interface SignalGroup {
   key: Partial<Record<GroupDimension, string | number | null>>;
   requests: number;
@@ -85,6 +92,11 @@ export interface SignalGroup {
    * e2e histograms (as measured inside the runtime), tokens from its token counters.
    */
   source?: 'traces' | 'runtime_metrics';
+  /**
+   * True for the one group that adds up every group past the cap (MAX_SIGNAL_GROUPS by requests);
+   * its key is empty.
+   */
+  other?: boolean;
 }
 
 export interface SignalsSnapshot {
@@ -92,4 +104,10 @@ export interface SignalsSnapshot {
   at: string;
   window: string;
   groups: SignalGroup[];
+  /** True when there were more groups than `maxGroups`: the rest are in the `other` group. */
+  truncated: boolean;
+  /** The cap on groups (MAX_SIGNAL_GROUPS); the `other` group comes on top. */
+  maxGroups: number;
+  /** Groups added up into `other` (0 when not truncated). */
+  otherGroups: number;
 }

@@ -2,7 +2,7 @@ import type { GroupDimension, HopLatency, Percentiles } from '@governor/conventi
 import { HOP_KEYS, type GroupKey, type SignalGroupDetail, type UtilizationBound } from '../signal-group.ts';
 import { toNumberOrNull } from '../sql-params.ts';
 import { type PoolBucket, shareOfPool } from './pool-costs.ts';
-import { type Row, groupKeyId, readGroupKey } from './window-rows.ts';
+import { OTHER_GROUP_KEY, type Row, groupKeyId, readGroupKey } from './window-rows.ts';
 
 // Turns the rows of one bucket into SignalGroups: ratios, cost allocation and utilization. A value
 // without data is null, never 0; counts (requests, tasks) are 0 when there were none.
@@ -18,6 +18,8 @@ export interface BucketInput {
   requests: readonly Row[];
   weights: readonly Row[];
   pools: readonly PoolBucket[];
+  /** More groups than the cap: a pool's group that is not among the kept ones is `other`. */
+  truncated?: boolean;
 }
 
 interface Accumulator {
@@ -84,7 +86,8 @@ export function assembleGroups(input: BucketInput): SignalGroupDetail[] {
     // Capacity belongs to the group the pool itself falls into; idle pools' cost too.
     for (const pool of input.pools) {
       if (pool.pool === null || !poolMatches(pool, filter)) continue;
-      const acc = groupFor(poolKey(pool, by));
+      const key = poolKey(pool, by);
+      const acc = groupFor(input.truncated && !groups.has(groupKeyId(key)) ? OTHER_GROUP_KEY : key);
       acc.pools.push(pool);
       if (pool.requests === 0 && pool.replicaCostUsd !== null) addCost(acc, pool.replicaCostUsd);
     }
@@ -100,7 +103,12 @@ export function assembleGroups(input: BucketInput): SignalGroupDetail[] {
     }
   }
 
-  return [...groups.values()].map((acc) => toSignalGroup(acc, poolLevel, input.seconds)).sort(compareKeys);
+  return [...groups.values()]
+    .map((acc) => {
+      const group = toSignalGroup(acc, poolLevel, input.seconds);
+      return acc.key === OTHER_GROUP_KEY && by.length > 0 ? { ...group, other: true } : group;
+    })
+    .sort(compareKeys);
 }
 
 /** A group with no data in a bucket: counts 0, every value null. */
@@ -265,6 +273,8 @@ function percentiles(value: unknown): Percentiles {
   return { p50, p95, p99 };
 }
 
+/** By key, the `other` group last. */
 function compareKeys(a: SignalGroupDetail, b: SignalGroupDetail): number {
+  if (a.other !== b.other) return a.other ? 1 : -1;
   return groupKeyId(a.key) < groupKeyId(b.key) ? -1 : groupKeyId(a.key) > groupKeyId(b.key) ? 1 : 0;
 }

@@ -4,7 +4,8 @@
 -- allocating the pool's cost (GPU time, else tokens, else request count); over groups (all rows)
 -- for what each pool served (its replicas and dimensions are read in pool-gauges.sql). One scan
 -- serves all three, so averages come as sums and counts.
--- The percentiles are in request-percentiles.sql (run in parallel with this query).
+-- The percentiles are in request-percentiles.sql (run in parallel with this query). Groups past the
+-- cap come as one `k_other` group (windowed-requests.sql).
 --
 -- Sampling: a request kept by head sampling stands for `w` = 1 ÷ its sampling probability requests
 -- (sample_weight; 1 when unsampled), so counts, tokens and GPU time are sums of w and the rates stay
@@ -39,7 +40,8 @@ flagged AS (
   FROM keyed_all
 )
 SELECT
-  bucket, k_pool, k_model, k_region, k_gpu_type, k_tenant, k_priority, k_workflow_type, pool, in_filter,
+  bucket, k_pool, k_model, k_region, k_gpu_type, k_tenant, k_priority, k_workflow_type, k_other, pool, in_filter,
+  max(group_count) AS group_count,
   sum(w) AS requests,
   count(*) AS raw_requests,
   count(sample_weight) AS sampled_requests,
@@ -86,4 +88,4 @@ SELECT
   sum((is_task_last AND NOT task_complete AND NOT task_pending)::INTEGER * w) AS abandoned_tasks,
   sum((is_task_last AND task_pending)::INTEGER * w) AS pending_tasks
 FROM flagged
-GROUP BY bucket, k_pool, k_model, k_region, k_gpu_type, k_tenant, k_priority, k_workflow_type, pool, in_filter
+GROUP BY bucket, k_pool, k_model, k_region, k_gpu_type, k_tenant, k_priority, k_workflow_type, k_other, pool, in_filter

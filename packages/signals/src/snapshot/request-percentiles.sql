@@ -7,7 +7,7 @@
 WITH
 -- @include windowed-requests.sql
 SELECT
-  bucket, k_pool, k_model, k_region, k_gpu_type, k_tenant, k_priority, k_workflow_type,
+  bucket, k_pool, k_model, k_region, k_gpu_type, k_tenant, k_priority, k_workflow_type, k_other,
   list_transform(quantile_cont(TRY_CAST(ttft_ms * 1e6 AS BIGINT), [0.5, 0.95, 0.99]), v -> v / 1e6) AS ttft_q,
   list_transform(quantile_cont(TRY_CAST(e2e_ms * 1e6 AS BIGINT), [0.5, 0.95, 0.99]), v -> v / 1e6) AS e2e_q,
   list_transform(quantile_cont(TRY_CAST(hop_queue_ms * 1e6 AS BIGINT), [0.5, 0.95, 0.99]), v -> v / 1e6) AS queue_q,
@@ -32,4 +32,4 @@ SELECT
   list_transform(quantile_cont(TRY_CAST(hop_tool_ms * 1e6 AS BIGINT), [0.5, 0.95]), v -> v / 1e6) AS hop_tool_q,
   list_transform(quantile_cont(TRY_CAST(hop_other_ms * 1e6 AS BIGINT), [0.5, 0.95]), v -> v / 1e6) AS hop_other_q
 FROM keyed_requests
-GROUP BY bucket, k_pool, k_model, k_region, k_gpu_type, k_tenant, k_priority, k_workflow_type
+GROUP BY bucket, k_pool, k_model, k_region, k_gpu_type, k_tenant, k_priority, k_workflow_type, k_other

@@ -1,4 +1,9 @@
-import { GROUP_DIMENSIONS, type GovernorConfig, type GroupDimension } from '@governor/conventions';
+import {
+  GROUP_DIMENSIONS,
+  type GovernorConfig,
+  type GroupDimension,
+  MAX_SIGNAL_GROUPS,
+} from '@governor/conventions';
 
 /** A gauge value holds at most this long after its timestamp (Prometheus' default lookback). */
 export const GAUGE_STALE_NS = 5n * 60n * 1_000_000_000n;
@@ -38,6 +43,7 @@ export function buildWindowParams(spec: WindowSpec, config: GovernorConfig): Rec
       })),
     ),
     min_minutes: 5,
+    max_groups: MAX_SIGNAL_GROUPS,
   };
   for (const dim of GROUP_DIMENSIONS) {
     params[`by_${dim}`] = spec.by.includes(dim);

@@ -25,7 +25,8 @@ export const WINDOW_SQL = {
 
 export type Row = Record<string, unknown>;
 
-const KEY_COLUMNS = GROUP_DIMENSIONS.map((d) => `k_${d}`);
+/** The group key of a row: the k_* dimension columns and k_other (the group past the cap). */
+const KEY_COLUMNS = [...GROUP_DIMENSIONS.map((d) => `k_${d}`), 'k_other'];
 
 /** Counts and sums of request-aggregates.sql that add up across its rows. */
 const ADDITIVE = [
@@ -62,6 +63,8 @@ export interface WindowRows {
   pools: Row[];
   /** Per (bucket, group, pool): what the group's requests used of the pool. */
   weights: Row[];
+  /** Groups over the whole range before the cap; those past it come as one `k_other` group. */
+  groupCount: number;
 }
 
 /** Rewrites a window query before it runs (the raw-scan source swaps request_facts for spans). */
@@ -92,6 +95,7 @@ export async function runWindowQueries(
     requests: [...rolled.groups.values()].map(finishGroup),
     pools: buildPoolRows(rolled.pools, gauges, config),
     weights: rolled.weights,
+    groupCount: aggregates.reduce((n, row) => Math.max(n, toNumberOrNull(row.group_count) ?? 0), 0),
   };
 }
 
@@ -224,8 +228,12 @@ function poolKey(row: Row): string {
   return JSON.stringify([toNumberOrNull(row.bucket), row.pool ?? null]);
 }
 
+/** The key of the group past the cap: no dimension (with `by` non-empty no other key is empty). */
+export const OTHER_GROUP_KEY: GroupKey = Object.freeze({});
+
 /** The group key of a row (k_* columns) restricted to the dimensions grouped by. */
 export function readGroupKey(row: Row, by: readonly GroupDimension[]): GroupKey {
+  if (row.k_other === true) return OTHER_GROUP_KEY;
   const key: GroupKey = {};
   for (const dim of by) {
     const v = row[`k_${dim}`];
