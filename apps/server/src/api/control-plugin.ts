@@ -7,6 +7,7 @@ import { AnyObject, ERROR_RESPONSES, openObject } from './http-schemas.ts';
 import { govParse, withHint, withInvalidCode, useZodSchemas } from './zod-validation.ts';
 import { GovernorError } from '../errors.ts';
 import { PolicyJson, policyFromJson, policyToJson } from './policy-json.ts';
+import { desiredReplicasPlugin } from './desired-replicas-plugin.ts';
 
 // The control loop's API (docs/api.md): one tick on demand, the recommendation lifecycle for
 // humans, the audit log and the auto-apply policies.
@@ -124,6 +125,7 @@ export async function controlPlugin(app: FastifyInstance, options: ControlPlugin
   useZodSchemas(app);
   const { engine } = options;
   const api = app.withTypeProvider<ZodTypeProvider>();
+  await app.register(desiredReplicasPlugin, { engine });
 
   api.post(
     '/api/control/evaluate',
