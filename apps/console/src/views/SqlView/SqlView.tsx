@@ -16,12 +16,13 @@ import { useApi } from '../../lib/use-api.ts';
 import { useUrlParams } from '../../lib/url-state.ts';
 
 export const DEFAULT_SQL = `-- Requests and p95 latency per pool in the selected time range
+-- (one row per request; its pool is the runtime's that served it)
 SELECT pool,
        count(*) AS requests,
-       quantile_cont(duration_ms, 0.95) AS e2e_p95_ms,
+       quantile_cont(e2e_ms, 0.95) AS e2e_p95_ms,
        avg(CASE WHEN outcome = 'success' THEN 1 ELSE 0 END) AS success_rate
-FROM spans
-WHERE is_root AND start_ns >= $from_ns AND start_ns < $to_ns
+FROM requests
+WHERE start_ns >= $from_ns AND start_ns < $to_ns
 GROUP BY pool
 ORDER BY requests DESC`;
 
