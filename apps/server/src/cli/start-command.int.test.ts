@@ -51,7 +51,9 @@ describe('governor start', () => {
     writeFileSync(file, 'x');
     const refused = await start({}, file);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/^governor: data directory .*not-a-folder is a file, not a folder: [^\n]*\n$/);
+    expect(refused.stderr).toMatch(
+      /^governor: data directory .*not-a-folder is a file, not a folder: [^\n]*\n$/,
+    );
   });
 
   it('runs with the log level and DuckDB settings from the environment', async () => {

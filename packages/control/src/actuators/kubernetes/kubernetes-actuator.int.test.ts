@@ -50,7 +50,7 @@ const pools = [
 
 let api: FakeKubernetesApi;
 const replicasOf = (k8s: FakeKubernetesApi) =>
-  (k8s.objects.get(SCALE)?.spec as { replicas: number }).replicas;
+  (k8s.objects.get(SCALE)!.spec as { replicas: number }).replicas;
 afterEach(() => api?.close());
 
 function kubeConfigFor(url: string): KubeConfig {
