@@ -18,6 +18,8 @@ export const ERROR_CODES = {
   GOV_ERR_SQL_FORBIDDEN: 403,
   GOV_ERR_SQL_FILE_ACCESS: 403,
   GOV_ERR_SQL_RESULT_TOO_LARGE: 400,
+  GOV_ERR_READ_TIMEOUT: 503,
+  GOV_ERR_READ_BUSY: 503,
   GOV_ERR_REQUEST_INVALID: 400,
   GOV_ERR_NOT_FOUND: 404,
   GOV_ERR_CONFLICT: 409,
@@ -60,9 +62,16 @@ export class GovernorError extends Error {
 /** Converts anything thrown into a GovernorError, keeping the original as `cause`. */
 export function toGovernorError(error: unknown): GovernorError {
   if (error instanceof GovernorError) return error;
-  const e = error as { code?: unknown; statusCode?: unknown; message?: unknown; validation?: unknown };
+  const e = error as {
+    code?: unknown;
+    statusCode?: unknown;
+    message?: unknown;
+    validation?: unknown;
+    retryAfterS?: unknown;
+  };
   if (typeof e?.code === 'string' && e.code in ERROR_CODES) {
-    return new GovernorError(e.code as ErrorCode, String(e.message), undefined, { cause: error });
+    const retryAfterS = typeof e.retryAfterS === 'number' ? e.retryAfterS : undefined;
+    return new GovernorError(e.code as ErrorCode, String(e.message), retryAfterS, { cause: error });
   }
   if (e?.validation || e?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
     const code: ErrorCode =

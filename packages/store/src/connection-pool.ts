@@ -1,12 +1,56 @@
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 
-/** A few connections of one instance; a DuckDB connection runs one query at a time. */
+// A few connections of one instance; a DuckDB connection runs one query at a time. A pool may be
+// bounded: callers beyond `maxWaiting` are refused at once (ReadersBusyError), and a call that has
+// not finished by its deadline — waiting included — is cancelled with `connection.interrupt()`
+// (DuckDB has no statement timeout) and fails with ReadDeadlineError. So one heavy read cannot
+// hold the readers, or pile up callers behind it, for longer than the deadline.
+
+/** A read ran past its deadline and was cancelled. */
+export class ReadDeadlineError extends Error {
+  override readonly name = 'ReadDeadlineError';
+  readonly code = 'GOV_ERR_READ_TIMEOUT';
+  readonly retryAfterS = 1;
+  constructor(readonly deadlineMs: number) {
+    super(
+      `the read ran longer than ${deadlineMs} ms and was cancelled; narrow its time range, group by fewer dimensions or retry later`,
+    );
+  }
+}
+
+/** Every reader is busy and the queue in front of them is full. */
+export class ReadersBusyError extends Error {
+  override readonly name = 'ReadersBusyError';
+  readonly code = 'GOV_ERR_READ_BUSY';
+  readonly retryAfterS = 1;
+  constructor(readonly waiting: number) {
+    super(`every reader is busy and ${waiting} reads are waiting; retry after 1 s`);
+  }
+}
+
 export interface ConnectionPool {
-  use<T>(fn: (connection: DuckDBConnection) => Promise<T>): Promise<T>;
+  /** Runs `fn` on a free connection; `deadlineMs` overrides the pool's deadline for this call. */
+  use<T>(fn: (connection: DuckDBConnection) => Promise<T>, options?: { deadlineMs?: number }): Promise<T>;
   closeAll(): void;
 }
 
-export async function createConnectionPool(instance: DuckDBInstance, size: number): Promise<ConnectionPool> {
+export interface ConnectionPoolOptions {
+  /** Calls allowed to wait for a connection; more are refused with ReadersBusyError. Default unbounded. */
+  maxWaiting?: number;
+  /** Default deadline of a call, waiting included; none when absent. */
+  deadlineMs?: number;
+}
+
+interface Waiter {
+  resolve: (c: DuckDBConnection) => void;
+  reject: (error: Error) => void;
+}
+
+export async function createConnectionPool(
+  instance: DuckDBInstance,
+  size: number,
+  options: ConnectionPoolOptions = {},
+): Promise<ConnectionPool> {
   const idle: DuckDBConnection[] = [];
   const all: DuckDBConnection[] = [];
   for (let i = 0; i < size; i++) {
@@ -14,20 +58,59 @@ export async function createConnectionPool(instance: DuckDBInstance, size: numbe
     idle.push(c);
     all.push(c);
   }
-  const waiters: ((c: DuckDBConnection) => void)[] = [];
+  const waiters: Waiter[] = [];
   const release = (c: DuckDBConnection) => {
     const next = waiters.shift();
-    if (next) next(c);
+    if (next) next.resolve(c);
     else idle.push(c);
   };
+  /** A free connection, or a place in the queue (`waiter`, to leave it when the deadline passes). */
+  const acquire = (): { connection: Promise<DuckDBConnection>; waiter: Waiter | null } => {
+    const free = idle.pop();
+    if (free) return { connection: Promise.resolve(free), waiter: null };
+    if (options.maxWaiting !== undefined && waiters.length >= options.maxWaiting)
+      return { connection: Promise.reject(new ReadersBusyError(waiters.length)), waiter: null };
+    let waiter!: Waiter;
+    const connection = new Promise<DuckDBConnection>((resolve, reject) => {
+      waiter = { resolve, reject };
+    });
+    waiters.push(waiter);
+    return { connection, waiter };
+  };
+
   return {
-    async use(fn) {
-      const connection =
-        idle.pop() ?? (await new Promise<DuckDBConnection>((resolve) => waiters.push(resolve)));
+    async use(fn, callOptions) {
+      const deadlineMs = callOptions?.deadlineMs ?? options.deadlineMs;
+      if (deadlineMs === undefined) {
+        const connection = await acquire().connection;
+        try {
+          return await fn(connection);
+        } finally {
+          release(connection);
+        }
+      }
+      const pending = acquire();
+      let connection: DuckDBConnection | null = null;
+      let expired = false;
+      const timer = setTimeout(() => {
+        expired = true;
+        if (connection) connection.interrupt();
+        else {
+          const i = pending.waiter ? waiters.indexOf(pending.waiter) : -1;
+          if (i >= 0) waiters.splice(i, 1)[0]!.reject(new ReadDeadlineError(deadlineMs));
+        }
+      }, deadlineMs);
       try {
+        connection = await pending.connection;
+        if (expired) throw new ReadDeadlineError(deadlineMs);
         return await fn(connection);
+      } catch (error) {
+        if (expired && !(error instanceof ReadDeadlineError) && /interrupt/i.test((error as Error).message))
+          throw new ReadDeadlineError(deadlineMs);
+        throw error;
       } finally {
-        release(connection);
+        clearTimeout(timer);
+        if (connection) release(connection);
       }
     },
     closeAll() {

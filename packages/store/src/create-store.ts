@@ -31,8 +31,20 @@ export interface StoreOptions {
   memoryLimit?: string;
   /** DuckDB worker threads for the whole instance; default 2. */
   threads?: number;
+  /**
+   * Deadline of an internal read (`query`), waiting for a reader included; past it the query is
+   * interrupted and fails with ReadDeadlineError. Default 30,000 ms.
+   */
+  readDeadlineMs?: number;
+  /** Reads allowed to wait for one of the readers; more fail at once with ReadersBusyError. Default 64. */
+  maxWaitingReads?: number;
   extraMigrationDirs?: readonly string[];
 }
+
+/** Connections for internal reads (signals, traces, control, alerts): reads run at most this many at once. */
+const READERS = 3;
+export const DEFAULT_READ_DEADLINE_MS = 30_000;
+const DEFAULT_MAX_WAITING_READS = 64;
 
 export type SqlParams =
   | Record<string, string | number | bigint | boolean | null>
@@ -113,7 +125,10 @@ export async function createStore(options: StoreOptions): Promise<Store> {
     maxQueuedRows: options.maxQueuedRows ?? 400_000,
     checkpointIntervalMs: options.checkpointIntervalMs ?? 30_000,
   });
-  const readers = await createConnectionPool(instance, 3);
+  const readers = await createConnectionPool(instance, READERS, {
+    deadlineMs: options.readDeadlineMs ?? DEFAULT_READ_DEADLINE_MS,
+    maxWaiting: options.maxWaitingReads ?? DEFAULT_MAX_WAITING_READS,
+  });
   const userConnections: ConnectionPool = await createConnectionPool(instance, 2);
   const internalWriter = await createConnectionPool(instance, 1);
   // Retention holds a transaction for the length of an export; it gets a connection of its own.

@@ -1,4 +1,5 @@
-export { DataDirError, createStore } from './create-store.ts';
+export { DataDirError, DEFAULT_READ_DEADLINE_MS, createStore } from './create-store.ts';
+export { ReadDeadlineError, ReadersBusyError } from './connection-pool.ts';
 export type { Store, StoreOptions, SqlParams } from './create-store.ts';
 export { QueueFullError, WriterClosedError } from './batch-writer.ts';
 export type { BatchWriter, WriterStats } from './batch-writer.ts';
