@@ -35,6 +35,8 @@ export { createDeliveryQueue } from './actuators/create-delivery-queue.ts';
 export type { DeliveryOutcome, DeliveryQueue, QueuedActuator } from './actuators/create-delivery-queue.ts';
 export type { Actuator } from './actuators/actuator.ts';
 export { matchesTargetPattern, formatTargetKey } from './target-key.ts';
+export { gateCandidate } from './engine/gate-candidate.ts';
+export type { GateDecision } from './engine/gate-candidate.ts';
 export { runBacktest } from './run-backtest.ts';
 export type { BacktestEntry, BacktestOptions, BacktestReport } from './run-backtest.ts';
 export { isoToNs, nsToIso } from './time.ts';

@@ -1,5 +1,6 @@
 import { RECOMMENDATION_KINDS, RECOMMENDATION_STATES } from '@governor/conventions';
-import { type ControlEngine, type ControlFailure, isoToNs } from '@governor/control';
+import type { ControlConfig } from '@governor/conventions';
+import { type ControlEngine, type ControlFailure, gateCandidate, isoToNs } from '@governor/control';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -83,6 +84,30 @@ const ControlActionBody = openObject({
 }).meta({ id: 'ControlAction' });
 
 const PoliciesView = openObject({ policies: z.array(PolicyJson) }).meta({ id: 'Policies' });
+
+const PolicyPreviewEntry = z
+  .object({
+    recommendationId: z.string(),
+    kind: z.enum(RECOMMENDATION_KINDS),
+    target: Target,
+    confidence: z.number(),
+    state: z.enum(RECOMMENDATION_STATES),
+    policy: z.string().nullable().describe('The first policy whose match fits; null: none does'),
+    decision: z
+      .enum(['auto_apply', 'dry_run', 'propose'])
+      .describe('What that policy would do with it (cooldown and hourly limit are checked at the tick)'),
+    action: z.record(z.string(), z.unknown()).describe('The action after max_step'),
+    note: z.string(),
+  })
+  .meta({ id: 'PolicyPreviewEntry' });
+
+/** Open recommendations: the ones a policy could still auto-apply at the next tick. */
+const OPEN_STATES = ['proposed', 'approved'] as const;
+
+// The preview gates each open recommendation with no memory of earlier actions (see the entry's
+// decision): cooldowns and hourly limits depend on what is applied by the time the tick runs, so
+// the control config's cooldown fallback is never read here.
+const PREVIEW_CONTROL = { cooldown_s: 0 } as ControlConfig;
 
 const idParams = z.object({ id: z.string().describe('Recommendation id') });
 const limitQuery = (fallback: number, max: number) =>
@@ -310,6 +335,51 @@ export async function controlPlugin(app: FastifyInstance, options: ControlPlugin
         actorOf(request, undefined),
       );
       return { ...view, policies: view.policies.map(policyToJson) };
+    },
+  );
+
+  api.post(
+    '/api/policies/preview',
+    {
+      schema: {
+        summary: 'Which open recommendations these policies would auto-apply (nothing is changed)',
+        description:
+          'Gates every proposed or approved recommendation with the given policies by the same rule a control tick uses (first matching policy; auto_apply, min_confidence, max_step, dry_run). Cooldowns and hourly limits depend on the actions applied by the time of the tick and are not previewed.',
+        tags: ['control'],
+        body: PoliciesBody,
+        response: { 200: z.object({ recommendations: z.array(PolicyPreviewEntry) }), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => {
+      const policies = request.body.policies.map(policyFromJson);
+      const open = await engine.listRecommendations({ states: [...OPEN_STATES], limit: 1000 });
+      return {
+        recommendations: open.map((r) => {
+          const gate = gateCandidate({
+            kind: r.kind,
+            target: r.target,
+            action: r.action,
+            previous: r.previousAction ?? {},
+            confidence: r.confidence,
+            atNs: 0n,
+            policies,
+            control: PREVIEW_CONTROL,
+            memory: undefined,
+            autoApplied: new Map(),
+          });
+          return {
+            recommendationId: r.id,
+            kind: r.kind,
+            target: r.target,
+            confidence: r.confidence,
+            state: r.state,
+            policy: gate.policy,
+            decision: gate.decision,
+            action: gate.action,
+            note: gate.note,
+          };
+        }),
+      };
     },
   );
 }

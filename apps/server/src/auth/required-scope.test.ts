@@ -13,6 +13,7 @@ describe('requiredScope', () => {
     ['GET', '/api/signals?window=5m', 'read'],
     ['GET', '/api/events', 'read'],
     ['POST', '/api/sql', 'read'],
+    ['POST', '/api/policies/preview', 'read'],
     ['POST', '/api/recommendations/rec-1/approve', 'operate'],
     ['POST', '/api/recommendations/:id/reject', 'operate'],
     ['POST', '/api/recommendations/rec-1/apply', 'operate'],

@@ -22,6 +22,8 @@ export function requiredScope(method: string, path: string): Scope | null {
   if (p === '/api' || p.startsWith('/api/')) {
     if (m === 'GET') return 'read';
     if (m === 'POST' && p === '/api/sql') return 'read';
+    // A preview of policies changes nothing; whoever may read recommendations may ask it.
+    if (m === 'POST' && p === '/api/policies/preview') return 'read';
     if (OPERATE_ROUTES.some(([rm, re]) => rm === m && re.test(p))) return 'operate';
     // Every other change through the API (retention runs, future endpoints) needs admin.
     return 'admin';
