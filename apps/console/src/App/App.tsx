@@ -9,6 +9,7 @@ import { AlertsView } from '../views/AlertsView/index.ts';
 import { DashboardsView } from '../views/DashboardsView/index.ts';
 import { FleetView } from '../views/FleetView/index.ts';
 import { HopsView } from '../views/HopsView/index.ts';
+import { PoliciesView } from '../views/PoliciesView/index.ts';
 import { RecommendationsView } from '../views/RecommendationsView/index.ts';
 import { SqlView } from '../views/SqlView/index.ts';
 import { StorageView } from '../views/StorageView/index.ts';
@@ -114,6 +115,8 @@ function ViewSwitch({ view }: { view: ViewId }) {
       return <TasksView />;
     case 'recommendations':
       return <RecommendationsView />;
+    case 'policies':
+      return <PoliciesView />;
     case 'alerts':
       return <AlertsView />;
     case 'sql':

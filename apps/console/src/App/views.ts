@@ -4,6 +4,7 @@ export const VIEWS = [
   { id: 'traces', label: 'Traces', title: 'Traces' },
   { id: 'tasks', label: 'Tasks & cost', title: 'Tasks and cost' },
   { id: 'recommendations', label: 'Recommendations', title: 'Recommendations' },
+  { id: 'policies', label: 'Policies', title: 'Auto-apply policies' },
   { id: 'alerts', label: 'Alerts', title: 'Alerts' },
   { id: 'sql', label: 'SQL', title: 'SQL console' },
   { id: 'dashboards', label: 'Dashboards', title: 'Dashboards' },

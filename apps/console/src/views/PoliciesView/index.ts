@@ -1,0 +1,1 @@
+export { PoliciesView } from './PoliciesView.tsx';
