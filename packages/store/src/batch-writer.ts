@@ -76,6 +76,12 @@ export interface BatchWriter {
   stats(): WriterStats;
   /** Runs a checkpoint cycle now (after the current one, if any); resolves when the stage is empty again. */
   checkpoint(): Promise<void>;
+  /**
+   * Resolves once every row acknowledged so far is in the main tables: at once when none is staged,
+   * else when the checkpoint cycle in progress has moved them (or failed to: the next cycle moves
+   * them first). Readers that key on span_store's rowid (the request rollup) wait for this.
+   */
+  whenMoved(): Promise<void>;
   /** Stops intake, commits what is queued, checkpoints. */
   close(): Promise<void>;
 }
@@ -343,6 +349,9 @@ export async function createBatchWriter(
     async checkpoint() {
       while (cycle) await cycle;
       await startCycle();
+    },
+    async whenMoved() {
+      while (stats.stagedRows > 0 && cycle) await cycle;
     },
     async close() {
       closed = true;

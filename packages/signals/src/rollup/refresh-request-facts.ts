@@ -231,6 +231,9 @@ function createFactsRefresher(store: Store): FactsRefresher {
 
   const runOnce = async (): Promise<RefreshResult> => {
     const started = performance.now();
+    // Spans acknowledged during a checkpoint sit in the ingest stage, not yet in span_store where
+    // this reads them by rowid: wait for the move, so an acknowledged span is in the next read.
+    await store.writer.whenMoved();
     const result: RefreshResult = {
       runs: 0,
       tracesTouched: 0,
@@ -276,6 +279,7 @@ function createFactsRefresher(store: Store): FactsRefresher {
   return {
     refresh,
     async ensureFresh() {
+      await store.writer.whenMoved();
       if (running === null && queued === null && writtenAtLastRun === writtenSoFar()) return null;
       return refresh();
     },
