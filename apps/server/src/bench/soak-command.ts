@@ -3,7 +3,7 @@ import { type ParsedArgs, flagNumber, flagString } from '../cli/parse-args.ts';
 import { runSoak } from './soak-run.ts';
 
 export const BENCH_SOAK_USAGE = `governor bench soak [--minutes 10] [--fraction 0.5] [--measure-s 40] [--interval-s 30]
-                    [--batch 500] [--retention-ttl-hours 0.05] [--json FILE]`;
+                    [--batch 500] [--retention-ttl-hours 0.05] [--heavy-reads] [--json FILE]`;
 
 /** `governor bench soak`: prints the interval table and a summary; exit 1 if an acknowledged span is missing. */
 export async function runBenchSoakCommand(args: ParsedArgs): Promise<number> {
@@ -14,6 +14,7 @@ export async function runBenchSoakCommand(args: ParsedArgs): Promise<number> {
     intervalSeconds: flagNumber(args, 'interval-s') ?? 30,
     spansPerBatch: flagNumber(args, 'batch') ?? 500,
     retentionTtlHours: flagNumber(args, 'retention-ttl-hours') ?? 0.05,
+    heavyReads: args.flags['heavy-reads'] === true,
     onProgress: (line) => process.stdout.write(`${line}\n`),
   });
   const r = result;
@@ -30,6 +31,11 @@ export async function runBenchSoakCommand(args: ParsedArgs): Promise<number> {
     `retention: ${r.retention.runs} runs exported ${r.retention.exportedSpans.toLocaleString('en-US')} spans to ${r.retention.exportFiles} Parquet files during the run`,
     `server RSS: ${r.rss.startMiB} MiB at the start of the hold, ${r.rss.endMiB} MiB at the end, max sampled ${r.rss.maxMiB} MiB, peak ${r.rss.peakMiB ?? '–'} MiB`,
     `ack latency over the hold: p50 ${r.ack.p50Ms} ms, p99 ${r.ack.p99Ms} ms, max ${r.ack.maxMs} ms`,
+    ...(r.heavyReads
+      ? [
+          `heavy reads during the hold: ${r.heavyReads.count} answered (p50 ${r.heavyReads.p50Ms?.toFixed(0)} ms, max ${r.heavyReads.maxMs?.toFixed(0)} ms), ${r.heavyReads.failed} failed`,
+        ]
+      : []),
     `shutdown on SIGTERM (flush, checkpoint, close): ${(r.shutdownMs / 1000).toFixed(1)} s, exit ${r.shutdownExit}`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);

@@ -18,6 +18,8 @@ export interface SoakOptions {
   spansPerBatch: number;
   /** Raw-span TTL for the run, so retention exports under load; 0 turns it off. */
   retentionTtlHours: number;
+  /** During the hold, one client reads the widest signals back to back (GET /api/signals, series). */
+  heavyReads?: boolean;
   onProgress: (line: string) => void;
 }
 
@@ -61,7 +63,15 @@ export interface SoakResult {
   /** From SIGTERM to exit after the hold: flush, final checkpoint, close. */
   shutdownMs: number;
   shutdownExit: number | string;
+  /** The heavy-read client's reads during the hold (heavyReads); null without it. */
+  heavyReads: { count: number; failed: number; p50Ms: number | null; maxMs: number | null } | null;
 }
+
+/** What the heavy-read client asks for, in turn: every dimension at once over an hour, and a series. */
+const HEAVY_READS = [
+  '/api/signals?by=tenant,pool,model,priority,workflow_type&window=1h',
+  '/api/signals/series?signal=ttftMs.p95&by=tenant,pool&step=1m',
+];
 
 const ADMIN_TOKEN = `soak-admin-${Math.random().toString(36).slice(2)}-${Date.now()}`;
 const MAX_IN_FLIGHT = 64;
@@ -143,6 +153,21 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     log(header);
     const startRss = rssMiB();
     let sampling: Promise<void> = Promise.resolve();
+    const readMs: number[] = [];
+    let readsFailed = 0;
+    const readLoop = options.heavyReads
+      ? (async () => {
+          for (let k = 0; performance.now() < end; k++) {
+            const sentAt = performance.now();
+            const response = await fetch(`${g.url}${HEAVY_READS[k % HEAVY_READS.length]}`, {
+              headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+            }).catch(() => null);
+            await response?.arrayBuffer();
+            if (response?.status === 200) readMs.push(performance.now() - sentAt);
+            else readsFailed++;
+          }
+        })()
+      : null;
 
     while (performance.now() < end) {
       const now = performance.now();
@@ -223,6 +248,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     }
     await Promise.all(pending);
     await sampling;
+    await readLoop;
 
     // 3. Acknowledged vs stored: staged rows reach the main tables after the current checkpoint.
     log('load stopped; waiting for every acknowledged span to be queryable…');
@@ -245,6 +271,17 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     return {
       shutdownMs,
       shutdownExit,
+      heavyReads: readLoop
+        ? {
+            count: readMs.length,
+            failed: readsFailed,
+            p50Ms: quantile(
+              readMs.sort((a, b) => a - b),
+              0.5,
+            ),
+            maxMs: quantile(readMs, 1),
+          }
+        : null,
       capacitySpansPerS: Math.round(capacity),
       targetSpansPerS: Math.round(target),
       spansPerBatch: source.spansPerBatch,

@@ -21,6 +21,7 @@ export const BENCH_OPTIONS = {
   signals: { strings: ['spans', 'hours', 'runs', 'raw-runs', 'data-dir'] },
   soak: {
     strings: ['minutes', 'fraction', 'measure-s', 'interval-s', 'batch', 'retention-ttl-hours', 'json'],
+    switches: ['heavy-reads'],
   },
   control: {
     strings: ['json', 'duration', 'seed', 'scenario', 'workload', 'data-dir'],
