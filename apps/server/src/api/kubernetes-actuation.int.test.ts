@@ -47,15 +47,14 @@ async function until<T>(read: () => T | undefined, what: string, timeoutMs = 20_
 
 describe('a policy auto-applies through the Kubernetes API and verification rolls it back', () => {
   test('scale-in 4 → 3 is a schema-valid patch; the failed verification patches 4 back', async () => {
-    api = await startFakeKubernetesApi({
-      [SCALE]: {
-        apiVersion: 'autoscaling/v1',
-        kind: 'Scale',
-        metadata: { name: 'vllm-llama8b-h100', namespace: 'llm', resourceVersion: '7' },
-        spec: { replicas: 4 },
-        status: { replicas: 4, selector: 'app=vllm-llama8b-h100' },
-      },
-    });
+    const scale = {
+      apiVersion: 'autoscaling/v1',
+      kind: 'Scale',
+      metadata: { name: 'vllm-llama8b-h100', namespace: 'llm', resourceVersion: '7' },
+      spec: { replicas: 4 },
+      status: { replicas: 4, selector: 'app=vllm-llama8b-h100' },
+    };
+    api = await startFakeKubernetesApi({ [SCALE]: scale });
     const dir = mkdtempSync(join(tmpdir(), 'governor-kube-'));
     const kubeconfig = join(dir, 'config');
     writeFileSync(
