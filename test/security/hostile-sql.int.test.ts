@@ -19,7 +19,9 @@ let exportDir: string;
 let dbFile: string;
 
 beforeAll(async () => {
-  t = await startGovernorUnderTest({ server: { sql_timeout_ms: 2500 } });
+  // Long enough that the harmless-but-big queries (a 6M-element list) finish on a loaded 2-core
+  // machine; the hostile ones below run far longer than any such timeout.
+  t = await startGovernorUnderTest({ server: { sql_timeout_ms: 6000 } });
   exportDir = join(t.governor.store.dataDir, 'export');
   dbFile = join(t.governor.store.dataDir, 'governor.duckdb');
   load = startIngestLoad(t.url, { concurrency: 2, startNs: BigInt(Date.now()) * 1_000_000n });
