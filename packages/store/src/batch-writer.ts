@@ -79,7 +79,9 @@ export interface BatchWriter {
   /**
    * Resolves once every row acknowledged so far is in the main tables: at once when none is staged,
    * else when the checkpoint cycle in progress has moved them (or failed to: the next cycle moves
-   * them first). Readers that key on span_store's rowid (the request rollup) wait for this.
+   * them first). Only that cycle: rows staged by a later one were acknowledged after the call, and
+   * under steady ingest cycles follow each other back to back. Readers that key on span_store's
+   * rowid (the request rollup) wait for this.
    */
   whenMoved(): Promise<void>;
   /** Stops intake, commits what is queued, checkpoints. */
@@ -351,7 +353,7 @@ export async function createBatchWriter(
       await startCycle();
     },
     async whenMoved() {
-      while (stats.stagedRows > 0 && cycle) await cycle;
+      if (stats.stagedRows > 0 && cycle) await cycle;
     },
     async close() {
       closed = true;
