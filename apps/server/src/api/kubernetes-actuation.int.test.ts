@@ -6,7 +6,7 @@ import {
   type FakeKubernetesApi,
   isValidKubernetesObject,
   startFakeKubernetesApi,
-} from '../../../../packages/control/src/actuators/kubernetes/fake-kubernetes-api.ts';
+} from '@governor/control/testing';
 import { afterEach, describe, expect, test } from 'vitest';
 import {
   A100_TRAFFIC,
