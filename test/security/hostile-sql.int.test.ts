@@ -24,7 +24,12 @@ beforeAll(async () => {
   t = await startGovernorUnderTest({ server: { sql_timeout_ms: 6000 } });
   exportDir = join(t.governor.store.dataDir, 'export');
   dbFile = join(t.governor.store.dataDir, 'governor.duckdb');
-  load = startIngestLoad(t.url, { concurrency: 2, startNs: BigInt(Date.now()) * 1_000_000n });
+  // Batch n is dated n seconds after the start, so the load's clock runs ahead of the wall clock:
+  // start it 12 hours back, or the later batches would pass ingest.max_future_skew and be refused.
+  load = startIngestLoad(t.url, {
+    concurrency: 2,
+    startNs: (BigInt(Date.now()) - 12n * 3_600_000n) * 1_000_000n,
+  });
   await waitFor(() => load.ackedRequests() >= 5, 'the ingest load to get going');
 });
 
