@@ -25,7 +25,7 @@ beforeAll(async () => {
     config: GovernorConfig.parse({
       server: { http_port: 0, grpc_port: 0, data_dir: dir },
       // A long interval: the runs under test are the ones asked for.
-      retention: { spans_ttl_hours: 2, run_interval_s: 86_400 },
+      retention: { spans_ttl_hours: 2, rollups_ttl_hours: 3, run_interval_s: 86_400 },
     }),
     env: { GOVERNOR_ADMIN_TOKEN: ADMIN, GOVERNOR_TOKENS: `viewer:read:${READ}` },
   });
@@ -60,10 +60,9 @@ async function ingest(startNs: bigint, spans: number, seed: number) {
   expect(response.status).toBe(200);
 }
 
-const countSpans = async () =>
-  (
-    (await api('POST', '/api/sql', READ, { sql: 'SELECT count(*) FROM spans' })).body.rows as number[][]
-  )[0]![0];
+const scalar = async (sql: string) =>
+  ((await api('POST', '/api/sql', READ, { sql })).body.rows as number[][])[0]![0];
+const countSpans = () => scalar('SELECT count(*) FROM spans');
 
 describe('retention through the API and the CLI', () => {
   it('runs on POST /api/retention/run (admin only) and keeps history visible in `spans`', async () => {
@@ -72,6 +71,13 @@ describe('retention through the API and the CLI', () => {
     const total = 500;
     // Acknowledged spans may wait in the ingest stage during a checkpoint; wait until they are in.
     await expect.poll(countSpans, { timeout: 30_000 }).toBe(total);
+    // …and until the rollup refresh has summarized every trace into a request.
+    const traces = await scalar('SELECT count(DISTINCT trace_id) FROM spans');
+    await expect
+      .poll(() => scalar('SELECT count(DISTINCT trace_id) FROM requests'), { timeout: 30_000 })
+      .toBe(traces);
+    const requestsBefore = await scalar('SELECT count(*) FROM requests');
+    const tasksBefore = await scalar('SELECT count(*) FROM tasks');
 
     expect((await api('POST', '/api/retention/run', READ)).status).toBe(403);
     const run = await api('POST', '/api/retention/run', ADMIN);
@@ -80,6 +86,14 @@ describe('retention through the API and the CLI', () => {
     expect(spans).toMatchObject({ target: 'spans', rowsExported: 400 });
     expect(spans.files[0]).toMatch(/^spans\/date=2025-03-01\/hour=00\//);
     expect(await countSpans()).toBe(total);
+    // The rollups of the first hour left the table for Parquet and still read back through the views.
+    const rollups = (run.body.targets as { target: string; rowsExported: number }[]).find(
+      (t) => t.target === 'request_facts',
+    )!;
+    expect(rollups.rowsExported).toBeGreaterThan(0);
+    expect(await scalar('SELECT count(*) FROM request_facts')).toBe(requestsBefore - rollups.rowsExported);
+    expect(await scalar('SELECT count(*) FROM requests')).toBe(requestsBefore);
+    expect(await scalar('SELECT count(*) FROM tasks')).toBe(tasksBefore);
 
     const storage = await api('GET', '/api/storage', READ);
     expect(storage.status).toBe(200);

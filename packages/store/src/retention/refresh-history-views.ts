@@ -4,7 +4,7 @@ import { STAGE_CATALOG } from '../ingest-stage.ts';
 import { RETENTION_TARGETS } from './retention-targets.ts';
 
 /**
- * Points `spans` and `metric_points` at the live table plus its exported Parquet history, or at
+ * Points `spans`, `metric_points` and `request_history` at the live table plus its exported Parquet history, or at
  * the live table alone while no file exists (read_parquet on a glob that matches nothing fails).
  * UNION ALL BY NAME keeps the live table's column list and order, so views built on `spans`
  * (requests, tasks) see the same columns either way; columns added to the table after a file was
@@ -15,9 +15,8 @@ export async function refreshHistoryViews(
   exportDir: string | null,
 ): Promise<void> {
   for (const target of RETENTION_TARGETS) {
-    if (!target.view) continue;
     const hasFiles = exportDir !== null && listExportFiles(exportDir, target.name).length > 0;
-    const live = liveRows(target.table);
+    const live = target.staged ? liveRows(target.table) : `SELECT * FROM ${target.table}`;
     const sql = hasFiles
       ? `${live} UNION ALL BY NAME SELECT * EXCLUDE (date, hour) FROM read_parquet(${quote(exportGlob(exportDir!, target.name))}, hive_partitioning = true)`
       : live;

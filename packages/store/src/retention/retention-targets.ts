@@ -1,5 +1,6 @@
-// The tables retention exports and trims. Raw spans and metric points have views that keep
-// exported history queryable; rollups are trimmed on their own, longer TTL.
+// The tables retention exports and trims, each with a view that keeps its exported history
+// queryable: spans and metric_points for the raw telemetry, request_history (behind the requests
+// and tasks views) for the per-request rollups, which are trimmed on their own, longer TTL.
 
 export type RetentionTargetName = 'spans' | 'metric_points' | 'request_facts';
 
@@ -8,14 +9,28 @@ export interface RetentionTarget {
   table: string;
   /** Event time in ns since the epoch; also what the Parquet files are partitioned by. */
   timeColumn: string;
-  /** The documented view over the table, redefined to include exported history; null for rollups. */
-  view: string | null;
+  /** The view over the table, redefined to include exported history. */
+  view: string;
+  /** Whether the ingest stage holds acknowledged rows of this table during a checkpoint. */
+  staged: boolean;
 }
 
 export const RETENTION_TARGETS: readonly RetentionTarget[] = [
-  { name: 'spans', table: 'span_store', timeColumn: 'start_ns', view: 'spans' },
-  { name: 'metric_points', table: 'metric_store', timeColumn: 'time_ns', view: 'metric_points' },
-  { name: 'request_facts', table: 'request_facts', timeColumn: 'start_ns', view: null },
+  { name: 'spans', table: 'span_store', timeColumn: 'start_ns', view: 'spans', staged: true },
+  {
+    name: 'metric_points',
+    table: 'metric_store',
+    timeColumn: 'time_ns',
+    view: 'metric_points',
+    staged: true,
+  },
+  {
+    name: 'request_facts',
+    table: 'request_facts',
+    timeColumn: 'start_ns',
+    view: 'request_history',
+    staged: false,
+  },
 ];
 
 export function retentionTarget(name: RetentionTargetName): RetentionTarget {
