@@ -35,6 +35,7 @@ import { registerRequestLogging, requestIdFor } from './observability/request-id
 import { createSelfMetrics } from './observability/self-metrics.ts';
 import { type RetentionScheduler, createRetentionScheduler } from './retention/retention-scheduler.ts';
 import type { IngestPipeline } from './otlp/ingest-pipeline.ts';
+import { createIngestStageMetricsProvider } from './otlp/ingest-stage-metrics.ts';
 import { otlpHttpPlugin } from './otlp/otlp-http-plugin.ts';
 
 /** Limits on the HTTP listener: slow or idle clients must not hold connections for good. */
@@ -47,12 +48,14 @@ export interface HttpLimits {
   maxConnections: number;
 }
 
-export const DEFAULT_HTTP_LIMITS: HttpLimits = {
-  // Room for a 64 MiB OTLP body on a slow link; far below "never" (Fastify's default is 0).
-  requestTimeoutMs: 60_000,
-  headersTimeoutMs: 10_000,
-  maxConnections: 2_048,
-};
+/** The listener limits of `server:` (request_timeout_ms defaults to room for a 64 MiB OTLP body on a slow link; Fastify's own default is "never"). */
+export function httpLimitsFrom(server: GovernorConfig['server']): HttpLimits {
+  return {
+    requestTimeoutMs: server.request_timeout_ms,
+    headersTimeoutMs: server.headers_timeout_ms,
+    maxConnections: server.max_connections,
+  };
+}
 
 export interface AppOptions {
   config: GovernorConfig;
@@ -80,7 +83,7 @@ export interface AppOptions {
 /** Builds the Fastify app; main.ts only reads config and listens. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config, store, pipeline } = options;
-  const limits: HttpLimits = { ...DEFAULT_HTTP_LIMITS, ...options.http };
+  const limits: HttpLimits = { ...httpLimitsFrom(options.config.server), ...options.http };
   const app = Fastify({
     // Node checks request and header timeouts on an interval (30 s by default): check every
     // second so a slow upload is cut near its deadline.
@@ -146,6 +149,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const metrics = options.metrics ?? createMetricsRegistry();
   metrics.register('signals', createSignalsMetricsProvider(signals, config));
   metrics.register('ingest', createIngestMetricsProvider(pipeline.counters, store));
+  metrics.register('ingest_stages', createIngestStageMetricsProvider(store));
   await app.register(signalsPlugin, { signals, config });
   await app.register(tracesPlugin, { signals });
   await app.register(tasksPlugin, { signals, config });

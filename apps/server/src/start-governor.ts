@@ -5,6 +5,7 @@ import {
   createActuatorsFromConfig,
   createControlEngine,
   createDuckDbRepository,
+  createDuckDbRollbackStore,
   createEngineWorkReader,
   createRequestArrivalsReader,
   createPrefillSpeedReader,
@@ -53,7 +54,7 @@ export interface StartOptions {
   logger?: boolean | object;
   /** Source of GOVERNOR_ADMIN_TOKEN, GOVERNOR_TOKENS and token_env variables; default process.env. */
   env?: NodeJS.ProcessEnv;
-  /** HTTP listener limits; default DEFAULT_HTTP_LIMITS. */
+  /** HTTP listener limits over those of `server:` in the config (tests shorten them). */
   http?: Partial<HttpLimits>;
 }
 
@@ -93,7 +94,14 @@ export async function startGovernor({ config, logger, env, http }: StartOptions)
       readPrefillSpeed: createPrefillSpeedReader(store),
       readEngineWork: createEngineWorkReader(store),
       readRequestArrivals: createRequestArrivalsReader(store),
-      actuators: createActuatorsFromConfig(config.actuators, env ?? process.env, config.pools),
+      // The values rollbacks restore live in the store, so a restart between apply and verify keeps them.
+      actuators: createActuatorsFromConfig(
+        config.actuators,
+        env ?? process.env,
+        config.pools,
+        undefined,
+        createDuckDbRollbackStore(store),
+      ),
       onEvent: (event) => events.publish(event),
       onError: (error) => log.error({ err: error }, 'control tick failed'),
     });
@@ -182,7 +190,7 @@ export async function startGovernor({ config, logger, env, http }: StartOptions)
     refresh: () =>
       traceIfWorked(
         'governor.signals.rollup_refresh',
-        () => signals.refresh(),
+        () => store.ingestCpu.measureBackground('rollup_refresh', () => signals.refresh()),
         (done) =>
           done === null
             ? null

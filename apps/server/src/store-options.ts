@@ -6,5 +6,11 @@ import type { StoreOptions } from '@governor/store';
  * `governor replay` and `governor retention run --offline` open the data directory alike.
  */
 export function storeOptionsFrom(server: ServerConfig, dataDir: string = server.data_dir): StoreOptions {
-  return { dataDir, memoryLimit: server.duckdb_memory_limit, threads: server.duckdb_threads };
+  return {
+    dataDir,
+    memoryLimit: server.duckdb_memory_limit,
+    threads: server.duckdb_threads,
+    readDeadlineMs: server.read_deadline_ms,
+    maxWaitingReads: server.max_waiting_reads,
+  };
 }

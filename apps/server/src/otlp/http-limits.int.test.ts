@@ -19,10 +19,18 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'governor-limits-'));
   governor = await startGovernor({
     config: GovernorConfig.parse({
-      server: { host: '127.0.0.1', http_port: 0, grpc_port: 0, data_dir: dir },
+      server: {
+        host: '127.0.0.1',
+        http_port: 0,
+        grpc_port: 0,
+        data_dir: dir,
+        // Set as an operator would, in the config file's `server:` section.
+        request_timeout_ms: LIMITS.requestTimeoutMs,
+        headers_timeout_ms: LIMITS.headersTimeoutMs,
+        max_connections: LIMITS.maxConnections,
+      },
     }),
     env: {},
-    http: LIMITS,
   });
   port = Number(new URL(governor.httpUrl).port);
 });

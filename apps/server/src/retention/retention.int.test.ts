@@ -61,7 +61,7 @@ async function ingest(startNs: bigint, spans: number, seed: number) {
 }
 
 const scalar = async (sql: string) =>
-  ((await api('POST', '/api/sql', READ, { sql })).body.rows as number[][])[0]![0];
+  Number(((await api('POST', '/api/sql', READ, { sql })).body.rows as number[][])[0]![0]);
 const countSpans = () => scalar('SELECT count(*) FROM spans');
 
 describe('retention through the API and the CLI', () => {

@@ -84,6 +84,42 @@ export const ServerConfig = z
       .describe(
         'Seconds between scheduled DuckDB CHECKPOINTs, which fold the write-ahead log into the database file.',
       ),
+    read_deadline_ms: z
+      .number()
+      .int()
+      .positive()
+      .default(30_000)
+      .describe(
+        'An internal read (signals, traces, alerts, the control loop), waiting for one of the three readers included, is interrupted past this and answered 503 GOV_ERR_READ_TIMEOUT: one heavy read cannot hold the readers.',
+      ),
+    max_waiting_reads: z
+      .number()
+      .int()
+      .positive()
+      .default(64)
+      .describe(
+        'Internal reads allowed to wait for a reader; more are answered 503 GOV_ERR_READ_BUSY at once.',
+      ),
+    request_timeout_ms: z
+      .number()
+      .int()
+      .positive()
+      .default(60_000)
+      .describe(
+        'A request (headers and body) must arrive within this or is answered 408: a slow uploader cannot hold a connection open forever.',
+      ),
+    headers_timeout_ms: z
+      .number()
+      .int()
+      .positive()
+      .default(10_000)
+      .describe("A request's headers must arrive within this."),
+    max_connections: z
+      .number()
+      .int()
+      .positive()
+      .default(2_048)
+      .describe('Open HTTP connections (SSE subscribers included) past this are refused at accept.'),
     insecure: z
       .boolean()
       .default(false)
@@ -184,6 +220,13 @@ export const PoolConfig = z
           .string()
           .optional()
           .describe("Service the HTTPRoute's backendRefs name for this pool; unset, the workload name."),
+        inference_pool: z
+          .string()
+          .min(1)
+          .optional()
+          .describe(
+            "llm-d / Gateway API Inference Extension: the InferencePool (inference.networking.k8s.io/v1) the HTTPRoute's backendRefs name for this pool; set, traffic weights go to that backendRef instead of the Service's.",
+          ),
       })
       .strict()
       .optional()
