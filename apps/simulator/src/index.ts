@@ -24,6 +24,14 @@ export { resolveDataDir } from './workload/read-data-file.ts';
 export { SCENARIO_NAMES, isScenarioName, planScenario } from './faults/fault-plan.ts';
 export type { ScenarioName, FaultKind, FaultSpec, FaultTarget } from './faults/fault-plan.ts';
 export { POLICY_NAMES, isPolicyName } from './policies/create-policy.ts';
+export {
+  ORACLE_TARGET_UTILIZATIONS,
+  findOracleAtGoodput,
+  runHindsightOracle,
+} from './oracle/run-hindsight-oracle.ts';
+export type { OraclePoint } from './oracle/run-hindsight-oracle.ts';
+export { planOracleSchedule, computeScheduleCostUsd } from './oracle/plan-oracle-schedule.ts';
+export type { OracleSchedule, PoolSchedule, OracleScheduleOptions } from './oracle/plan-oracle-schedule.ts';
 export type { PolicyName } from './policies/create-policy.ts';
 export {
   createDefaultFleet,

@@ -8,7 +8,7 @@ import { FAULT_PARAMS, planScenario } from './faults/fault-plan.ts';
 import type { ScenarioName } from './faults/fault-plan.ts';
 import { createDefaultFleet } from './fleet/fleet-spec.ts';
 import type { FleetSpec } from './fleet/fleet-spec.ts';
-import { applyPolicy } from './policies/create-policy.ts';
+import { DEFAULT_ORACLE_TARGET_UTILIZATION, applyPolicy } from './policies/create-policy.ts';
 import type { PolicyName } from './policies/create-policy.ts';
 import { Simulation } from './sim/simulation.ts';
 import type { RunSummary, LockstepSummary } from './summary/run-summary.ts';
@@ -61,6 +61,8 @@ export interface SimulationOptions {
   faultDurationMs?: number;
   faultTarget?: string;
   reversalWindowMs?: number;
+  /** With policy `oracle`: the share of each replica its schedule plans to use (default 0.7). */
+  oracleTargetUtilization?: number;
   onProgress?: (progress: RunProgress) => void;
   onActuatorListening?: (url: string) => void;
   /** Warnings and lockstep errors (default: stderr). */
@@ -125,7 +127,16 @@ export async function runSimulation(options: SimulationOptions): Promise<RunSumm
     );
     workload.tasks = [...workload.tasks, ...surge].sort((a, b) => a.startMs - b.startMs);
   }
-  const autoscaler = applyPolicy(policy, fleet, workload, durationMs);
+  const drainMs = options.drainMs ?? 600_000;
+  const autoscaler = applyPolicy(policy, fleet, workload, {
+    durationMs,
+    drainMs,
+    faults,
+    oracle: {
+      intervalMs: options.controlIntervalMs ?? 30_000,
+      targetUtilization: options.oracleTargetUtilization ?? DEFAULT_ORACLE_TARGET_UTILIZATION,
+    },
+  });
 
   const lockstepUrl = options.lockstep ?? null;
   // Governor serves OTLP and its API on one port, so lockstep defaults the telemetry target to it.
@@ -146,7 +157,7 @@ export async function runSimulation(options: SimulationOptions): Promise<RunSumm
     workload,
     fleet,
     durationMs,
-    drainMs: options.drainMs ?? 600_000,
+    drainMs,
     faults,
     metricsIntervalMs: options.governorAttributes ? (options.metricsIntervalMs ?? 10_000) : 0,
     scrapeIntervalMs: options.governorAttributes ? 0 : (options.metricsIntervalMs ?? 15_000),

@@ -2,8 +2,8 @@ import type { FleetSpec, PoolSpec } from '../fleet/fleet-spec.ts';
 import { PREFIX_BLOCK_TOKENS, countPrefixBlocks, getPrefixBlock } from '../workload/workload-types.ts';
 import type { Workload, WorkloadTask } from '../workload/workload-types.ts';
 
-/** Batch size assumed when sharing a decode step's cost between sequences. */
-const ASSUMED_DECODE_BATCH = 16;
+/** Batch size assumed when sharing a decode step's cost between sequences (static sizing, the oracle). */
+export const ASSUMED_DECODE_BATCH = 16;
 /** Sizing leaves this much headroom: replicas = ⌈load / 0.7⌉. */
 const TARGET_LOAD = 0.7;
 const WINDOW_MS = 60_000;
