@@ -11,23 +11,35 @@ export type {
 export type { AuditView } from './engine/to-api.ts';
 export { DEFAULT_TUNING } from './engine/control-tuning.ts';
 export type { ControlTuning } from './engine/control-tuning.ts';
-export type { SignalsReader, SnapshotQuery } from './signals-reader.ts';
-export { createReadyReplicasReader } from './read-ready-replicas.ts';
-export { createEngineWorkReader, type EngineWork, type EngineWorkReader } from './read-engine-work.ts';
+// The readers live in @governor/signals (data walks store → signals → control); named here too
+// because the engine's options take them.
 export {
   MAX_ARRIVALS_PER_POOL,
-  createRequestArrivalsReader,
-  type RequestArrival,
-  type RequestArrivalsReader,
-} from './read-request-arrivals.ts';
-export {
+  createEngineWorkReader,
   createPrefillSpeedReader,
-  type PrefillSpeed,
-  type PrefillSpeedReader,
-} from './read-prefill-speed.ts';
+  createReadyReplicasReader,
+  createRequestArrivalsReader,
+} from '@governor/signals';
+export type {
+  EngineWork,
+  EngineWorkReader,
+  PrefillSpeed,
+  PrefillSpeedReader,
+  ReadyReplicasReader,
+  RequestArrival,
+  RequestArrivalsReader,
+  SignalsReader,
+  SnapshotQuery,
+} from '@governor/signals';
 export { createDuckDbRepository } from './state/create-duckdb-repository.ts';
 export { createMemoryRepository } from './state/create-memory-repository.ts';
 export type { ControlRepository } from './state/control-repository.ts';
+export {
+  createDuckDbRollbackStore,
+  createMemoryRollbackStore,
+  type RollbackStore,
+  type RollbackValue,
+} from './state/rollback-store.ts';
 export { createActuatorsFromConfig } from './actuators/create-actuators-from-config.ts';
 export { createHttpActuator } from './actuators/create-http-actuator.ts';
 export { createKubernetesActuator } from './actuators/kubernetes/create-kubernetes-actuator.ts';

@@ -1,8 +1,13 @@
 import type { GovernorConfig, SignalGroup } from '@governor/conventions';
-import type { EngineWork, EngineWorkReader } from './read-engine-work.ts';
-import type { PrefillSpeed, PrefillSpeedReader } from './read-prefill-speed.ts';
-import type { RequestArrival, RequestArrivalsReader } from './read-request-arrivals.ts';
-import type { SignalsReader } from './signals-reader.ts';
+import type {
+  EngineWork,
+  EngineWorkReader,
+  PrefillSpeed,
+  PrefillSpeedReader,
+  RequestArrival,
+  RequestArrivalsReader,
+  SignalsReader,
+} from '@governor/signals';
 
 // One tick's view of the fleet: each pool's signals over the control window (steady state) and over
 // a short window (what changed in the last interval or two), joined with its configuration.
@@ -59,13 +64,13 @@ export interface FleetObservation {
 
 export interface ObserveOptions {
   signals: SignalsReader;
-  /** Ready replicas per pool at `atNs` (see read-ready-replicas.ts); omitted in tests without gauges. */
+  /** Ready replicas per pool at `atNs` (see createReadyReplicasReader in @governor/signals); omitted in tests without gauges. */
   readReadyReplicas?: (atNs: bigint) => Promise<Map<string, number>>;
-  /** Prefill ms per prompt token per pool (see read-prefill-speed.ts); omitted when spans carry none. */
+  /** Prefill ms per prompt token per pool (see createPrefillSpeedReader); omitted when spans carry none. */
   readPrefillSpeed?: PrefillSpeedReader;
-  /** Engine work per pool (see read-engine-work.ts); omitted when the fleet sends no runtime counters. */
+  /** Engine work per pool (see createEngineWorkReader); omitted when the fleet sends no runtime counters. */
   readEngineWork?: EngineWorkReader;
-  /** Each pool's recent requests (see read-request-arrivals.ts); omitted when spans carry no prefill. */
+  /** Each pool's recent requests (see createRequestArrivalsReader); omitted when spans carry no prefill. */
   readRequestArrivals?: RequestArrivalsReader;
   config: GovernorConfig;
   atNs: bigint;

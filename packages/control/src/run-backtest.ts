@@ -1,9 +1,11 @@
 import type { GovernorConfig, Recommendation } from '@governor/conventions';
-import type { EngineWorkReader } from './read-engine-work.ts';
-import type { RequestArrivalsReader } from './read-request-arrivals.ts';
-import type { PrefillSpeedReader } from './read-prefill-speed.ts';
+import type {
+  EngineWorkReader,
+  PrefillSpeedReader,
+  RequestArrivalsReader,
+  SignalsReader,
+} from '@governor/signals';
 import { createControlEngine } from './engine/create-control-engine.ts';
-import type { SignalsReader } from './signals-reader.ts';
 import { createMemoryRepository } from './state/create-memory-repository.ts';
 import { secondsToNs } from './time.ts';
 

@@ -10,6 +10,27 @@ export type {
   TaskQuery,
 } from './create-signals.ts';
 export { readSignalValue } from './read-signal-value.ts';
+export type { SignalsReader, SnapshotQuery } from './control-readers/signals-reader.ts';
+export {
+  createReadyReplicasReader,
+  type ReadyReplicasReader,
+} from './control-readers/read-ready-replicas.ts';
+export {
+  createEngineWorkReader,
+  type EngineWork,
+  type EngineWorkReader,
+} from './control-readers/read-engine-work.ts';
+export {
+  MAX_ARRIVALS_PER_POOL,
+  createRequestArrivalsReader,
+  type RequestArrival,
+  type RequestArrivalsReader,
+} from './control-readers/read-request-arrivals.ts';
+export {
+  createPrefillSpeedReader,
+  type PrefillSpeed,
+  type PrefillSpeedReader,
+} from './control-readers/read-prefill-speed.ts';
 export { HOP_KEYS } from './signal-group.ts';
 export type {
   HopKey,

@@ -2,7 +2,7 @@ import type { SignalGroup } from '@governor/conventions';
 import type { PoolLearning, ScopeMetrics } from '../engine/control-types.ts';
 import type { ControlTuning } from '../engine/control-tuning.ts';
 import { predictBusyMs } from '../engine/fit-engine-time.ts';
-import type { EngineWork } from '../read-engine-work.ts';
+import type { EngineWork } from '@governor/signals';
 import type { FleetObservation, PoolView } from '../observe-fleet.ts';
 
 // Readings every policy shares: how much of TTFT is queueing, how busy a pool is, how a scope is doing.

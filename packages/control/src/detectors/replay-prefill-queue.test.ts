@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { RequestArrival } from '../read-request-arrivals.ts';
+import type { RequestArrival } from '@governor/signals';
 import { replayAtReplicas, replayPrefillWaits } from './replay-prefill-queue.ts';
 
 const MS_PER_TOKEN = 0.5;

@@ -1,4 +1,4 @@
-import type { RequestArrival } from '../read-request-arrivals.ts';
+import type { RequestArrival } from '@governor/signals';
 
 // Would N−k replicas hold the SLO? Not a question the mean load answers: a vLLM replica prefills in
 // arrival order (chunked prefill gives the batch's token budget to the oldest prompt first), so one

@@ -18,10 +18,12 @@ import { assessPoolAgainstPeers } from '../detectors/detect-pool-outliers.ts';
 import { readScaleReadiness } from '../detectors/detect-scale.ts';
 import { minJudgedRequests, summarizeScope } from '../detectors/pool-signals.ts';
 import { type FleetObservation, observeFleet } from '../observe-fleet.ts';
-import type { PrefillSpeedReader } from '../read-prefill-speed.ts';
-import type { EngineWorkReader } from '../read-engine-work.ts';
-import type { RequestArrivalsReader } from '../read-request-arrivals.ts';
-import type { SignalsReader } from '../signals-reader.ts';
+import type {
+  EngineWorkReader,
+  PrefillSpeedReader,
+  RequestArrivalsReader,
+  SignalsReader,
+} from '@governor/signals';
 import type { ControlRepository } from '../state/control-repository.ts';
 import { formatTargetKey, parseTargetKey } from '../target-key.ts';
 import { nsToIso, secondsToNs } from '../time.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { EngineWork } from '../read-engine-work.ts';
+import type { EngineWork } from '@governor/signals';
 import { addEngineWindow, type EngineTimeFit, predictBusyMs, solveEngineFit } from './fit-engine-time.ts';
 
 // A batched engine: 10 ms per step, 0.2 ms per prompt token, 0.03 ms per sequence-token decoded.

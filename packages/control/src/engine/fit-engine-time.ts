@@ -1,4 +1,4 @@
-import type { EngineWork } from '../read-engine-work.ts';
+import type { EngineWork } from '@governor/signals';
 
 // How long a pool's engines take for the work they do. A continuously batched engine's step costs a
 // fixed overhead, plus time per prompt token it prefills, plus time per sequence it decodes a token

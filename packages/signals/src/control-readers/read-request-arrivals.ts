@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import type { Store } from '@governor/store';
+import { loadSql } from '../load-sql.ts';
 
-const SQL = readFileSync(new URL('./read-request-arrivals.sql', import.meta.url), 'utf8');
+const SQL = loadSql(import.meta.url, 'read-request-arrivals.sql');
 
 /** One request as it met a pool (see read-request-arrivals.sql). */
 export interface RequestArrival {

@@ -1,7 +1,7 @@
 import type { GroupDimension, SignalsSnapshot } from '@governor/conventions';
 
 /**
- * The part of @governor/signals the control loop reads. Structural, so the real `Signals`
+ * The part of `Signals` the control loop reads. Structural, so the real `Signals`
  * satisfies it and replay can hand in the same object over a stored history.
  */
 export interface SignalsReader {

@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import type { Store } from '@governor/store';
+import { loadSql } from '../load-sql.ts';
 
-const SQL = readFileSync(new URL('./read-engine-work.sql', import.meta.url), 'utf8');
+const SQL = loadSql(import.meta.url, 'read-engine-work.sql');
 
 /** What a pool's engines did over a window (see read-engine-work.sql). */
 export interface EngineWork {

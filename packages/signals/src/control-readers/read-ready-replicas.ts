@@ -1,7 +1,10 @@
-import { readFileSync } from 'node:fs';
 import type { Store } from '@governor/store';
+import { loadSql } from '../load-sql.ts';
 
-const SQL = readFileSync(new URL('./read-ready-replicas.sql', import.meta.url), 'utf8');
+const SQL = loadSql(import.meta.url, 'read-ready-replicas.sql');
+
+/** Replicas serving per pool at an event time. */
+export type ReadyReplicasReader = (atNs: bigint) => Promise<Map<string, number>>;
 
 /**
  * Ready replicas per pool: a scale-up has taken effect once the new replicas serve (report runtime
@@ -10,7 +13,7 @@ const SQL = readFileSync(new URL('./read-ready-replicas.sql', import.meta.url), 
 export function createReadyReplicasReader(
   store: Pick<Store, 'query'>,
   lookbackMs = 60_000,
-): (atNs: bigint) => Promise<Map<string, number>> {
+): ReadyReplicasReader {
   return async (atNs) => {
     const rows = await store.query<{ pool: string; ready: number }>(SQL, {
       from_ns: atNs - BigInt(lookbackMs) * 1_000_000n,

@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import type { Store } from '@governor/store';
+import { loadSql } from '../load-sql.ts';
 
-const SQL = readFileSync(new URL('./read-prefill-speed.sql', import.meta.url), 'utf8');
+const SQL = loadSql(import.meta.url, 'read-prefill-speed.sql');
 
 /** A pool's prefill speed over a window (see read-prefill-speed.sql). */
 export interface PrefillSpeed {
