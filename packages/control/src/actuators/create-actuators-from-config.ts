@@ -1,5 +1,6 @@
 import type { ActuatorConfig, PoolConfig } from '@governor/conventions';
 import { KubeConfig } from '@kubernetes/client-node';
+import { createMemoryRollbackStore, type RollbackStore } from '../state/rollback-store.ts';
 import type { QueuedActuator } from './create-delivery-queue.ts';
 import { createHttpActuator } from './create-http-actuator.ts';
 import { createKubernetesActuator } from './kubernetes/create-kubernetes-actuator.ts';
@@ -7,18 +8,20 @@ import { createKubernetesActuator } from './kubernetes/create-kubernetes-actuato
 /**
  * Builds the configured actuators; a `secret_env` that is unset is an error, not an unsigned webhook.
  * A kubernetes actuator takes its credentials from `loadKubeConfig` (by default the client's
- * `loadFromDefault`: KUBECONFIG, else ~/.kube/config, else the pod's service account).
+ * `loadFromDefault`: KUBECONFIG, else ~/.kube/config, else the pod's service account) and keeps the
+ * values its rollbacks restore in `rollbackStore` (a running Governor passes the DuckDB one).
  */
 export function createActuatorsFromConfig(
   configs: readonly ActuatorConfig[],
   env: NodeJS.ProcessEnv = process.env,
   pools: readonly PoolConfig[] = [],
   loadKubeConfig: () => KubeConfig = loadDefaultKubeConfig,
+  rollbackStore: RollbackStore = createMemoryRollbackStore(),
 ): QueuedActuator[] {
   return configs.map((config) => ({
     actuator:
       config.type === 'kubernetes'
-        ? createKubernetesActuator({ config, pools, kubeConfig: loadKubeConfig() })
+        ? createKubernetesActuator({ config, pools, kubeConfig: loadKubeConfig(), rollbackStore })
         : createHttpActuator({ config, secrets: resolveSecrets(config, env) }),
     maxAttempts: config.max_attempts,
     backoffMs: config.backoff_ms,

@@ -3,11 +3,14 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Ajv } from 'ajv';
 
-// A test stand-in for the Kubernetes API server: the scale subresource and HTTPRoute endpoints the
-// kubernetes actuator uses, with merge-patch semantics, dryRun=All, resourceVersion preconditions
-// (409) and fieldValidation=Strict. Every PATCH result is validated against the Kubernetes OpenAPI
-// schema of the resource (fixtures/kubernetes-schemas.json, sources noted inside); an invalid one is
-// answered 422 like the real server. Objects and every request are kept for the test to inspect.
+// A test stand-in for the Kubernetes API server: the endpoints the kubernetes actuator uses — the
+// scale subresource, Gateway API HTTPRoutes and the Gateway API Inference Extension's InferencePools
+// (GET and PATCH on each) — with merge-patch semantics, dryRun=All, resourceVersion preconditions
+// (409) and fieldValidation=Strict. The objects a test starts with and every PATCH result are
+// validated against the OpenAPI schema of their resource (fixtures/kubernetes-schemas.json, sources
+// and versions noted inside: the Kubernetes openapi-spec, the Gateway API and GIE CRDs); an invalid
+// result is answered 422 like the real server. Objects and every request are kept for the test to
+// inspect.
 
 const schemas = JSON.parse(
   readFileSync(new URL('./fixtures/kubernetes-schemas.json', import.meta.url), 'utf8'),
@@ -35,6 +38,36 @@ ajv.addFormat('date-time', (s: string) => !Number.isNaN(Date.parse(s)));
 ajv.addSchema({ $id: 'k8s', $defs: strict(schemas.$defs) });
 const validateScale = ajv.getSchema('k8s#/$defs/io.k8s.api.autoscaling.v1.Scale')!;
 const validateRoute = ajv.getSchema('k8s#/$defs/HTTPRoute')!;
+const validateInferencePool = ajv.getSchema('k8s#/$defs/InferencePool')!;
+
+export type KubernetesKind = 'Scale' | 'HTTPRoute' | 'InferencePool';
+
+/** The resource an API path names, by the path's shape. */
+function kindOf(path: string): KubernetesKind | null {
+  if (path.endsWith('/scale')) return 'Scale';
+  if (path.includes('/httproutes/')) return 'HTTPRoute';
+  if (path.includes('/inferencepools/')) return 'InferencePool';
+  return null;
+}
+
+/**
+ * The schema, plus the one CEL rule of the HTTPRoute CRD that matters here (ajv does not run CEL):
+ * a backendRef to a Service (empty group, kind Service — both defaults) must name a port; one to an
+ * InferencePool need not.
+ */
+function schemaErrors(kind: KubernetesKind, object: unknown): string | null {
+  const validate = { Scale: validateScale, HTTPRoute: validateRoute, InferencePool: validateInferencePool }[
+    kind
+  ];
+  if (!validate(object)) return ajv.errorsText(validate.errors);
+  if (kind !== 'HTTPRoute') return null;
+  const rules = (object as { spec?: { rules?: { backendRefs?: Record<string, unknown>[] }[] } }).spec?.rules;
+  for (const [i, rule] of (rules ?? []).entries())
+    for (const [j, ref] of (rule.backendRefs ?? []).entries())
+      if ((ref.group ?? '') === '' && (ref.kind ?? 'Service') === 'Service' && ref.port === undefined)
+        return `spec.rules[${i}].backendRefs[${j}]: Must have port for Service reference`;
+  return null;
+}
 
 export interface RecordedRequest {
   method: string;
@@ -77,16 +110,24 @@ export interface FakeKubernetesApi {
   forbid(path: string): void;
   /** Someone else writes the object between the actuator's GET and its PATCH. */
   writeConcurrentlyAfterNextGet(path: string): void;
+  /** The next real (not dry-run) PATCH of this path is stored, but answered with `code` (a timeout after the write). */
+  storeButFailNextPatch(path: string, code: number): void;
   close(): Promise<void>;
 }
 
 export async function startFakeKubernetesApi(
   initial: Record<string, StoredObject>,
 ): Promise<FakeKubernetesApi> {
+  for (const [path, object] of Object.entries(initial)) {
+    const kind = kindOf(path);
+    const errors = kind ? schemaErrors(kind, object) : `no schema for ${path}`;
+    if (errors) throw new Error(`test object ${path} is not a valid ${kind ?? 'object'}: ${errors}`);
+  }
   const objects = new Map(Object.entries(initial).map(([p, o]) => [p, structuredClone(o)]));
   const requests: RecordedRequest[] = [];
   const forbidden = new Set<string>();
   const concurrent = new Set<string>();
+  const failAfterStore = new Map<string, number>();
   let version = 100;
 
   const server: Server = createServer((req, res) => {
@@ -117,7 +158,7 @@ export async function startFakeKubernetesApi(
           status(
             403,
             'Forbidden',
-            `${plural} "${name}" is forbidden: User "system:serviceaccount:governor:governor" cannot patch resource "${plural}"`,
+            `${plural} "${name}" is forbidden: User "system:serviceaccount:governor:governor" cannot ${req.method === 'GET' ? 'get' : 'patch'} resource "${plural}"`,
           ),
         );
       const stored = objects.get(url.pathname);
@@ -145,17 +186,21 @@ export async function startFakeKubernetesApi(
           ),
         );
       const next = mergePatch(stored, patch) as StoredObject;
-      const validate = url.pathname.endsWith('/scale') ? validateScale : validateRoute;
-      if (!validate(next))
-        return reply(
-          422,
-          status(422, 'Invalid', `${plural} "${name}" is invalid: ${ajv.errorsText(validate.errors)}`),
-        );
+      const errors = schemaErrors(kindOf(url.pathname)!, next);
+      if (errors) return reply(422, status(422, 'Invalid', `${plural} "${name}" is invalid: ${errors}`));
       if (url.searchParams.get('dryRun') === 'All') return reply(200, next);
       next.metadata.resourceVersion = String(++version);
       if (url.pathname.endsWith('/scale'))
         (next as { status?: unknown }).status = (stored as { status?: unknown }).status;
       objects.set(url.pathname, next);
+      const failWith = failAfterStore.get(url.pathname);
+      if (failWith !== undefined) {
+        failAfterStore.delete(url.pathname);
+        return reply(
+          failWith,
+          status(failWith, 'Timeout', 'the request timed out after the object was stored'),
+        );
+      }
       reply(200, next);
     });
   });
@@ -167,6 +212,7 @@ export async function startFakeKubernetesApi(
     objects,
     forbid: (path) => forbidden.add(path),
     writeConcurrentlyAfterNextGet: (path) => concurrent.add(path),
+    storeButFailNextPatch: (path, code) => failAfterStore.set(path, code),
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
@@ -176,6 +222,6 @@ export async function startFakeKubernetesApi(
 }
 
 /** Validates an object against a fixture schema, for tests that check the fixtures themselves. */
-export function isValidKubernetesObject(kind: 'Scale' | 'HTTPRoute', object: unknown): boolean {
-  return Boolean((kind === 'Scale' ? validateScale : validateRoute)(object));
+export function isValidKubernetesObject(kind: KubernetesKind, object: unknown): boolean {
+  return schemaErrors(kind, object) === null;
 }
