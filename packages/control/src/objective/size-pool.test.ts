@@ -1,0 +1,101 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { RequestArrival } from '@governor/signals';
+import { createPoolModel } from '../model/predict-pool.ts';
+import { sizePool } from './size-pool.ts';
+
+const MS_PER_TOKEN = 0.2;
+
+/** Requests as a FCFS pool of `replicas` served them (TTFT = wait + prefill + 40 ms). */
+function servedOn(replicas: number, reqs: { gapMs: number; tokens: number }[]): RequestArrival[] {
+  const free = new Array<number>(replicas).fill(0);
+  let at = 0;
+  return reqs.map(({ gapMs, tokens }) => {
+    at += gapMs;
+    free.sort((a, b) => a - b);
+    const start = Math.max(at, free[0]!);
+    free[0] = start + tokens * MS_PER_TOKEN;
+    return { arriveMs: at, uncachedTokens: tokens, ttftMs: start - at + tokens * MS_PER_TOKEN + 40 };
+  });
+}
+
+function modelOf(replicas: number, reqs: { gapMs: number; tokens: number }[]) {
+  return createPoolModel({
+    arrivals: servedOn(replicas, reqs),
+    replicas,
+    ratePerS: 10,
+    msPerToken: MS_PER_TOKEN,
+    sloMs: 1000,
+    successShare: 1,
+    usdPerReplicaHour: 4,
+  })!;
+}
+
+const requests = fc.array(
+  fc.record({ gapMs: fc.integer({ min: 0, max: 300 }), tokens: fc.integer({ min: 1, max: 6000 }) }),
+  { minLength: 20, maxLength: 200 },
+);
+const goal = { attainmentTarget: 0.95, loadFactor: 1, floor: 1, ceiling: 16 };
+
+describe('sizePool', () => {
+  it('sizes for more load with at least as many replicas', () => {
+    fc.assert(
+      fc.property(
+        requests,
+        fc.integer({ min: 1, max: 6 }),
+        fc.double({ min: 1, max: 3, noNaN: true }),
+        (reqs, n, f) => {
+          const model = modelOf(n, reqs);
+          const low = sizePool(model, n, { ...goal, loadFactor: f });
+          const high = sizePool(model, n, { ...goal, loadFactor: f * 1.5 });
+          expect(high.surely).toBeGreaterThanOrEqual(low.surely);
+          expect(high.plausibly).toBeGreaterThanOrEqual(low.plausibly);
+        },
+      ),
+    );
+  });
+
+  it('never scales in below a count whose pessimistic prediction holds the requirement', () => {
+    fc.assert(
+      fc.property(requests, fc.integer({ min: 1, max: 8 }), (reqs, n) => {
+        const model = modelOf(n, reqs);
+        const s = sizePool(model, n, goal);
+        if (s.desired < n) {
+          const p = model.predict(s.desired);
+          expect(p.withinSloShare - p.uncertainty).toBeGreaterThanOrEqual(s.required - 1e-9);
+        }
+        expect(s.plausibly).toBeLessThanOrEqual(s.surely);
+        expect(s.desired).toBeGreaterThanOrEqual(goal.floor);
+        expect(s.desired).toBeLessThanOrEqual(goal.ceiling);
+      }),
+    );
+  });
+
+  it('keeps the count it has while the prediction cannot tell it from its neighbours (hysteresis)', () => {
+    fc.assert(
+      fc.property(requests, fc.integer({ min: 1, max: 8 }), (reqs, n) => {
+        const s = sizePool(modelOf(n, reqs), n, goal);
+        if (n >= s.plausibly && n <= s.surely) expect(s.desired).toBe(n);
+      }),
+    );
+  });
+
+  it('scales a queueing pool up to the count that drains it, and an idle one in', () => {
+    // 2,000-token prompts (400 ms each) every 100 ms: four replicas' worth of prefill.
+    const steady = Array.from({ length: 400 }, () => ({ gapMs: 100, tokens: 2000 }));
+    const short = sizePool(modelOf(2, steady), 2, goal);
+    expect(short.desired).toBeGreaterThanOrEqual(4);
+    expect(short.after.withinSloShare).toBeGreaterThanOrEqual(0.95);
+    const idle = sizePool(modelOf(10, steady), 10, goal);
+    expect(idle.desired).toBeLessThan(10);
+    expect(idle.desired).toBeGreaterThanOrEqual(4);
+  });
+
+  it('asks no more replicas for prompts that miss the SLO on an idle replica', () => {
+    const slow = Array.from({ length: 200 }, (_, i) => ({ gapMs: 1000, tokens: i % 2 ? 10_000 : 200 }));
+    const s = sizePool(modelOf(2, slow), 2, goal);
+    expect(s.required).toBeCloseTo(0.5, 6);
+    expect(s.desired).toBeLessThanOrEqual(2);
+    expect(s.infeasible).toBe(false);
+  });
+});
