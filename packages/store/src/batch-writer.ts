@@ -1,6 +1,8 @@
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import { METRIC_POINT_COLUMNS, type MetricPointRow, SPAN_COLUMNS, type SpanRow } from '@governor/otlp';
 import { createRowAppender } from './append-row.ts';
+import { type IngestCpu, createIngestCpu } from './ingest-cpu/ingest-cpu.ts';
+import { readThreadCpuUs } from './ingest-cpu/thread-cpu-clock.ts';
 import { STAGE_CATALOG, beginStageEpoch, moveStagedRows, readNextStageEpoch } from './ingest-stage.ts';
 
 // Bounded write queue with group commit. Each ingest request enqueues its rows and waits; the
@@ -68,6 +70,8 @@ export interface BatchWriterOptions {
   /** Name of the main database (what `CHECKPOINT <name>` takes). */
   mainCatalog: string;
   now?: () => number;
+  /** Where the writer charges its CPU (stages append, commit, checkpoint). */
+  cpu?: IngestCpu;
 }
 
 export interface BatchWriter {
@@ -116,6 +120,7 @@ export async function createBatchWriter(
 ): Promise<BatchWriter> {
   const now = options.now ?? (() => performance.now());
   const checkpointRows = options.checkpointRows ?? 250_000;
+  const cpu = options.cpu ?? createIngestCpu();
   const appenders: Record<Target, Appenders> = {
     main: { spans: null, metrics: null },
     stage: { spans: null, metrics: null },
@@ -179,12 +184,15 @@ export async function createBatchWriter(
     try {
       const a = await openAppenders(groupTarget);
       let sliceRows = 0;
+      let sliceStartedUs = readThreadCpuUs();
       for (const batch of batches) {
         for (const row of batch.spans) {
           appendSpan(a.spans, row);
           if (++sliceRows >= SLICE_ROWS) {
             sliceRows = 0;
+            cpu.add('append', readThreadCpuUs() - sliceStartedUs, true);
             await yieldToEventLoop();
+            sliceStartedUs = readThreadCpuUs();
           }
         }
         for (const row of batch.metrics) appendMetricPoint(a.metrics, row);
@@ -192,9 +200,12 @@ export async function createBatchWriter(
         spans += batch.spans.length;
         points += batch.metrics.length;
       }
+      cpu.add('append', readThreadCpuUs() - sliceStartedUs, true);
       const flushStarted = now();
-      if (spans > 0) a.spans.flushSync();
-      if (points > 0) a.metrics.flushSync();
+      cpu.measure('commit', () => {
+        if (spans > 0) a.spans.flushSync();
+        if (points > 0) a.metrics.flushSync();
+      });
       const flushMs = now() - flushStarted;
       stats.lastFlushMs = flushMs;
       stats.maxFlushMs = Math.max(stats.maxFlushMs, flushMs);
@@ -243,7 +254,7 @@ export async function createBatchWriter(
    * group in progress is awaited before the database it wrote to is checkpointed or moved from.
    */
   const moveStaged = async () => {
-    await moveStagedRows(maintenance);
+    await cpu.measureBackground('checkpoint', () => moveStagedRows(maintenance));
     stats.spansWritten += stagedSpans;
     stats.metricPointsWritten += stagedPoints;
     stagedSpans = 0;
@@ -262,7 +273,9 @@ export async function createBatchWriter(
     const started = now();
     rowsSinceCheckpoint = 0;
     try {
-      await maintenance.run(`CHECKPOINT "${options.mainCatalog.replaceAll('"', '""')}"`);
+      await cpu.measureBackground('checkpoint', () =>
+        maintenance.run(`CHECKPOINT "${options.mainCatalog.replaceAll('"', '""')}"`),
+      );
       const ms = now() - started;
       stats.checkpoints++;
       stats.lastCheckpointMs = ms;

@@ -4,6 +4,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { DEFAULT_DUCKDB_MEMORY_LIMIT } from '@governor/conventions';
 import { type BatchWriter, createBatchWriter } from './batch-writer.ts';
 import { type ConnectionPool, createConnectionPool } from './connection-pool.ts';
+import { type IngestCpu, createIngestCpu } from './ingest-cpu/ingest-cpu.ts';
 import { STAGE_FILE, attachIngestStage } from './ingest-stage.ts';
 import { type StorageStats, collectStorageStats } from './retention/collect-storage-stats.ts';
 import { refreshHistoryViews } from './retention/refresh-history-views.ts';
@@ -54,6 +55,8 @@ export interface Store {
   readonly dataDir: string;
   readonly exportDir: string | null;
   readonly writer: BatchWriter;
+  /** CPU per ingest stage: the writer charges append, commit and checkpoint; the server the rest. */
+  readonly ingestCpu: IngestCpu;
   /** Internal read: rows as plain objects with JSON-safe values. */
   query<T = Record<string, unknown>>(sql: string, params?: SqlParams): Promise<T[]>;
   /** Internal write (recommendations, alert state…); not for user input. */
@@ -119,8 +122,10 @@ export async function createStore(options: StoreOptions): Promise<Store> {
 
   const writerConnection = await instance.connect();
   const writerMaintenance = await instance.connect();
+  const ingestCpu = createIngestCpu();
   const writer = await createBatchWriter(writerConnection, writerMaintenance, {
     mainCatalog,
+    cpu: ingestCpu,
     checkpointRows: options.checkpointRows,
     maxQueuedRows: options.maxQueuedRows ?? 400_000,
     checkpointIntervalMs: options.checkpointIntervalMs ?? 30_000,
@@ -138,6 +143,7 @@ export async function createStore(options: StoreOptions): Promise<Store> {
     dataDir,
     exportDir,
     writer,
+    ingestCpu,
     query: <T>(sql: string, params?: SqlParams) =>
       readers.use(async (c) => {
         const reader = await c.runAndReadAll(sql, params as never);

@@ -8,6 +8,13 @@ export type { UserQueryResult, UserQueryOptions, UserQueryErrorCode } from './ru
 export { runMigrations } from './run-migrations.ts';
 export { measureAppendRate } from './measure-append-rate.ts';
 export type { AppendRate, AppendRateOptions } from './measure-append-rate.ts';
+export { createIngestCpu } from './ingest-cpu/ingest-cpu.ts';
+export type { IngestCpu, IngestCpuSnapshot } from './ingest-cpu/ingest-cpu.ts';
+export {
+  THREAD_CPU_CLOCK_IS_CPU_TIME,
+  readThreadCpuUs,
+  readThreadId,
+} from './ingest-cpu/thread-cpu-clock.ts';
 export { toJsValue } from './to-js-value.ts';
 export { RETENTION_TARGETS } from './retention/retention-targets.ts';
 export type { RetentionTarget, RetentionTargetName } from './retention/retention-targets.ts';

@@ -70,6 +70,16 @@ export interface IngestBenchResult {
   } | null;
   /** From the server's /metrics after the run, when it exposes them. */
   server: { checkpoints: number; maxCheckpointS: number; flushes: number; maxFlushS: number } | null;
+  /** The raw reference as DataChunk appends (appendDataChunk per 2,048 rows) on the same rows. */
+  rawChunkAppendRowsPerS: number;
+  /** CPU of the appending thread per row in the raw runs: row Appender, DataChunk. */
+  rawCpuUsPerRow: { row: number; chunk: number };
+  /**
+   * CPU µs per acknowledged span of each ingest stage over the timed run, from the server's
+   * governor_ingest_stage_cpu_seconds_total (null when the server does not expose it), and of the
+   * thread groups (main, decode_workers, other).
+   */
+  stages: { stageUsPerSpan: Record<string, number>; threadUsPerSpan: Record<string, number> } | null;
 }
 
 export async function runIngestBench(options: IngestBenchOptions): Promise<IngestBenchResult> {
@@ -106,7 +116,17 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
   const rawCpuBefore = readProcessCpu('self');
   const raw = await measureAppendRate({ dir: rawDir, rows, count: options.rawSpans, flushEvery: 100_000 });
   const rawCpuAfter = readProcessCpu('self');
-  log(`raw DuckDB Appender: ${fmt(raw.rowsPerS)} rows/s`);
+  log(`raw DuckDB Appender: ${fmt(raw.rowsPerS)} rows/s, ${raw.cpuUsPerRow.toFixed(1)} µs CPU/row`);
+  const rawChunk = await measureAppendRate({
+    dir: rawDir,
+    rows,
+    count: options.rawSpans,
+    flushEvery: 100_000,
+    method: 'chunk',
+  });
+  log(
+    `raw DuckDB DataChunk append: ${fmt(rawChunk.rowsPerS)} rows/s, ${rawChunk.cpuUsPerRow.toFixed(1)} µs CPU/row`,
+  );
 
   // 3. The server.
   let dataDir: string | null = null;
@@ -195,6 +215,7 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
     const warmup = Math.min(options.clients * 4, 40);
     await Promise.all(Array.from({ length: warmup }, (_, i) => send(source.batch(batches + i))));
 
+    const stagesBefore = await readStageCpu(url, token);
     let next = 0;
     let acked = 0;
     let requests = 0;
@@ -239,6 +260,7 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
     sampleMemory();
     const serverCpuAfter = child?.cpu() ?? null;
     const server = await readServerMetrics(url, token);
+    const stagesAfter = await readStageCpu(url, token);
     const cpu = cpuFigures(
       rawCpuBefore,
       rawCpuAfter,
@@ -269,6 +291,9 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
       clients: options.clients,
       cpu,
       server,
+      rawChunkAppendRowsPerS: rawChunk.rowsPerS,
+      rawCpuUsPerRow: { row: raw.cpuUsPerRow, chunk: rawChunk.cpuUsPerRow },
+      stages: stageFigures(stagesBefore, stagesAfter, acked),
     };
   } finally {
     if (child) {
@@ -333,6 +358,47 @@ async function readServerMetrics(
   } catch {
     return null;
   }
+}
+
+interface StageCpu {
+  stages: Record<string, number>;
+  threads: Record<string, number>;
+}
+
+/** The server's CPU seconds per ingest stage and thread group (null when it has no such counters). */
+async function readStageCpu(url: string, token: string | undefined): Promise<StageCpu | null> {
+  try {
+    const response = await fetch(new URL('/metrics', url), {
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+    });
+    if (!response.ok) return null;
+    const text = await response.text();
+    const read = (family: string, label: string) => {
+      const values: Record<string, number> = {};
+      const pattern = new RegExp(`^${family}\\{${label}="([^"]+)"\\} (\\S+)$`, 'gm');
+      for (const match of text.matchAll(pattern)) values[match[1]!] = Number(match[2]);
+      return values;
+    };
+    const stages = read('governor_ingest_stage_cpu_seconds_total', 'stage');
+    if (Object.keys(stages).length === 0) return null;
+    return { stages, threads: read('governor_ingest_thread_cpu_seconds_total', 'threads') };
+  } catch {
+    return null;
+  }
+}
+
+function stageFigures(
+  before: StageCpu | null,
+  after: StageCpu | null,
+  spans: number,
+): IngestBenchResult['stages'] {
+  if (!before || !after || spans === 0) return null;
+  const perSpan = (a: Record<string, number>, b: Record<string, number>) =>
+    Object.fromEntries(Object.entries(a).map(([k, v]) => [k, ((v - (b[k] ?? 0)) * 1e6) / spans]));
+  return {
+    stageUsPerSpan: perSpan(after.stages, before.stages),
+    threadUsPerSpan: perSpan(after.threads, before.threads),
+  };
 }
 
 function fmt(n: number): string {

@@ -1,5 +1,5 @@
 import { availableParallelism, loadavg } from 'node:os';
-import { type ServerMode, runIngestBench } from '../bench/run-ingest-bench.ts';
+import { type IngestBenchResult, type ServerMode, runIngestBench } from '../bench/run-ingest-bench.ts';
 import { type ParsedArgs, flagNumber, flagString } from './parse-args.ts';
 
 export const BENCH_INGEST_USAGE =
@@ -38,7 +38,8 @@ export async function runBenchIngestCommand(args: ParsedArgs): Promise<number> {
     `ingest benchmark${args.flags['ingest-only'] === true ? ', control loop off' : ''} (${result.mode === 'process' ? 'server in a child process' : result.mode === 'in-process' ? 'server in this process' : `server at ${url}`}; ${result.clients} clients × ${result.spansPerBatch}-span protobuf batches)`,
     `  acknowledged        ${n(result.spansAcked)} spans in ${result.elapsedS.toFixed(1)} s (${n(result.requests)} requests, ${result.retries} retried after 429/503)`,
     `  throughput          ${n(result.ackedSpansPerS)} spans/s acknowledged (after commit)`,
-    `  raw Appender        ${n(result.rawAppendRowsPerS)} rows/s (same rows, fresh DB, one thread)`,
+    `  raw Appender        ${n(result.rawAppendRowsPerS)} rows/s, ${result.rawCpuUsPerRow.row.toFixed(1)} µs CPU/row (same rows, fresh DB, one thread, a row at a time)`,
+    `  raw DataChunk       ${n(result.rawChunkAppendRowsPerS)} rows/s, ${result.rawCpuUsPerRow.chunk.toFixed(1)} µs CPU/row (appendDataChunk per 2,048 rows)`,
     `  ratio               ${result.ratio.toFixed(2)}   target ≥ 0.60  ${ok(result.ratio >= 0.6)}`,
     `  ack latency p50     ${result.ackP50Ms.toFixed(1)} ms`,
     `  ack latency p99     ${result.ackP99Ms.toFixed(1)} ms   target ≤ 250 ms  ${ok(result.ackP99Ms <= 250)}`,
@@ -57,10 +58,42 @@ export async function runBenchIngestCommand(args: ParsedArgs): Promise<number> {
         ]
       : []),
   ];
+  if (result.stages) lines.push(...formatStageTable(result.stages, result.rawCpuUsPerRow));
   // Wall-clock rates only mean something on an otherwise idle machine; say how idle it was.
   lines.push(
     `  machine load        ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after (1-min load average, ${availableParallelism()} cores)`,
   );
   process.stdout.write(`${lines.join('\n')}\n`);
   return 0;
+}
+
+const STAGE_LABELS: Record<string, string> = {
+  http: 'HTTP + body read',
+  decode: 'decode',
+  normalize: 'normalize',
+  transfer: 'rows to main thread',
+  append: 'append',
+  commit: 'commit (flush)',
+  rollup_refresh: 'rollup refresh',
+  checkpoint: 'checkpoint + moves',
+  other_threads: 'other threads',
+};
+
+/** The CPU budget of a span, stage by stage, next to the raw Appender's cost of a row. */
+function formatStageTable(
+  stages: NonNullable<IngestBenchResult['stages']>,
+  raw: IngestBenchResult['rawCpuUsPerRow'],
+): string[] {
+  const us = stages.stageUsPerSpan;
+  const total = Object.values(us).reduce((a, b) => a + b, 0);
+  const t = stages.threadUsPerSpan;
+  return [
+    '  CPU per acknowledged span, by stage (server counters, µs):',
+    ...Object.entries(STAGE_LABELS).map(
+      ([stage, label]) =>
+        `    ${label.padEnd(22)}${(us[stage] ?? 0).toFixed(1).padStart(7)}  ${(((us[stage] ?? 0) / (total || 1)) * 100).toFixed(0).padStart(3)} %`,
+    ),
+    `    ${'total'.padEnd(22)}${total.toFixed(1).padStart(7)}   (main thread ${(t.main ?? 0).toFixed(1)}, decode workers ${(t.decode_workers ?? 0).toFixed(1)}, other threads ${(t.other ?? 0).toFixed(1)})`,
+    `    raw reference: row Appender ${raw.row.toFixed(1)} µs/row, DataChunk ${raw.chunk.toFixed(1)} µs/row (append + commit, one thread)`,
+  ];
 }

@@ -13,6 +13,8 @@ import {
   normalizeMetricsRequest,
   normalizeTraceRequest,
 } from '@governor/otlp';
+// The clock alone: the store's entry point would load DuckDB into every decode worker.
+import { readThreadCpuUs } from '@governor/store/thread-cpu-clock';
 
 // decode → validate/normalize for one request body: pure, and the same on the main thread and in
 // the decode workers. Throws OtlpDecodeError for a body that is not an export request.
@@ -59,20 +61,42 @@ export function createDecodeSettings(
   return { classifier, aliases, identity: createFleetIdentity(fleet) };
 }
 
+/** CPU microseconds of the decoding thread spent on each step (see IngestCpu). */
+export interface DecodeCpu {
+  decodeUs: number;
+  normalizeUs: number;
+}
+
 export function decodeOtlpBody(
   signal: OtlpSignal,
   body: Uint8Array,
   format: OtlpFormat,
   settings: DecodeSettings,
+  cpu?: DecodeCpu,
 ): DecodedBody {
   const text = () => Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  const started = cpu ? readThreadCpuUs() : 0;
+  let decodedAt = 0;
+  const decoded = () => {
+    if (cpu) decodedAt = readThreadCpuUs();
+  };
+  const done = () => {
+    if (!cpu) return;
+    const end = readThreadCpuUs();
+    cpu.decodeUs += decodedAt - started;
+    cpu.normalizeUs += end - decodedAt;
+  };
   if (signal === 'traces') {
     const request = format === 'protobuf' ? decodeTraceRequestProtobuf(body) : decodeTraceRequestJson(text());
+    decoded();
     const n = normalizeTraceRequest(request, settings);
+    done();
     return { spans: n.rows, metrics: [], rejected: n.rejected, problems: n.problems };
   }
   const request =
     format === 'protobuf' ? decodeMetricsRequestProtobuf(body) : decodeMetricsRequestJson(text());
+  decoded();
   const n = normalizeMetricsRequest(request, settings.aliases, settings.identity);
+  done();
   return { spans: [], metrics: n.rows, rejected: n.rejected, problems: n.problems };
 }

@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { HopRuleConfig } from '@governor/conventions';
 import { type FleetIdentityOptions, OtlpDecodeError } from '@governor/otlp';
 import type { DecodedBody, OtlpFormat, OtlpSignal } from './decode-otlp-body.ts';
-import type { DecodeReply, DecodeTask, DecodeWorkerData } from './decode-worker.ts';
+import type { DecodeReply, DecodeTask, DecodeWorkerData, WorkerCpu, WorkerHello } from './decode-worker.ts';
 
 // Decoding and normalizing move off the main thread, which keeps the DuckDB appends (they must
 // run there) and HTTP. A few workers, each task to the least busy one; the rows come back by
@@ -11,12 +11,17 @@ import type { DecodeReply, DecodeTask, DecodeWorkerData } from './decode-worker.
 export interface DecodePool {
   readonly size: number;
   decode(signal: OtlpSignal, body: Uint8Array, format: OtlpFormat): Promise<DecodedBody>;
+  /** The workers' thread ids (Linux), for counting their CPU apart from DuckDB's. */
+  threadIds(): number[];
   close(): Promise<void>;
 }
 
 interface Slot {
   worker: Worker;
   pending: Map<number, { resolve: (r: DecodedBody) => void; reject: (e: Error) => void }>;
+  threadId: number | null;
+  /** The worker's CPU counters as of its last reply. */
+  cpu: WorkerCpu;
 }
 
 const WORKER_URL = new URL('./decode-worker-entry.mjs', import.meta.url);
@@ -26,6 +31,8 @@ export function createDecodePool(options: {
   hopRules: readonly HopRuleConfig[];
   aliases: Readonly<Record<string, string>>;
   fleet?: FleetIdentityOptions;
+  /** Called with the CPU microseconds each step took in the workers (decode, normalize, transfer). */
+  onCpu?: (stage: 'decode' | 'normalize' | 'transfer', us: number) => void;
 }): DecodePool {
   const data: DecodeWorkerData = {
     hopRules: [...options.hopRules],
@@ -39,8 +46,21 @@ export function createDecodePool(options: {
     const slot: Slot = {
       worker: new Worker(WORKER_URL, { workerData: data, execArgv: [] }),
       pending: new Map(),
+      threadId: null,
+      cpu: { decodeUs: 0, normalizeUs: 0, transferUs: 0 },
     };
-    slot.worker.on('message', (reply: DecodeReply) => {
+    slot.worker.on('message', (message: DecodeReply | WorkerHello) => {
+      if (!('id' in message)) {
+        slot.threadId = message.threadId;
+        return;
+      }
+      const reply = message;
+      if (options.onCpu) {
+        options.onCpu('decode', reply.cpu.decodeUs - slot.cpu.decodeUs);
+        options.onCpu('normalize', reply.cpu.normalizeUs - slot.cpu.normalizeUs);
+        options.onCpu('transfer', reply.cpu.transferUs - slot.cpu.transferUs);
+      }
+      slot.cpu = reply.cpu;
       const task = slot.pending.get(reply.id);
       if (!task) return;
       slot.pending.delete(reply.id);
@@ -66,6 +86,7 @@ export function createDecodePool(options: {
 
   return {
     size: options.size,
+    threadIds: () => slots.flatMap((s) => (s.threadId === null ? [] : [s.threadId])),
     decode(signal, body, format) {
       if (closed) return Promise.reject(new Error('the decode pool is closed'));
       let slot = slots[0]!;

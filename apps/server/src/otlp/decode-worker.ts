@@ -7,6 +7,7 @@ import {
   createDecodeSettings,
   decodeOtlpBody,
 } from './decode-otlp-body.ts';
+import { readThreadCpuUs, readThreadId } from '@governor/store/thread-cpu-clock';
 
 // A decode worker (see decode-pool.ts): decodes and normalizes request bodies off the main thread
 // and sends back the rows.
@@ -18,9 +19,21 @@ export interface DecodeTask {
   body: Uint8Array;
 }
 
+/** This worker's CPU so far, by step (microseconds; `transferUs` up to the previous reply). */
+export interface WorkerCpu {
+  decodeUs: number;
+  normalizeUs: number;
+  transferUs: number;
+}
+
 export type DecodeReply =
-  | { id: number; ok: true; result: ReturnType<typeof decodeOtlpBody> }
-  | { id: number; ok: false; undecodable: boolean; message: string };
+  | { id: number; ok: true; result: ReturnType<typeof decodeOtlpBody>; cpu: WorkerCpu }
+  | { id: number; ok: false; undecodable: boolean; message: string; cpu: WorkerCpu };
+
+/** Sent once at start: the worker's thread id, so its CPU is not counted as DuckDB's. */
+export interface WorkerHello {
+  threadId: number | null;
+}
 
 export interface DecodeWorkerData {
   hopRules: HopRuleConfig[];
@@ -30,18 +43,25 @@ export interface DecodeWorkerData {
 
 const data = workerData as DecodeWorkerData;
 const settings = createDecodeSettings(data.hopRules, data.aliases, data.fleet);
+const cpu: WorkerCpu = { decodeUs: 0, normalizeUs: 0, transferUs: 0 };
 
+parentPort?.postMessage({ threadId: readThreadId() } satisfies WorkerHello);
 parentPort?.on('message', (task: DecodeTask) => {
   let reply: DecodeReply;
   try {
-    reply = { id: task.id, ok: true, result: decodeOtlpBody(task.signal, task.body, task.format, settings) };
+    const result = decodeOtlpBody(task.signal, task.body, task.format, settings, cpu);
+    reply = { id: task.id, ok: true, result, cpu: { ...cpu } };
   } catch (error) {
     reply = {
       id: task.id,
       ok: false,
       undecodable: error instanceof OtlpDecodeError,
       message: (error as Error).message ?? String(error),
+      cpu: { ...cpu },
     };
   }
+  // postMessage serializes the rows (structured clone) on this thread.
+  const started = readThreadCpuUs();
   parentPort?.postMessage(reply);
+  cpu.transferUs += readThreadCpuUs() - started;
 });

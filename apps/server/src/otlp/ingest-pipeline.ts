@@ -69,8 +69,10 @@ export function createIngestPipeline(
           hopRules: config.hop_rules,
           aliases: config.attribute_aliases,
           fleet,
+          onCpu: (stage, us) => store.ingestCpu.add(stage, us),
         })
       : null;
+  if (pool) store.ingestCpu.setForegroundThreads(() => pool.threadIds());
   const counters: IngestCounters = {
     spansAccepted: 0,
     spansRejected: 0,
@@ -86,8 +88,15 @@ export function createIngestPipeline(
 
   const decode = async (signal: OtlpSignal, body: Uint8Array, format: OtlpFormat): Promise<DecodedBody> => {
     try {
-      if (pool === null || body.byteLength < inlineBelowBytes)
-        return decodeOtlpBody(signal, body, format, settings);
+      if (pool === null || body.byteLength < inlineBelowBytes) {
+        const cpu = { decodeUs: 0, normalizeUs: 0 };
+        try {
+          return decodeOtlpBody(signal, body, format, settings, cpu);
+        } finally {
+          store.ingestCpu.add('decode', cpu.decodeUs, true);
+          store.ingestCpu.add('normalize', cpu.normalizeUs, true);
+        }
+      }
       return await pool.decode(signal, body, format);
     } catch (error) {
       countRejection('undecodable');
