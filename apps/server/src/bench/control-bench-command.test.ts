@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { Recommendation } from '@governor/conventions';
-import type { RunSummary } from '@governor/simulator';
+import type { OraclePoint, RunSummary } from '@governor/simulator';
 import {
   type ControlBenchReport,
   type GovernorFindings,
   type PolicyResult,
   type ScenarioResult,
   emptyFindings,
+  judgeAgainstOracle,
   summarizeFindings,
 } from './control-bench.ts';
 import { formatControlBenchReport, runBenchControlCommand } from './control-bench-command.ts';
@@ -15,16 +16,19 @@ const findings = (f: Partial<GovernorFindings>): GovernorFindings => ({ ...empty
 const scenario = (name: string, governor: GovernorFindings): ScenarioResult => ({
   name,
   workload: 'azure-conv',
+  seed: 1,
+  set: 'tuning',
   durationMin: 20,
   policies: [],
   governor,
+  oracle: null,
   wallS: 1,
 });
 
 describe('bench control verdict', () => {
   it('counts strict wins, undominated runs (and those by the 1.25× margin) and in-SLO-per-dollar wins apart', () => {
     const report: ControlBenchReport = {
-      seed: 1,
+      seeds: [1],
       durationMin: 20,
       controlIntervalS: 30,
       scenarios: [
@@ -48,7 +52,7 @@ describe('bench control verdict', () => {
       ],
     };
     const verdict = formatControlBenchReport(report).split('\n\n').at(-1)!;
-    expect(verdict).toContain('Of 5 scenario runs');
+    expect(verdict).toContain('Of 5 scenario runs in the tuning set');
     expect(verdict).toContain('at equal or better goodput than that baseline: 1\n');
     expect(verdict).toContain(
       'earns more successes per dollar: 3 (by ≥ 1.25×, or none matches its goodput: 2)',
@@ -70,6 +74,7 @@ const policyAt = (policy: string, successPerDollar = 1, goodput = 1): PolicyResu
   actions: 0,
   reversals: 0,
   goodTasksPerDollar: successPerDollar * goodput,
+  regret: null,
 });
 
 describe('bench control detection', () => {
@@ -102,7 +107,7 @@ describe('bench control detection', () => {
     expect(f.detectionIntervalsFromObservable).toBe(1);
     expect(f.faultObservableAt).toBe('2026-01-01T00:12:10.000Z');
     const line = formatControlBenchReport({
-      seed: 1,
+      seeds: [1],
       durationMin: 20,
       controlIntervalS: 30,
       scenarios: [scenario('gpu-degradation', f)],
@@ -131,7 +136,7 @@ describe('bench control verdict from real ratios', () => {
       [],
     );
     const verdict = formatControlBenchReport({
-      seed: 1,
+      seeds: [1],
       durationMin: 20,
       controlIntervalS: 30,
       scenarios: [scenario('close', close), scenario('margin', margin)],
@@ -154,8 +159,78 @@ describe('bench control arguments', () => {
     } finally {
       process.stderr.write = write;
     }
-    expect(written.join('')).toBe(
-      'unknown workload "mooncake"; use azure-conv, azure-code, mooncake-conversation\n',
+    expect(written.join('')).toMatch(
+      /^unknown workload "mooncake"; use azure-conv, azure-code, mooncake-conversation, burstgpt-1, burstgpt-3, agentic-coding\nusage: governor bench control /,
+    );
+  });
+});
+
+describe('bench control against the hindsight oracle', () => {
+  /** An oracle schedule as simulated: its target utilization, cost and goodput. */
+  const point = (targetUtilization: number, costUsd: number, goodput: number): OraclePoint => ({
+    targetUtilization,
+    summary: {
+      costUsd,
+      goodput,
+      successPerDollar: 100,
+      tasks: 100,
+      successfulTasks: 100,
+      tasksWithinSlo: goodput * 100,
+      ttftMs: { p50: 1, p95: 1, p99: 1 },
+      actions: 0,
+      reversals: 0,
+    } as unknown as RunSummary,
+  });
+  const points = [point(1.2, 6, 0.9), point(0.8, 8, 0.95), point(0.5, 12, 0.97)];
+
+  it("divides each policy's cost by the cheapest oracle schedule's at its goodput, and names those above the oracle", () => {
+    const policies = [
+      { ...policyAt('governor', 100, 0.95), costUsd: 9.6 },
+      { ...policyAt('static-peak', 100, 0.92), costUsd: 12 },
+      { ...policyAt('hpa', 100, 0.99), costUsd: 20 },
+    ];
+    const oracle = judgeAgainstOracle(policies, points)!;
+    // Governor's 0.95 is first reached by the $8 schedule; static-peak's 0.92 too (cheaper ones fall short).
+    expect(policies[0]!.regret).toBeCloseTo(1.2);
+    expect(policies[1]!.regret).toBeCloseTo(1.5);
+    expect(policies[2]!.regret).toBeNull();
+    // No schedule reached hpa's 0.99: the oracle's row is its highest goodput, and the report says so.
+    expect(oracle.shortOfBestGoodput).toBe(true);
+    expect(oracle.row.costUsd).toBe(12);
+    const s: ScenarioResult = {
+      ...scenario('fault-free', findings({ regretToOracle: 1.2 })),
+      policies,
+      oracle,
+    };
+    const text = formatControlBenchReport({
+      seeds: [1],
+      durationMin: 20,
+      controlIntervalS: 30,
+      scenarios: [s],
+    });
+    expect(text).toMatch(/^hpa +\|.*\| above oracle$/m);
+    expect(text).toMatch(/^oracle +\|.*\| 1\.00 *$/m);
+    expect(text).toContain(
+      "no oracle schedule reached the goodput of hpa (0.990): the oracle's best is 0.970",
+    );
+    expect(text).toContain("cost within 1.2× of the hindsight oracle's at Governor's goodput: 1 of 1");
+  });
+
+  it("counts a run whose oracle never reached Governor's goodput apart from the regret count", () => {
+    const f = findings({ regretToOracle: null, oracleShortOfGoodput: true });
+    const oracle = judgeAgainstOracle([policyAt('governor', 100, 0.99)], points)!;
+    const text = formatControlBenchReport({
+      seeds: [4],
+      durationMin: 20,
+      controlIntervalS: 30,
+      scenarios: [
+        { ...scenario('a', f), set: 'held-out', seed: 4, oracle },
+        { ...scenario('b', findings({ regretToOracle: 1.5 })), set: 'held-out', seed: 4, oracle },
+      ],
+    });
+    expect(text).toContain('# held-out set: these runs judge; no rule may be changed for them');
+    expect(text).toContain(
+      "cost within 1.2× of the hindsight oracle's at Governor's goodput: 0 of 1 (the oracle reached no goodput as high as Governor's in 1)",
     );
   });
 });

@@ -4,15 +4,19 @@ import { join } from 'node:path';
 import { type GovernorConfig, type Recommendation, parseGovernorConfig } from '@governor/conventions';
 import {
   type FleetSpec,
+  type OraclePoint,
   type PolicyName,
   type RunProgress,
   type RunSummary,
   type ScenarioName,
   type WorkloadName,
   createDefaultFleet,
+  findOracleAtGoodput,
+  runHindsightOracle,
   runSimulation,
 } from '@governor/simulator';
 import { startGovernor } from '../start-governor.ts';
+import { type BenchRunSet, classifyBenchRun } from './control-bench-split.ts';
 
 // `governor bench control`: the closed loop against the autoscalers operators run today, on real
 // workload traces, under each fault scenario. Every policy sees the same seed, fleet and trace; the
@@ -25,23 +29,6 @@ export const BASELINES = [
   'keda',
   'wva',
 ] as const satisfies readonly PolicyName[];
-export const BENCH_SCENARIOS: readonly ScenarioName[] = [
-  'none',
-  'gpu-degradation',
-  'preemption',
-  'retry-storm',
-  'region-outage',
-  'cold-pool',
-  'agentic-surge',
-];
-export const BENCH_WORKLOADS: readonly WorkloadName[] = ['azure-conv', 'azure-code', 'mooncake-conversation'];
-
-/** `--quick`: one fault-free and two fault runs, one per workload. */
-export const QUICK_MATRIX: readonly { scenario: ScenarioName; workload: WorkloadName }[] = [
-  { scenario: 'none', workload: 'azure-conv' },
-  { scenario: 'gpu-degradation', workload: 'azure-code' },
-  { scenario: 'agentic-surge', workload: 'mooncake-conversation' },
-];
 
 export interface PolicyResult {
   policy: string;
@@ -55,6 +42,22 @@ export interface PolicyResult {
   reversals: number;
   /** Tasks that succeeded within the SLO per dollar: the objective in packages/control/README.md (cost per good task, inverted). */
   goodTasksPerDollar: number | null;
+  /**
+   * Regret: this cost ÷ the cost of the hindsight oracle's cheapest schedule with at least this
+   * goodput; null when no oracle schedule reached it (or the oracle did not run).
+   */
+  regret: number | null;
+}
+
+/** The hindsight oracle of one run (apps/simulator/src/oracle): every schedule it simulated. */
+export interface OracleFindings {
+  /** Its row: the cheapest schedule with the best goodput any policy reached, else its best goodput. */
+  row: PolicyResult;
+  targetUtilization: number;
+  /** No schedule reached the best policy goodput (the row then holds the oracle's highest). */
+  shortOfBestGoodput: boolean;
+  /** Every schedule simulated, cheapest first. */
+  points: Array<{ targetUtilization: number; costUsd: number; goodput: number | null }>;
 }
 
 export interface GovernorFindings {
@@ -68,6 +71,10 @@ export interface GovernorFindings {
   /** Governor's tasks-within-SLO per dollar over the best baseline's. */
   goodPerDollarRatioToBestBaseline: number | null;
   bestBaselineByGoodPerDollar: string | null;
+  /** Governor's regret against the hindsight oracle (cost ÷ the oracle's cost at Governor's goodput). */
+  regretToOracle: number | null;
+  /** The oracle reached no goodput as high as Governor's, so there is no regret to state. */
+  oracleShortOfGoodput: boolean;
   /** Set when the Governor run failed; its row then holds no results. */
   error?: string;
   /** Control intervals from fault start to the first recommendation about the faulty target. */
@@ -93,23 +100,30 @@ export interface GovernorFindings {
 export interface ScenarioResult {
   name: string;
   workload: string;
+  seed: number;
+  set: BenchRunSet;
   durationMin: number;
   policies: PolicyResult[];
   governor: GovernorFindings;
+  /** Null when the oracle was not run (`oracle: false`). */
+  oracle: OracleFindings | null;
   wallS: number;
 }
 
 export interface ControlBenchReport {
-  seed: number;
+  seeds: number[];
   durationMin: number;
   controlIntervalS: number;
   scenarios: ScenarioResult[];
 }
 
 export interface ControlBenchOptions {
-  matrix: readonly { scenario: ScenarioName; workload: WorkloadName }[];
+  /** Runs in order; a run without a seed takes `seed`, one without a set is classified. */
+  matrix: readonly { scenario: ScenarioName; workload: WorkloadName; seed?: number; set?: BenchRunSet }[];
   durationMs: number;
-  seed: number;
+  seed?: number;
+  /** Simulate the hindsight oracle of every run (default true). */
+  oracle?: boolean;
   traceDir?: string;
   /** Keep Governor's decision log per run in the report. */
   explain?: boolean;
@@ -181,21 +195,63 @@ function toPolicyResult(policy: string, s: RunSummary): PolicyResult {
     actions: s.actions,
     reversals: s.reversals,
     goodTasksPerDollar: s.costUsd > 0 ? Math.round((s.tasksWithinSlo / s.costUsd) * 10) / 10 : null,
+    regret: null,
+  };
+}
+
+/**
+ * Sets every row's regret against the oracle's schedules and picks the oracle's own row: its
+ * cheapest schedule with the best goodput any policy reached (else its highest goodput, said so).
+ */
+export function judgeAgainstOracle(
+  policies: PolicyResult[],
+  points: readonly OraclePoint[],
+): OracleFindings | null {
+  if (points.length === 0) return null;
+  for (const p of policies) {
+    const match = p.goodput === null ? null : findOracleAtGoodput(points, p.goodput);
+    p.regret = match && match.summary.costUsd > 0 ? p.costUsd / match.summary.costUsd : null;
+  }
+  const bestGoodput = Math.max(...policies.map((p) => p.goodput ?? 0));
+  const reaching = findOracleAtGoodput(points, bestGoodput);
+  const chosen =
+    reaching ??
+    points.reduce((a, b) =>
+      (b.summary.goodput ?? 0) > (a.summary.goodput ?? 0) ||
+      ((b.summary.goodput ?? 0) === (a.summary.goodput ?? 0) && b.summary.costUsd < a.summary.costUsd)
+        ? b
+        : a,
+    );
+  const row = toPolicyResult('oracle', chosen.summary);
+  row.regret = 1;
+  return {
+    row,
+    targetUtilization: chosen.targetUtilization,
+    shortOfBestGoodput: reaching === null,
+    points: points.map((p) => ({
+      targetUtilization: p.targetUtilization,
+      costUsd: p.summary.costUsd,
+      goodput: p.summary.goodput,
+    })),
   };
 }
 
 export async function runControlBench(options: ControlBenchOptions): Promise<ControlBenchReport> {
   const scenarios: ScenarioResult[] = [];
-  const total = options.matrix.length * (BASELINES.length + 1);
+  const withOracle = options.oracle ?? true;
+  const total = options.matrix.length * (BASELINES.length + 1 + (withOracle ? 1 : 0));
   let runIndex = 0;
-  for (const { scenario, workload } of options.matrix) {
+  const seeds: number[] = [];
+  for (const { scenario, workload, ...run } of options.matrix) {
     const started = performance.now();
-    const label = `${scenario === 'none' ? 'fault-free' : scenario} × ${workload}`;
+    const seed = run.seed ?? options.seed ?? 1;
+    if (!seeds.includes(seed)) seeds.push(seed);
+    const label = `${scenario === 'none' ? 'fault-free' : scenario} × ${workload} · seed ${seed}`;
     const common = {
       workload,
       scenario,
       durationMs: options.durationMs,
-      seed: options.seed,
+      seed,
       dataDir: options.traceDir,
       log: () => {},
     };
@@ -224,19 +280,34 @@ export async function runControlBench(options: ControlBenchOptions): Promise<Con
       // Report the failed run and go on with the others rather than losing the whole bench.
       findings = failedFindings((error as Error).message);
     }
+    let oracle: OracleFindings | null = null;
+    if (withOracle) {
+      runIndex += 1;
+      options.onProgress?.(`[${runIndex}/${total}] ${label} · hindsight oracle`, false);
+      const points = await runHindsightOracle({ ...common, controlIntervalMs: CONTROL_INTERVAL_S * 1000 });
+      oracle = judgeAgainstOracle(policies, points);
+      const gov = policies.find((p) => p.policy === 'governor');
+      if (gov) {
+        findings.regretToOracle = gov.regret;
+        findings.oracleShortOfGoodput = gov.goodput !== null && gov.regret === null;
+      }
+    }
     const result: ScenarioResult = {
       name: scenario === 'none' ? 'fault-free' : scenario,
       workload,
+      seed,
+      set: run.set ?? classifyBenchRun(workload, seed),
       durationMin: options.durationMs / 60_000,
       policies,
       governor: findings,
+      oracle,
       wallS: Math.round((performance.now() - started) / 100) / 10,
     };
     scenarios.push(result);
     options.onProgress?.(`${label}: done in ${result.wallS} s`, true);
   }
   return {
-    seed: options.seed,
+    seeds,
     durationMin: options.durationMs / 60_000,
     controlIntervalS: CONTROL_INTERVAL_S,
     scenarios,
@@ -329,6 +400,8 @@ export function emptyFindings(): GovernorFindings {
     ratioToBestBaselineAtEqualGoodput: null,
     goodPerDollarRatioToBestBaseline: null,
     bestBaselineByGoodPerDollar: null,
+    regretToOracle: null,
+    oracleShortOfGoodput: false,
     detectionIntervals: null,
     detectionIntervalsFromObservable: null,
     faultObservableAt: null,
@@ -408,6 +481,8 @@ export function summarizeFindings(
     ratioToBestBaselineAtEqualGoodput: ratio(gov.successPerDollar, atEqualGoodput?.successPerDollar),
     goodPerDollarRatioToBestBaseline: ratio(gov.goodTasksPerDollar, bestGood?.goodTasksPerDollar),
     bestBaselineByGoodPerDollar: bestGood?.policy ?? null,
+    regretToOracle: null,
+    oracleShortOfGoodput: false,
     detectionIntervals,
     detectionIntervalsFromObservable,
     faultObservableAt,

@@ -24,7 +24,7 @@ export const BENCH_OPTIONS = {
     switches: ['heavy-reads'],
   },
   control: {
-    strings: ['json', 'duration', 'seed', 'scenario', 'workload', 'data-dir'],
+    strings: ['json', 'duration', 'seed', 'seeds', 'set', 'scenario', 'workload', 'data-dir'],
     switches: ['quick', 'explain'],
   },
 } satisfies Record<string, CommandOptions>;
