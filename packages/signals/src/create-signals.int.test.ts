@@ -53,6 +53,8 @@ function expectGroupMatches(group: SignalGroupDetail, match: Parameters<typeof e
   expectPercentiles(group.e2eMs, e.e2e);
   expectPercentiles(group.queueMs, e.queue);
   expect(group.errorRate).toBeCloseTo(e.errorRate!, 12);
+  expect(group.overloadRate).toBeCloseTo(e.overloadRate!, 12);
+  expect(group.overloadRate!).toBeLessThan(group.errorRate!);
   expect(group.retryRatio).toBeCloseTo(e.retryRatio!, 12);
   expect(group.cacheHitRate).toBeCloseTo(e.cacheHitRate!, 12);
   expect(group.tasks).toBe(e.tasks);

@@ -28,6 +28,7 @@ export const SignalGroup = openObject({
   serverTtftMs: Percentiles.describe('Time to first token measured inside the runtime'),
   e2eMs: Percentiles.describe('Root span duration'),
   errorRate: nullableNumber,
+  overloadRate: nullableNumber.optional(),
   preemptionRate: nullableNumber.optional(),
   goodput: nullableNumber.describe('Share of tasks that succeeded within the SLO'),
   utilizationRatio: nullableNumber.describe(

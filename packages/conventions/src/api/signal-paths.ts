@@ -13,6 +13,7 @@ export const SIGNAL_PATHS: readonly string[] = [
     `${p}.p99`,
   ]),
   'errorRate',
+  'overloadRate',
   'preemptionRate',
   'goodput',
   'utilizationRatio',

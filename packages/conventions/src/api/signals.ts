@@ -62,6 +62,12 @@ export interface SignalGroup {
   serverTtftMs: Percentiles;
   e2eMs: Percentiles;
   errorRate: number | null;
+  /**
+   * The share of requests that timed out or were turned away (HTTP 408/504/429/503, gRPC
+   * DEADLINE_EXCEEDED/RESOURCE_EXHAUSTED/UNAVAILABLE): the part of errorRate that a pool short of
+   * capacity produces by itself, as opposed to faults. Absent for runtime-metrics groups.
+   */
+  overloadRate?: number | null;
   preemptionRate?: number | null;
   goodput: number | null;
   utilizationRatio: number | null;

@@ -157,6 +157,7 @@ function toSignalGroup(acc: Accumulator, poolLevel: boolean, seconds: number): S
     serverTtftMs: percentiles(r.server_ttft_q),
     e2eMs: percentiles(r.e2e_q),
     errorRate: perRequest(r.errors),
+    overloadRate: perRequest(r.overload_errors),
     preemptionRate: perRequest(r.preempted),
     goodput: tasks > 0 ? goodTasks / tasks : null,
     utilizationRatio,

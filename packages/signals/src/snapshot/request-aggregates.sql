@@ -47,6 +47,7 @@ SELECT
   count(sample_weight) AS sampled_requests,
   -- sum of casts: several times cheaper in DuckDB than count(*) FILTER (…)
   sum((outcome NOT IN ('success', 'cancelled'))::INTEGER * w) AS errors,
+  sum((outcome IN ('timeout', 'rejected'))::INTEGER * w) AS overload_errors,
   sum(preempted::INTEGER * w) AS preempted,
   sum((attempt > 1)::INTEGER * w) AS retries,
   sum(cache_hit_known::INTEGER * w) AS cache_hits,

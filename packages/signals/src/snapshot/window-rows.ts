@@ -34,6 +34,7 @@ const ADDITIVE = [
   'raw_requests',
   'sampled_requests',
   'errors',
+  'overload_errors',
   'preempted',
   'retries',
   'cache_hits',
