@@ -102,6 +102,53 @@ const status = (code: number, reason: string, message: string) => ({
   code,
 });
 
+/** An rbac.authorization.k8s.io/v1 PolicyRule (the fields a Role's rules use). */
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  resourceNames?: string[];
+  verbs: string[];
+}
+
+/** What RBAC sees of a request: `GET /apis/apps/v1/namespaces/llm/deployments/x/scale` → get apps deployments/scale x. */
+export interface ResourceRequest {
+  verb: string;
+  group: string;
+  namespace: string;
+  resource: string;
+  name: string;
+}
+
+export function resourceRequestOf(method: string, path: string): ResourceRequest {
+  const parts = path.split('/').filter(Boolean);
+  const [group, rest] = parts[0] === 'api' ? ['', parts.slice(2)] : [parts[1] ?? '', parts.slice(3)];
+  const [, namespace = '', plural = '', name = '', sub] = rest;
+  return {
+    verb: method.toLowerCase(),
+    group,
+    namespace,
+    resource: sub ? `${plural}/${sub}` : plural,
+    name,
+  };
+}
+
+export function isAllowedBy(rules: readonly PolicyRule[], r: ResourceRequest): boolean {
+  const has = (list: readonly string[] | undefined, value: string) =>
+    list !== undefined && (list.includes('*') || list.includes(value));
+  return rules.some(
+    (rule) =>
+      has(rule.apiGroups, r.group) &&
+      has(rule.resources, r.resource) &&
+      has(rule.verbs, r.verb) &&
+      (!rule.resourceNames || rule.resourceNames.length === 0 || rule.resourceNames.includes(r.name)),
+  );
+}
+
+export interface FakeKubernetesApiOptions {
+  /** Enforce this Role for every request, as the API server does for Governor's service account. */
+  role?: { rules: readonly PolicyRule[] };
+}
+
 export interface FakeKubernetesApi {
   url: string;
   requests: RecordedRequest[];
@@ -117,6 +164,7 @@ export interface FakeKubernetesApi {
 
 export async function startFakeKubernetesApi(
   initial: Record<string, StoredObject>,
+  options: FakeKubernetesApiOptions = {},
 ): Promise<FakeKubernetesApi> {
   for (const [path, object] of Object.entries(initial)) {
     const kind = kindOf(path);
@@ -149,16 +197,17 @@ export async function startFakeKubernetesApi(
         record.status = code;
         res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       };
-      const [, , , , , plural = '', name = ''] = url.pathname
-        .replace(/^\/apis\/[^/]+\/[^/]+/, '/g/v')
-        .split('/');
-      if (forbidden.has(url.pathname))
+      const asked = resourceRequestOf(req.method ?? '', url.pathname);
+      const plural = asked.resource.split('/')[0] ?? '';
+      const name = asked.name;
+      if (forbidden.has(url.pathname) || (options.role && !isAllowedBy(options.role.rules, asked)))
         return reply(
           403,
           status(
             403,
             'Forbidden',
-            `${plural} "${name}" is forbidden: User "system:serviceaccount:governor:governor" cannot ${req.method === 'GET' ? 'get' : 'patch'} resource "${plural}"`,
+            // The API server's wording for an RBAC denial.
+            `${asked.resource} "${name}" is forbidden: User "system:serviceaccount:llm:governor" cannot ${asked.verb} resource "${asked.resource}" in API group "${asked.group}" in the namespace "${asked.namespace}"`,
           ),
         );
       const stored = objects.get(url.pathname);
