@@ -1,0 +1,54 @@
+// The load a pool will carry when a decision taken now has taken effect: a replica asked for now
+// serves after its cold start, so sizing for the load of the last five minutes sizes for the past.
+// Two windows give a rate and its trend: the short window ends now, the rest of the control window
+// lies before it, and their midpoints are half a control window apart. The trend is extrapolated
+// over the lead time (cold start plus one control interval) from the short window's midpoint. Counts
+// are Poisson, so each rate carries √count of noise; the forecast's standard error follows.
+
+export interface LoadWindows {
+  /** Requests/s over the control window (which includes the short window). */
+  mainRatePerS: number;
+  mainWindowS: number;
+  /** Requests/s over the short window ending now. */
+  fastRatePerS: number;
+  fastWindowS: number;
+}
+
+export interface LoadForecast {
+  /** Requests/s expected at the end of the lead time. */
+  ratePerS: number;
+  /** One standard error of it. */
+  stdErrPerS: number;
+  /** Requests/s per second: the trend (negative when falling). */
+  slopePerS2: number;
+}
+
+export function forecastLoad(w: LoadWindows, leadS: number): LoadForecast {
+  const main = Math.max(0, w.mainRatePerS);
+  const fast = Math.max(0, w.fastRatePerS);
+  const olderS = w.mainWindowS - w.fastWindowS;
+  if (!(olderS > 0) || !(w.fastWindowS > 0)) {
+    return {
+      ratePerS: fast || main,
+      stdErrPerS: poissonErr(fast || main, w.fastWindowS || w.mainWindowS),
+      slopePerS2: 0,
+    };
+  }
+  const older = Math.max(0, (main * w.mainWindowS - fast * w.fastWindowS) / olderS);
+  const gapS = w.mainWindowS / 2;
+  const slope = (fast - older) / gapS;
+  const horizonS = Math.max(0, leadS) + w.fastWindowS / 2;
+  const rate = Math.max(0, fast + slope * horizonS);
+  // Var(fast + (fast − older)·h/g) = (1 + h/g)²·Var(fast) + (h/g)²·Var(older).
+  const k = horizonS / gapS;
+  const err = Math.sqrt(
+    (1 + k) ** 2 * poissonErr(fast, w.fastWindowS) ** 2 + k ** 2 * poissonErr(older, olderS) ** 2,
+  );
+  return { ratePerS: rate, stdErrPerS: err, slopePerS2: slope };
+}
+
+/** Standard error of a rate measured as a Poisson count over `windowS` (one event's worth when none). */
+function poissonErr(ratePerS: number, windowS: number): number {
+  if (!(windowS > 0)) return 0;
+  return Math.sqrt(Math.max(1, ratePerS * windowS)) / windowS;
+}
