@@ -2,15 +2,18 @@
 -- them (a contiguous stretch, so the replay sees every arrival in it): when each reached the pool's
 -- queue, its TTFT and its uncached prompt tokens. The scale-in check replays them on fewer replicas
 -- (replay-prefill-queue.ts).
-SELECT pool, arrive_ns, ttft_ms, uncached_tokens
-FROM (
+--
+-- Both orders are total over what the replay reads: requests that reach a queue at the same instant
+-- are served in the order of their other columns, never in the order the rows happen to be stored
+-- (which follows the trace ids), so the same telemetry replays the same under other ids.
+WITH requests AS (
   SELECT
     pool,
+    start_ns,
     -- TTFT is what came before the queue (gateway, router, cache), then queueing, then prefill.
     start_ns + CAST(round(greatest(0, ttft_ms - coalesce(ttft_hop_queue_ms, 0) - ttft_hop_prefill_ms) * 1e6) AS BIGINT) AS arrive_ns,
     ttft_ms,
-    greatest(input_tokens - coalesce(cached_tokens, 0), 1) AS uncached_tokens,
-    row_number() OVER (PARTITION BY pool ORDER BY start_ns DESC) AS newest
+    greatest(input_tokens - coalesce(cached_tokens, 0), 1) AS uncached_tokens
   FROM request_facts
   WHERE pool IS NOT NULL
     AND ttft_ms IS NOT NULL
@@ -19,5 +22,14 @@ FROM (
     AND end_ns > $from_ns
     AND end_ns <= $at_ns
 )
+SELECT pool, arrive_ns, ttft_ms, uncached_tokens
+FROM (
+  SELECT
+    *,
+    row_number() OVER (
+      PARTITION BY pool ORDER BY start_ns DESC, arrive_ns DESC, uncached_tokens DESC, ttft_ms DESC
+    ) AS newest
+  FROM requests
+)
 WHERE newest <= $max_per_pool
-ORDER BY pool, arrive_ns
+ORDER BY pool, arrive_ns, uncached_tokens, ttft_ms
