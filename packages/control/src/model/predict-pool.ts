@@ -19,6 +19,12 @@ export interface PoolObservation {
   arrivals: readonly RequestArrival[];
   /** Replicas that served them. */
   replicas: number;
+  /**
+   * Requests the pool received per request in `arrivals` (1 ÷ the sampling ratio for head-sampled
+   * traces; default 1). The replay packs the sample's arrivals this much closer, so the queue it
+   * replays is the pool's, not the sample's; prediction load factors are relative to the real load.
+   */
+  sampleScale?: number;
   /** Requests/s the pool receives (sampling weights applied), of which `arrivals` is a sample. */
   ratePerS: number;
   /** Prefill ms per uncached prompt token on an uncontended replica. */
@@ -62,7 +68,10 @@ export function createPoolModel(observation: PoolObservation): PoolModel | null 
   if (arrivals.length === 0 || !(observation.replicas >= 1) || !(msPerToken >= 0) || !(sloMs > 0))
     return null;
   const service = Float64Array.from(arrivals, (a) => Math.max(0, a.uncachedTokens) * msPerToken);
-  const anchorWaits = replayPrefillWaits(arrivals, service, observation.replicas);
+  const scale =
+    observation.sampleScale !== undefined && observation.sampleScale > 0 ? observation.sampleScale : 1;
+  const packed = (f: number) => (f === 1 ? arrivals : arrivals.map((a) => ({ arriveMs: a.arriveMs / f })));
+  const anchorWaits = replayPrefillWaits(packed(scale), service, observation.replicas);
   // The part of each TTFT the replay's queue does not explain.
   const base = Float64Array.from(arrivals, (a, i) => Math.max(0, a.ttftMs - anchorWaits[i]!));
   const cache = new Map<string, PoolPrediction>();
@@ -72,8 +81,7 @@ export function createPoolModel(observation: PoolObservation): PoolModel | null 
     const key = `${n}:${f}`;
     const hit = cache.get(key);
     if (hit) return hit;
-    const scaled = f === 1 ? arrivals : arrivals.map((a) => ({ arriveMs: a.arriveMs / f }));
-    const waits = replayPrefillWaits(scaled, service, n);
+    const waits = replayPrefillWaits(packed(f * scale), service, n);
     const ttft = Float64Array.from(base, (b, i) => b + waits[i]!);
     const prediction = summarize(observation, n, f, ttft);
     cache.set(key, prediction);

@@ -1,0 +1,84 @@
+import type { RequestArrival } from '@governor/signals';
+import { forecastLoad, type LoadForecast } from '../model/forecast-load.ts';
+import { createPoolModel } from '../model/predict-pool.ts';
+import { type Sizing, sizePool } from './size-pool.ts';
+
+// A pool's size from its model at the load it will carry: its recent requests (the model), the
+// load forecast over the horizon the decision must hold for (the forecast), and the objective's
+// constraint (the attainment target). The forecast's upper bound (one standard error over) is what
+// the pool is sized for: a replica count the model says holds only if the load does not rise as
+// fast as it has been rising is not feasible.
+
+export interface ScalePlanInputs {
+  arrivals: readonly RequestArrival[];
+  /** Replicas serving the arrivals. */
+  replicas: number;
+  /** Requests/s over the control window and the short window ending now (sampling weights applied). */
+  mainRatePerS: number;
+  mainWindowS: number;
+  fastRatePerS: number;
+  fastWindowS: number;
+  /** Seconds the decision must hold for (until it is verified). */
+  horizonS: number;
+  /** Prefill ms per uncached prompt token on an uncontended replica. */
+  msPerToken: number;
+  sloMs: number;
+  /** Requests that did not fail for reasons other than load. */
+  successShare: number;
+  usdPerReplicaHour: number | null;
+  attainmentTarget: number;
+  floor: number;
+  ceiling: number;
+}
+
+export interface ScalePlan {
+  sizing: Sizing;
+  forecast: LoadForecast;
+  /** The load sized for, relative to the control window's. */
+  loadFactor: number;
+}
+
+/** Null when there is nothing to model (no requests, no SLO, no rate). */
+export function planScale(i: ScalePlanInputs): ScalePlan | null {
+  const sampleRate = arrivalRatePerS(i.arrivals);
+  if (sampleRate === null || i.mainRatePerS <= 0) return null;
+  // A sample of head-sampled traces (or a capped one) replays at the rate the pool really receives.
+  const sampleScale = Math.max(1, i.mainRatePerS / sampleRate);
+  const model = createPoolModel({
+    arrivals: i.arrivals,
+    replicas: i.replicas,
+    sampleScale,
+    ratePerS: i.mainRatePerS,
+    msPerToken: i.msPerToken,
+    sloMs: i.sloMs,
+    successShare: i.successShare,
+    usdPerReplicaHour: i.usdPerReplicaHour,
+  });
+  if (!model) return null;
+  const forecast = forecastLoad(
+    {
+      mainRatePerS: i.mainRatePerS,
+      mainWindowS: i.mainWindowS,
+      fastRatePerS: i.fastRatePerS,
+      fastWindowS: i.fastWindowS,
+    },
+    i.horizonS,
+  );
+  // Sized for the higher of now and the forecast's upper bound.
+  const sizedRate = Math.max(i.fastRatePerS, i.mainRatePerS, forecast.ratePerS + forecast.stdErrPerS);
+  const loadFactor = sizedRate / i.mainRatePerS;
+  const sizing = sizePool(model, i.replicas, {
+    attainmentTarget: i.attainmentTarget,
+    loadFactor,
+    floor: i.floor,
+    ceiling: i.ceiling,
+  });
+  return { sizing, forecast, loadFactor };
+}
+
+/** Requests/s of the sample: its count over the time it spans; null under two requests. */
+function arrivalRatePerS(arrivals: readonly RequestArrival[]): number | null {
+  if (arrivals.length < 2) return null;
+  const spanMs = arrivals.at(-1)!.arriveMs - arrivals[0]!.arriveMs;
+  return spanMs > 0 ? ((arrivals.length - 1) * 1000) / spanMs : null;
+}
