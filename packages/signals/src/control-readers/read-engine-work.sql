@@ -15,7 +15,8 @@
 -- work and busy time describe the same stretch even though no two series share a sample instant.
 -- A value that is not a finite number (NaN: a Prometheus staleness marker) is no sample.
 WITH replica_pools AS (
-  SELECT replica, any_value(pool) AS pool
+  -- The pool its newest point names (a tie: the larger name), not whichever row came first.
+  SELECT replica, arg_max(pool, (time_ns, pool)) AS pool
   FROM metric_points
   WHERE pool IS NOT NULL AND replica IS NOT NULL
     AND name IN ('up', 'vllm:num_requests_running', 'vllm:prompt_tokens_total', 'governor.pool.replicas')

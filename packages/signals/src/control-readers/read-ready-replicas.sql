@@ -5,7 +5,8 @@
 -- fresh while its last sample is younger than two of its scrape intervals (at most the lookback):
 -- a pod that stopped being scraped (scaled in, gone) stops counting within a scrape or two. A pool
 -- whose pods are not scraped but whose InferencePool is (the Gateway API Inference Extension's
--- endpoint picker reports `inference_pool_ready_pods{name}`) reads its last value.
+-- endpoint picker reports `inference_pool_ready_pods{name}`) reads its last value. Two samples of a
+-- series at one instant (a point sent twice with another value) read as the larger.
 WITH samples AS (
   SELECT pool, replica, name, time_ns, value
   FROM metric_points
@@ -20,7 +21,7 @@ series AS (
     replica,
     name,
     max(time_ns) AS last_ns,
-    arg_max(value, time_ns) AS last_value,
+    arg_max(value, (time_ns, value)) AS last_value,
     CASE WHEN count(DISTINCT time_ns) > 1
       THEN (max(time_ns) - min(time_ns)) / (count(DISTINCT time_ns) - 1)
     END AS interval_ns
@@ -46,7 +47,7 @@ per_pod AS (
   GROUP BY pool
 ),
 inference_pools AS (
-  SELECT pool, arg_max(value, time_ns) AS ready
+  SELECT pool, arg_max(value, (time_ns, value)) AS ready
   FROM metric_points
   WHERE name = 'inference_pool_ready_pods' AND pool IS NOT NULL AND isfinite(value)
     AND time_ns > $from_ns AND time_ns <= $at_ns

@@ -4,15 +4,16 @@
 --
 -- Task = workflow id, else conversation id, else the trace. A step is (task, workflow step), or the
 -- trace itself when it carries no step; the final attempt of a step is its highest attempt (ties:
--- the one that ended last). Task start/end = first request start / last request end; the request
+-- the one that ended last, then by content; the trace id only between requests alike in all of it,
+-- so other ids do not move a task to another pool or outcome). Task start/end = first request start / last request end; the request
 -- that ended last (is_task_last) stands for the task in the window its end falls into. A task is
 -- complete when every declared step (governor.workflow.steps) was seen.
 
 attempts AS (
   SELECT
     *,
-    row_number() OVER (PARTITION BY task_id, step_key ORDER BY attempt DESC, end_ns DESC, trace_id DESC) = 1 AS is_final_attempt,
-    row_number() OVER (PARTITION BY task_id ORDER BY end_ns DESC, trace_id DESC) = 1 AS is_task_last
+    row_number() OVER (PARTITION BY task_id, step_key ORDER BY attempt DESC, end_ns DESC, start_ns DESC, outcome, pool, replica, trace_id DESC) = 1 AS is_final_attempt,
+    row_number() OVER (PARTITION BY task_id ORDER BY end_ns DESC, start_ns DESC, pool, model, tenant, replica, outcome, trace_id DESC) = 1 AS is_task_last
   FROM task_rows
 ),
 task_windowed AS (

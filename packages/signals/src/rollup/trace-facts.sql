@@ -15,6 +15,11 @@
 -- clipped to the root's interval and to its parent's, so clock skew between hops (a child starting
 -- before its parent) never yields negative time and the hop times of a well-nested trace add up to
 -- its e2e latency.
+--
+-- Every choice between spans is by their content, so the same telemetry under other trace and span
+-- ids gives the same facts: the root ranks by start, then end, name and service (ids last, for spans
+-- alike in all of these); "the span that ended last" breaks a tie by the larger value; a fallback
+-- over any span takes the smallest value, not whichever row was read first.
 
 dedup AS (
   -- OTLP exporters retry, so a span may be delivered twice; keep one copy.
@@ -22,7 +27,7 @@ dedup AS (
   QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_ns DESC) = 1
 ),
 ranked AS (
-  SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY is_root DESC, start_ns, span_id) AS rn
+  SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY is_root DESC, start_ns, end_ns DESC, name, service, span_id) AS rn
   FROM dedup
 ),
 trace_dims AS (
@@ -37,29 +42,29 @@ trace_dims AS (
     min(start_ns) AS first_span_ns,
     max(end_ns) AS last_span_ns,
     coalesce(
-      arg_max(first_token_ns, end_ns) FILTER (WHERE ttft_ms IS NOT NULL AND first_token_ns IS NOT NULL),
-      arg_max(first_token_ns, end_ns) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode') AND first_token_ns IS NOT NULL),
+      arg_max(first_token_ns, (end_ns, first_token_ns)) FILTER (WHERE ttft_ms IS NOT NULL AND first_token_ns IS NOT NULL),
+      arg_max(first_token_ns, (end_ns, first_token_ns)) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode') AND first_token_ns IS NOT NULL),
       min(first_token_ns)
     ) AS first_token_ns,
-    arg_max(server_ttft_ms, end_ns) FILTER (WHERE server_ttft_ms IS NOT NULL) AS server_ttft_ms,
-    coalesce(arg_max(pool, end_ns) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode', 'scheduler') AND pool IS NOT NULL), any_value(pool) FILTER (WHERE rn = 1), any_value(pool)) AS pool,
-    coalesce(any_value(model) FILTER (WHERE rn = 1), any_value(model) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode', 'scheduler')), any_value(model)) AS model,
-    coalesce(arg_max(region, end_ns) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode', 'scheduler') AND region IS NOT NULL), any_value(region) FILTER (WHERE rn = 1), any_value(region)) AS region,
-    coalesce(arg_max(gpu_type, end_ns) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode', 'scheduler') AND gpu_type IS NOT NULL), any_value(gpu_type) FILTER (WHERE rn = 1), any_value(gpu_type)) AS gpu_type,
-    coalesce(any_value(tenant) FILTER (WHERE rn = 1), any_value(tenant)) AS tenant,
-    coalesce(any_value(priority) FILTER (WHERE rn = 1), any_value(priority)) AS priority,
-    coalesce(any_value(workflow_type) FILTER (WHERE rn = 1), any_value(workflow_type)) AS workflow_type,
-    coalesce(arg_max(replica, end_ns) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode', 'scheduler') AND replica IS NOT NULL), any_value(replica)) AS replica,
-    coalesce(any_value(workflow_id) FILTER (WHERE rn = 1), any_value(workflow_id)) AS workflow_id,
-    coalesce(any_value(conversation_id) FILTER (WHERE rn = 1), any_value(conversation_id)) AS conversation_id,
-    coalesce(any_value(workflow_step) FILTER (WHERE rn = 1), any_value(workflow_step)) AS workflow_step,
+    arg_max(server_ttft_ms, (end_ns, server_ttft_ms)) FILTER (WHERE server_ttft_ms IS NOT NULL) AS server_ttft_ms,
+    coalesce(arg_max(pool, (end_ns, pool)) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode', 'scheduler') AND pool IS NOT NULL), any_value(pool) FILTER (WHERE rn = 1), min(pool)) AS pool,
+    coalesce(any_value(model) FILTER (WHERE rn = 1), min(model) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode', 'scheduler')), min(model)) AS model,
+    coalesce(arg_max(region, (end_ns, region)) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode', 'scheduler') AND region IS NOT NULL), any_value(region) FILTER (WHERE rn = 1), min(region)) AS region,
+    coalesce(arg_max(gpu_type, (end_ns, gpu_type)) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode', 'scheduler') AND gpu_type IS NOT NULL), any_value(gpu_type) FILTER (WHERE rn = 1), min(gpu_type)) AS gpu_type,
+    coalesce(any_value(tenant) FILTER (WHERE rn = 1), min(tenant)) AS tenant,
+    coalesce(any_value(priority) FILTER (WHERE rn = 1), min(priority)) AS priority,
+    coalesce(any_value(workflow_type) FILTER (WHERE rn = 1), min(workflow_type)) AS workflow_type,
+    coalesce(arg_max(replica, (end_ns, replica)) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode', 'scheduler') AND replica IS NOT NULL), min(replica)) AS replica,
+    coalesce(any_value(workflow_id) FILTER (WHERE rn = 1), min(workflow_id)) AS workflow_id,
+    coalesce(any_value(conversation_id) FILTER (WHERE rn = 1), min(conversation_id)) AS conversation_id,
+    coalesce(any_value(workflow_step) FILTER (WHERE rn = 1), min(workflow_step)) AS workflow_step,
     coalesce(any_value(workflow_steps) FILTER (WHERE rn = 1), max(workflow_steps)) AS workflow_steps,
     coalesce(any_value(attempt) FILTER (WHERE rn = 1), max(attempt), 1) AS attempt,
     CASE
       WHEN any_value(outcome) FILTER (WHERE rn = 1) <> 'success' THEN any_value(outcome) FILTER (WHERE rn = 1)
-      ELSE coalesce(arg_max(outcome, end_ns) FILTER (WHERE rn <> 1 AND (hop IN ('runtime', 'prefill', 'decode') OR kind = 3)), 'success')
+      ELSE coalesce(arg_max(outcome, (end_ns, outcome)) FILTER (WHERE rn <> 1 AND (hop IN ('runtime', 'prefill', 'decode') OR kind = 3)), 'success')
     END AS outcome,
-    coalesce(any_value(error_type) FILTER (WHERE rn = 1), any_value(error_type)) AS error_type,
+    coalesce(any_value(error_type) FILTER (WHERE rn = 1), min(error_type)) AS error_type,
     bool_or(outcome = 'preempted') AS preempted,
     coalesce(any_value(input_tokens) FILTER (WHERE rn = 1), max(input_tokens)) AS input_tokens,
     coalesce(any_value(output_tokens) FILTER (WHERE rn = 1), max(output_tokens)) AS output_tokens,
@@ -75,9 +80,9 @@ trace_dims AS (
     -- The trace was kept (or not) as a whole: its root's sampling decision, else any span's.
     coalesce(any_value(sample_weight) FILTER (WHERE rn = 1), max(sample_weight)) AS sample_weight,
     coalesce(
-      arg_max(endpoint, end_ns) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode') AND endpoint IS NOT NULL),
-      arg_max(endpoint, end_ns) FILTER (WHERE kind = 3 AND endpoint IS NOT NULL),
-      arg_max(endpoint, end_ns) FILTER (WHERE endpoint IS NOT NULL)
+      arg_max(endpoint, (end_ns, endpoint)) FILTER (WHERE hop IN ('runtime', 'prefill', 'decode') AND endpoint IS NOT NULL),
+      arg_max(endpoint, (end_ns, endpoint)) FILTER (WHERE kind = 3 AND endpoint IS NOT NULL),
+      arg_max(endpoint, (end_ns, endpoint)) FILTER (WHERE endpoint IS NOT NULL)
     ) AS endpoint,
     count(*)::INTEGER AS span_count
   FROM ranked

@@ -10,17 +10,17 @@ WITH
 -- @include replica-gauge.sql
 ,
 pool_requests AS (
-  SELECT bucket, pool, count(replica) AS span_replicas, any_value(model) AS model,
-    any_value(region) AS region, any_value(gpu_type) AS gpu_type
+  SELECT bucket, pool, count(replica) AS span_replicas, min(model) AS model,
+    min(region) AS region, min(gpu_type) AS gpu_type
   FROM (
     -- distinct replicas per pool by grouping: cheaper in DuckDB than count(DISTINCT …)
     SELECT
       ((end_ns - $from_ns::BIGINT - 1) // $step_ns::BIGINT)::BIGINT AS bucket,
       pool,
       replica,
-      any_value(model) AS model,
-      any_value(region) AS region,
-      any_value(gpu_type) AS gpu_type
+      min(model) AS model,
+      min(region) AS region,
+      min(gpu_type) AS gpu_type
     FROM request_facts
     WHERE end_ns > $from_ns::BIGINT AND end_ns <= $to_ns::BIGINT
     GROUP BY ALL
@@ -54,7 +54,7 @@ queue_gauge AS (
 -- the pod's own scrape target names its pool. The product name (`modelName`) gives the pool's GPU
 -- type where the config names none, and the distinct GPUs per pod its GPUs per replica.
 replica_pools AS (
-  SELECT replica, any_value(pool) AS pool
+  SELECT replica, arg_max(pool, (time_ns, pool)) AS pool
   FROM metric_points
   WHERE name IN ('up', 'vllm:num_requests_running', 'sglang:num_running_reqs')
     AND pool IS NOT NULL AND replica IS NOT NULL
@@ -64,7 +64,7 @@ replica_pools AS (
 dcgm_gpus AS (
   SELECT
     rp.pool,
-    any_value(json_extract_string(m.attributes, '$.modelName')) AS gpu_product,
+    min(json_extract_string(m.attributes, '$.modelName')) AS gpu_product,
     count(DISTINCT m.replica || '|' || coalesce(json_extract_string(m.attributes, '$.UUID'), json_extract_string(m.attributes, '$.gpu'), ''))
       / count(DISTINCT m.replica) AS gpus_per_replica
   FROM metric_points m
