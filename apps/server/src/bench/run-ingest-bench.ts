@@ -259,8 +259,11 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
     const elapsedS = (performance.now() - started) / 1000;
     sampleMemory();
     const serverCpuAfter = child?.cpu() ?? null;
-    const server = await readServerMetrics(url, token);
+    // Before anything else asks /metrics: a scrape computes the signals (and so refreshes the
+    // rollups), which is not ingest's work. Taken at the start of the scrape, so the before-scrape's
+    // own signals work over the warm-up spans falls inside the window (the rollups need it anyway).
     const stagesAfter = await readStageCpu(url, token);
+    const server = await readServerMetrics(url, token);
     const cpu = cpuFigures(
       rawCpuBefore,
       rawCpuAfter,
