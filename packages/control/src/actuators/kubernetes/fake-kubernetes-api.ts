@@ -78,7 +78,9 @@ export interface RecordedRequest {
   status: number;
 }
 
-type StoredObject = Record<string, unknown> & { metadata: { resourceVersion: string } };
+type StoredObject = Record<string, unknown> & {
+  metadata: { resourceVersion: string; [key: string]: unknown };
+};
 
 function mergePatch(target: unknown, patch: unknown): unknown {
   if (!patch || typeof patch !== 'object' || Array.isArray(patch)) return patch;
