@@ -63,6 +63,8 @@ export interface SimulationOptions {
   reversalWindowMs?: number;
   /** With policy `oracle`: the share of each replica its schedule plans to use (default 0.7). */
   oracleTargetUtilization?: number;
+  /** With policy `oracle`: the span its load is averaged over before sizing (default one control interval). */
+  oracleSmoothingMs?: number;
   onProgress?: (progress: RunProgress) => void;
   onActuatorListening?: (url: string) => void;
   /** Warnings and lockstep errors (default: stderr). */
@@ -135,6 +137,10 @@ export async function runSimulation(options: SimulationOptions): Promise<RunSumm
     oracle: {
       intervalMs: options.controlIntervalMs ?? 30_000,
       targetUtilization: options.oracleTargetUtilization ?? DEFAULT_ORACLE_TARGET_UTILIZATION,
+      smoothingIntervals: Math.max(
+        1,
+        Math.round((options.oracleSmoothingMs ?? 0) / (options.controlIntervalMs ?? 30_000)),
+      ),
     },
   });
 

@@ -169,6 +169,7 @@ describe('bench control against the hindsight oracle', () => {
   /** An oracle schedule as simulated: its target utilization, cost and goodput. */
   const point = (targetUtilization: number, costUsd: number, goodput: number): OraclePoint => ({
     targetUtilization,
+    smoothingMs: 30_000,
     summary: {
       costUsd,
       goodput,

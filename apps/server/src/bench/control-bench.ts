@@ -54,10 +54,12 @@ export interface OracleFindings {
   /** Its row: the cheapest schedule with the best goodput any policy reached, else its best goodput. */
   row: PolicyResult;
   targetUtilization: number;
+  /** The span its load was averaged over before sizing (ms). */
+  smoothingMs: number;
   /** No schedule reached the best policy goodput (the row then holds the oracle's highest). */
   shortOfBestGoodput: boolean;
   /** Every schedule simulated, cheapest first. */
-  points: Array<{ targetUtilization: number; costUsd: number; goodput: number | null }>;
+  points: Array<{ targetUtilization: number; smoothingMs: number; costUsd: number; goodput: number | null }>;
 }
 
 export interface GovernorFindings {
@@ -227,9 +229,11 @@ export function judgeAgainstOracle(
   return {
     row,
     targetUtilization: chosen.targetUtilization,
+    smoothingMs: chosen.smoothingMs,
     shortOfBestGoodput: reaching === null,
     points: points.map((p) => ({
       targetUtilization: p.targetUtilization,
+      smoothingMs: p.smoothingMs,
       costUsd: p.summary.costUsd,
       goodput: p.summary.goodput,
     })),

@@ -44,13 +44,19 @@ const arrival = fc.record({
   outputTokens: fc.integer({ min: 1, max: 2000 }),
 });
 
-const plan = (arrivals: readonly Arrival[], faults: FaultSpec[] = [], targetUtilization = 0.7) =>
+const plan = (
+  arrivals: readonly Arrival[],
+  faults: FaultSpec[] = [],
+  targetUtilization = 0.7,
+  smoothingIntervals = 1,
+) =>
   planOracleSchedule(workloadOf(arrivals), createDefaultFleet(), {
     durationMs: DURATION_MS,
     drainMs: DRAIN_MS,
     intervalMs: INTERVAL_MS,
     faults,
     targetUtilization,
+    smoothingIntervals,
   });
 
 /** Replicas serving in interval k: asked for continuously since one cold start before (warm at 0). */
@@ -58,28 +64,41 @@ const serving = (desired: readonly number[], k: number, lead: number) =>
   Math.min(...desired.slice(Math.max(0, k - lead), k + 1));
 
 describe('hindsight oracle schedule', () => {
-  it('has the replicas the known load needs serving in every interval, cold starts included', () => {
+  it('has the replicas the known load needs serving in every block it sizes for, cold starts included', () => {
+    const smoothing = fc.constantFrom(1, 4, DURATION_MS / INTERVAL_MS);
     fc.assert(
-      fc.property(fc.array(arrival, { maxLength: 400 }), fc.double({ min: 0.3, max: 1.6 }), (arrivals, u) => {
-        const fleet = createDefaultFleet();
-        const schedule = plan(arrivals, [], u);
-        const demand = estimateIntervalDemand(workloadOf(arrivals), fleet, {
-          durationMs: DURATION_MS,
-          drainMs: DRAIN_MS,
-          intervalMs: INTERVAL_MS,
-          faults: [],
-        });
-        schedule.pools.forEach((pool, p) => {
-          const spec = fleet.pools[p]!;
-          const lead = Math.ceil(spec.coldStartMs / INTERVAL_MS);
-          pool.desired.forEach((_, k) => {
-            const load = Math.max(demand[p]!.work[k]!, demand[p]!.kv[k]!);
-            const required = Math.min(spec.maxReplicas, Math.max(spec.minReplicas, load / u));
-            expect(serving(pool.desired, k, lead)).toBeGreaterThanOrEqual(required - 1e-9);
+      fc.property(
+        // Up to ~10 busy replicas per pool, so that sizing, not the pools' minimum, decides.
+        fc.array(arrival, { maxLength: 3000 }),
+        fc.double({ min: 0.3, max: 1.6 }),
+        smoothing,
+        (arrivals, u, blockIntervals) => {
+          const fleet = createDefaultFleet();
+          const schedule = plan(arrivals, [], u, blockIntervals);
+          const demand = estimateIntervalDemand(workloadOf(arrivals), fleet, {
+            durationMs: DURATION_MS,
+            drainMs: DRAIN_MS,
+            intervalMs: INTERVAL_MS,
+            faults: [],
           });
-        });
-      }),
-      { numRuns: 60 },
+          for (const [p, pool] of schedule.pools.entries()) {
+            const spec = fleet.pools[p]!;
+            const lead = Math.ceil(spec.coldStartMs / INTERVAL_MS);
+            // Per block (one interval when unsmoothed): the replica-intervals serving carry its load.
+            for (let from = 0; from < pool.desired.length; from += blockIntervals) {
+              const ks = pool.desired.slice(from, from + blockIntervals).map((_, i) => from + i);
+              const served = ks.reduce((sum, k) => sum + serving(pool.desired, k, lead), 0);
+              const load = ks.reduce((sum, k) => sum + Math.max(demand[p]!.work[k]!, demand[p]!.kv[k]!), 0);
+              const required = Math.max(
+                ks.length * spec.minReplicas,
+                Math.min(ks.length * spec.maxReplicas, load / u),
+              );
+              expect(served).toBeGreaterThanOrEqual(required - 1e-9);
+            }
+          }
+        },
+      ),
+      { numRuns: 40 },
     );
   });
 
@@ -88,10 +107,11 @@ describe('hindsight oracle schedule', () => {
       fc.property(
         fc.array(arrival, { maxLength: 300 }),
         fc.array(arrival, { minLength: 1, maxLength: 300 }),
-        (base, extra) => {
+        fc.constantFrom(1, 4, DURATION_MS / INTERVAL_MS),
+        (base, extra, blockIntervals) => {
           const fleet = createDefaultFleet();
-          const less = plan(base);
-          const more = plan([...base, ...extra]);
+          const less = plan(base, [], 0.7, blockIntervals);
+          const more = plan([...base, ...extra], [], 0.7, blockIntervals);
           expect(computeScheduleCostUsd(more, fleet)).toBeGreaterThanOrEqual(
             computeScheduleCostUsd(less, fleet),
           );

@@ -1,10 +1,12 @@
 // The hindsight oracle's replica schedule. It knows what no live policy can: every arrival, and how
 // fast each pool will be at every moment (GPU degradations, outages, preemptions and crashes come
 // from the fault plan). Assumptions, all stated so a reader can judge the bound:
-// - Need: per control interval, a pool needs ⌈max(engine work, KV residency) ÷ target utilization⌉
-//   replicas (estimate-interval-demand.ts: the simulator's step model, routing weights, unbounded
-//   prefix cache per model), within its min and max replicas. The target utilization is the one
-//   knob; runHindsightOracle sweeps it and the simulator measures each schedule's goodput and cost.
+// - Need: a pool needs ⌈max(engine work, KV residency) ÷ target utilization⌉ replicas
+//   (estimate-interval-demand.ts: the simulator's step model, routing weights, unbounded prefix cache
+//   per model), within its min and max replicas, the load averaged over blocks of `smoothingIntervals`
+//   control intervals (1: every interval on its own; longer blocks let queues absorb a burst, as a
+//   fleet sized for its mean does). Target utilization and block length are the two knobs;
+//   runHindsightOracle sweeps them and the simulator measures each schedule's goodput and cost.
 // - Cold starts are honoured: a replica requested at interval t serves from t + its cold start (×
 //   the cold-pool fault's factor inside that fault), so the count needed at k is requested by
 //   k − ⌈cold start ÷ interval⌉ and kept until k. Replicas present at t = 0 are warm, as the static
@@ -30,6 +32,8 @@ export interface OracleScheduleOptions {
   faults: readonly FaultSpec[];
   /** Share of a replica's engine time and KV cache the schedule plans to use (0 < u). */
   targetUtilization: number;
+  /** Control intervals whose load is averaged before sizing (default 1). */
+  smoothingIntervals?: number;
 }
 
 export interface PoolSchedule {
@@ -45,6 +49,7 @@ export interface PoolSchedule {
 export interface OracleSchedule {
   intervalMs: number;
   targetUtilization: number;
+  smoothingIntervals: number;
   pools: PoolSchedule[];
 }
 
@@ -54,6 +59,7 @@ export function planOracleSchedule(
   options: OracleScheduleOptions,
 ): OracleSchedule {
   const { intervalMs, faults, targetUtilization } = options;
+  const smoothing = Math.max(1, Math.round(options.smoothingIntervals ?? 1));
   if (!(targetUtilization > 0))
     throw new Error(`oracle target utilization must be > 0, got ${targetUtilization}`);
   const count = countIntervals(options);
@@ -62,9 +68,12 @@ export function planOracleSchedule(
     i * intervalMs < toMs && (i + 1) * intervalMs > fromMs;
   const pools = fleet.pools.map((spec, index): PoolSchedule => {
     const d = demand[index]!;
-    const need = Array.from({ length: count }, (_, i) => {
-      const load = Math.max(d.work[i]!, d.kv[i]!);
-      return load > 0 ? Math.ceil(load / targetUtilization - 1e-9) : 0;
+    const load = d.work.map((w, i) => Math.max(w, d.kv[i]!));
+    const need = load.map((_, i) => {
+      const from = i - (i % smoothing);
+      const block = load.slice(from, Math.min(count, from + smoothing));
+      const mean = block.reduce((sum, v) => sum + v, 0) / block.length;
+      return mean > 0 ? Math.ceil(mean / targetUtilization - 1e-9) : 0;
     });
     addFaultSpares(spec, need, faults, overlaps);
     for (let i = 0; i < count; i++)
@@ -79,7 +88,7 @@ export function planOracleSchedule(
     }
     return { pool: spec.name, need, desired, leadIntervals };
   });
-  return { intervalMs, targetUtilization, pools };
+  return { intervalMs, targetUtilization, smoothingIntervals: smoothing, pools };
 }
 
 /** Cold start of a replica that must serve from `serveAtMs` (slower while a cold-pool fault lasts). */

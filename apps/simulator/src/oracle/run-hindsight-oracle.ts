@@ -2,36 +2,57 @@ import { type SimulationOptions, runSimulation } from '../run-simulation.ts';
 import type { RunSummary } from '../summary/run-summary.ts';
 
 /**
- * Target utilizations the oracle is simulated at: 0.3 to 1.6 in steps of 8 %. Above 1 the step
+ * Target utilizations the oracle is simulated at: 0.3 to 1.64 in steps of 12 %. Above 1 the step
  * model's assumed batch of 16 overstates a batched replica's work, so a schedule can still hold.
  */
 export const ORACLE_TARGET_UTILIZATIONS: readonly number[] = Array.from(
-  { length: 23 },
-  (_, i) => Math.round(0.3 * 1.08 ** i * 1000) / 1000,
+  { length: 16 },
+  (_, i) => Math.round(0.3 * 1.12 ** i * 1000) / 1000,
 );
+
+/** Spans the load is averaged over before sizing: one control interval, and five minutes. */
+export const ORACLE_SMOOTHING_MS: readonly number[] = [0, 300_000];
 
 export interface OraclePoint {
   targetUtilization: number;
+  /** The span the load was averaged over (one control interval, five minutes, or the arrival window). */
+  smoothingMs: number;
   summary: RunSummary;
 }
 
+export type HindsightOracleOptions = Omit<
+  SimulationOptions,
+  'policy' | 'lockstep' | 'target' | 'oracleTargetUtilization' | 'oracleSmoothingMs'
+>;
+
 /**
  * The hindsight oracle of one run (src/oracle/plan-oracle-schedule.ts states its assumptions): its
- * schedule at each target utilization, simulated on the same seed, workload, faults and fleet as any
- * other policy, so cost and goodput are measured the same way. Points come back cheapest first.
+ * schedule at each target utilization, with the load taken per control interval, per five minutes
+ * and over the whole arrival window (one size for the run, as a static fleet sized in hindsight),
+ * simulated on the same seed, workload, faults and fleet as any other policy, so cost and goodput
+ * are measured the same way. Points come back cheapest first.
  */
 export async function runHindsightOracle(
-  options: Omit<SimulationOptions, 'policy' | 'lockstep' | 'target' | 'oracleTargetUtilization'>,
+  options: HindsightOracleOptions,
   utilizations: readonly number[] = ORACLE_TARGET_UTILIZATIONS,
 ): Promise<OraclePoint[]> {
+  const intervalMs = options.controlIntervalMs ?? 30_000;
+  const spans = [
+    ...new Set(
+      [...ORACLE_SMOOTHING_MS, options.durationMs ?? 3_600_000].map((ms) => Math.max(intervalMs, ms)),
+    ),
+  ];
   const points: OraclePoint[] = [];
-  for (const targetUtilization of utilizations) {
-    const summary = await runSimulation({
-      ...options,
-      policy: 'oracle',
-      oracleTargetUtilization: targetUtilization,
-    });
-    points.push({ targetUtilization, summary });
+  for (const smoothingMs of spans) {
+    for (const targetUtilization of utilizations) {
+      const summary = await runSimulation({
+        ...options,
+        policy: 'oracle',
+        oracleTargetUtilization: targetUtilization,
+        oracleSmoothingMs: smoothingMs,
+      });
+      points.push({ targetUtilization, smoothingMs, summary });
+    }
   }
   return points.sort((a, b) => a.summary.costUsd - b.summary.costUsd);
 }

@@ -21,8 +21,8 @@ export interface PolicyContext {
   durationMs: number;
   drainMs: number;
   faults: readonly FaultSpec[];
-  /** The oracle's control interval (the lockstep interval) and target utilization. */
-  oracle: { intervalMs: number; targetUtilization: number };
+  /** The oracle's control interval (the lockstep interval), target utilization and smoothing blocks. */
+  oracle: { intervalMs: number; targetUtilization: number; smoothingIntervals?: number };
 }
 
 /** The oracle's target utilization when none is given (runHindsightOracle sweeps it). */
