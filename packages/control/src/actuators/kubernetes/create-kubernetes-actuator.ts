@@ -29,10 +29,10 @@ import type { Actuator } from '../actuator.ts';
 // by an HTTPRoute whose backendRefs are InferencePools (group inference.networking.k8s.io, kind
 // InferencePool) with weights — conformance/tests/gateway_weighted_two_pools.yaml, and
 // site-src/api-types/inferencepool.md: "an HTTPRoute may reference multiple InferencePools as
-// backendRefs". The per-model weights GIE had (v1alpha2 InferenceModel.spec.targetModels[].weight,
-// later InferenceModelRewrite.spec.rules[].targets[].weight, removed in v1.6.0 by #2973) split a
-// model name across model names (LoRA adapters, rewrites) inside one pool, not across pools, so they
-// are not the object for shift_traffic. The InferencePool itself carries no weight; before a pool is
+// backendRefs". The per-model weights GIE had (v1alpha2 InferenceModel.spec.targetModels[].weight
+// up to v0.5.1, then InferenceModelRewrite.spec.rules[].targets[].weight, removed in v1.6.0 by
+// #2973) split a model name across model names (LoRA adapters, rewrites) inside one pool, not across
+// pools, so they are not the object for shift_traffic. The InferencePool itself carries no weight; before a pool is
 // given more traffic the actuator reads it (GET, v1) and refuses when it is missing or a gateway
 // reports it not Accepted or its refs not Resolved (status.parents[].conditions): a backendRef to
 // such a pool answers its share of requests with errors.
