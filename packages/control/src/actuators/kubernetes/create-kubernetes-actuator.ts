@@ -151,10 +151,19 @@ export function createKubernetesActuator(options: KubernetesActuatorOptions): Ac
     return pool;
   };
 
-  async function recalled(action: ControlAction): Promise<PreviousValue | null> {
+  /**
+   * What a rollback restores. Every apply that passed its dry run kept a value before patching, so
+   * without one the apply never changed the cluster: there is nothing to undo, and writing the
+   * rollback's own value (Governor's belief) could move a workload Governor never touched.
+   */
+  async function recalled(action: ControlAction, object: string): Promise<PreviousValue | null> {
     if (action.type !== 'rollback') return null;
     const entry = await rollbackStore.recall(config.name, action.recommendationId);
-    return entry ? (entry.value as PreviousValue) : null;
+    if (!entry)
+      throw new ActionRejected(
+        `nothing to roll back on ${object}: the apply of recommendation ${action.recommendationId} never reached it`,
+      );
+    return entry.value as PreviousValue;
   }
 
   /** Kept before the real patch: once the cluster has changed, the rollback must be able to undo it. */
@@ -180,7 +189,8 @@ export function createKubernetesActuator(options: KubernetesActuatorOptions): Ac
     const pool = poolOf(action);
     const workload = workloadOf(pool);
     if (!workload) throw new ActionRejected(`pool ${pool.name} has no kubernetes: {kind, name, namespace}`);
-    const replicas = (await recalled(action))?.replicas ?? Number(action.action.to);
+    const object = `${apiPath(workload, workload.namespace, workload.name)}/scale`;
+    const replicas = (await recalled(action, object))?.replicas ?? Number(action.action.to);
     if (!Number.isInteger(replicas) || replicas < 0)
       throw new ActionRejected(`scale to ${String(action.action.to)} is not a replica count`);
     const current = (await api.getNamespacedCustomObjectScale(workload)) as {
@@ -203,9 +213,7 @@ export function createKubernetesActuator(options: KubernetesActuatorOptions): Ac
         mergePatch,
       );
     await patch('All');
-    await remember(action, `${apiPath(workload, workload.namespace, workload.name)}/scale`, {
-      replicas: current.spec?.replicas ?? 0,
-    });
+    await remember(action, object, { replicas: current.spec?.replicas ?? 0 });
     await patch();
   }
 
@@ -216,6 +224,8 @@ export function createKubernetesActuator(options: KubernetesActuatorOptions): Ac
         `actuator ${config.name} has no traffic.httproute to carry ${action.kind} out on`,
       );
     const ref = { ...HTTPROUTE, name: route.name, namespace: route.namespace };
+    const object = apiPath(HTTPROUTE, route.namespace, route.name);
+    const restore = await recalled(action, object);
     const current = (await api.getNamespacedCustomObject(ref)) as HttpRoute;
     const rules = current.spec.rules ?? [];
     const before: Record<string, number> = {};
@@ -225,7 +235,7 @@ export function createKubernetesActuator(options: KubernetesActuatorOptions): Ac
         before[backendKey(b)] = b.weight ?? 1;
         refs.set(backendKey(b), b);
       }
-    const target = (await recalled(action))?.weights ?? targetWeights(action, before);
+    const target = restore?.weights ?? targetWeights(action, before);
     const named = Object.keys(target);
     const missing = named.filter((key) => !(key in before));
     if (named.length === 0 || missing.length === named.length)
@@ -264,7 +274,7 @@ export function createKubernetesActuator(options: KubernetesActuatorOptions): Ac
     await patch('All');
     // Only the weights this action changes: a rollback must not undo someone else's edit of the others.
     const changed = Object.fromEntries(named.filter((k) => k in before).map((k) => [k, before[k]!]));
-    await remember(action, apiPath(HTTPROUTE, route.namespace, route.name), { weights: changed });
+    await remember(action, object, { weights: changed });
     await patch();
   }
 

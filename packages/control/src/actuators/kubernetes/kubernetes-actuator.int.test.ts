@@ -309,7 +309,13 @@ describe('kubernetes actuator', () => {
     });
     expect(missing).toMatchObject({ status: 'failed', attempts: 1, httpStatus: 404 });
     expect(missing.error).toContain('"vllm-llama8b-a100" not found');
-    // No retries: one GET + one dry-run PATCH (409), one GET (403), one GET (404).
+    // The conflicting apply never changed the cluster, so its rollback has nothing to undo: it must
+    // not write the rollback's own figure (2 → Governor's belief) onto a workload left alone.
+    const undo = await k8s.run(action('x4', 'rollback', 'scale', { from: 4, to: 3 }));
+    expect(undo).toMatchObject({ status: 'failed', attempts: 1, httpStatus: null });
+    expect(undo.error).toContain(`nothing to roll back on ${SCALE}`);
+    expect(replicasOf(api)).toBe(2);
+    // No retries: one GET + one dry-run PATCH (409), one GET (403), one GET (404), no request for the rollback.
     expect(summary()).toEqual([
       `GET ${SCALE} → 200`,
       `PATCH ${SCALE} dryRun=All → 409`,
