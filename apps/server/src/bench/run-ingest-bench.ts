@@ -80,6 +80,11 @@ export interface IngestBenchResult {
    * thread groups (main, decode_workers, other).
    */
   stages: { stageUsPerSpan: Record<string, number>; threadUsPerSpan: Record<string, number> } | null;
+  /**
+   * Seconds from the last acknowledgement until the request rollup had read every span (the stage
+   * counters are read then); null when that could not be seen (no /api/sql, or not within 3 min).
+   */
+  rollupCatchUpS: number | null;
 }
 
 export async function runIngestBench(options: IngestBenchOptions): Promise<IngestBenchResult> {
@@ -215,6 +220,8 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
     const warmup = Math.min(options.clients * 4, 40);
     await Promise.all(Array.from({ length: warmup }, (_, i) => send(source.batch(batches + i))));
 
+    // Rollups of the warm-up spans done first, so the stage window holds the timed spans' work only.
+    await waitForRollup(url, token, 180_000);
     const stagesBefore = await readStageCpu(url, token);
     let next = 0;
     let acked = 0;
@@ -262,6 +269,8 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
     // Before anything else asks /metrics: a scrape computes the signals (and so refreshes the
     // rollups), which is not ingest's work. Taken at the start of the scrape, so the before-scrape's
     // own signals work over the warm-up spans falls inside the window (the rollups need it anyway).
+    // The stage figures are complete once the rollups have caught up with the acknowledged spans.
+    const rollupCatchUpS = await waitForRollup(url, token, 180_000);
     const stagesAfter = await readStageCpu(url, token);
     const server = await readServerMetrics(url, token);
     const cpu = cpuFigures(
@@ -297,6 +306,7 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
       rawChunkAppendRowsPerS: rawChunk.rowsPerS,
       rawCpuUsPerRow: { row: raw.cpuUsPerRow, chunk: rawChunk.cpuUsPerRow },
       stages: stageFigures(stagesBefore, stagesAfter, acked),
+      rollupCatchUpS,
     };
   } finally {
     if (child) {
@@ -388,6 +398,35 @@ async function readStageCpu(url: string, token: string | undefined): Promise<Sta
   } catch {
     return null;
   }
+}
+
+/** Waits until request_facts_state has reached span_store's newest row (via /api/sql); the seconds it took. */
+async function waitForRollup(
+  url: string,
+  token: string | undefined,
+  timeoutMs: number,
+): Promise<number | null> {
+  const started = performance.now();
+  const sql = `SELECT (SELECT last_rowid FROM request_facts_state WHERE id = 1) >= (SELECT max(rowid) FROM span_store) AS caught_up`;
+  while (performance.now() - started < timeoutMs) {
+    try {
+      const response = await fetch(new URL('/api/sql', url), {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
+        body: JSON.stringify({ sql }),
+      });
+      if (!response.ok) return null;
+      const body = (await response.json()) as { rows?: unknown[][] };
+      if (body.rows?.[0]?.[0] === true) return (performance.now() - started) / 1000;
+    } catch {
+      return null;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return null;
 }
 
 function stageFigures(

@@ -58,7 +58,12 @@ export async function runBenchIngestCommand(args: ParsedArgs): Promise<number> {
         ]
       : []),
   ];
-  if (result.stages) lines.push(...formatStageTable(result.stages, result.rawCpuUsPerRow));
+  if (result.stages) {
+    lines.push(...formatStageTable(result.stages, result.rawCpuUsPerRow));
+    lines.push(
+      `    rollups caught up ${result.rollupCatchUpS === null ? 'not within 3 min (stage figures miss the rest)' : `${result.rollupCatchUpS.toFixed(1)} s after the last ack (counters read then)`}`,
+    );
+  }
   // Wall-clock rates only mean something on an otherwise idle machine; say how idle it was.
   lines.push(
     `  machine load        ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after (1-min load average, ${availableParallelism()} cores)`,
