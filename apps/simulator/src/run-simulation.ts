@@ -5,7 +5,7 @@ import type { ActuatorServer } from './control/actuator-server.ts';
 import { requestEvaluate } from './control/request-evaluate.ts';
 import { formatSimTime } from './engine/sim-time.ts';
 import { FAULT_PARAMS, planScenario } from './faults/fault-plan.ts';
-import type { ScenarioName } from './faults/fault-plan.ts';
+import type { FaultSpec, ScenarioName } from './faults/fault-plan.ts';
 import { createDefaultFleet } from './fleet/fleet-spec.ts';
 import type { FleetSpec } from './fleet/fleet-spec.ts';
 import { DEFAULT_ORACLE_TARGET_UTILIZATION, applyPolicy } from './policies/create-policy.ts';
@@ -19,7 +19,7 @@ import { createWorkload } from './workload/create-workload.ts';
 import type { WorkloadName } from './workload/create-workload.ts';
 import { generateSurgeTasks } from './workload/generate-synthetic-workload.ts';
 import { resolveDataDir } from './workload/read-data-file.ts';
-import type { ArrivalShape } from './workload/workload-types.ts';
+import type { ArrivalShape, Workload } from './workload/workload-types.ts';
 
 export interface SimulationOptions {
   workload: WorkloadName;
@@ -89,16 +89,22 @@ const EVENTS_PER_SLICE = 20_000;
 const EVENTS_PER_SLICE_WITH_TELEMETRY = 4000;
 const PROGRESS_EVERY_MS = 1000;
 
-/**
- * Runs one simulation to the end and returns its summary. Without `target` (and without
- * `lockstep`) no telemetry is produced, which is the fast path for baseline sweeps.
- */
-export async function runSimulation(options: SimulationOptions): Promise<RunSummary> {
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+/** What a run is made of before any policy acts: its workload (surge tasks merged), fleet and faults. */
+export interface PreparedRun {
+  seed: number;
+  durationMs: number;
+  drainMs: number;
+  scenario: ScenarioName;
+  workload: Workload;
+  fleet: FleetSpec;
+  faults: FaultSpec[];
+}
+
+/** Builds a run's workload, fleet (a copy) and fault plan from its options, as `runSimulation` does. */
+export function prepareRun(options: SimulationOptions): PreparedRun {
   const seed = options.seed ?? 1;
   const durationMs = options.durationMs ?? 3_600_000;
   const scenario = options.scenario ?? 'none';
-  const policy = options.policy ?? 'none';
   const workload = createWorkload(options.workload, {
     seed,
     durationMs,
@@ -130,18 +136,36 @@ export async function runSimulation(options: SimulationOptions): Promise<RunSumm
     workload.tasks = [...workload.tasks, ...surge].sort((a, b) => a.startMs - b.startMs);
   }
   const drainMs = options.drainMs ?? 600_000;
+  return { seed, durationMs, drainMs, scenario, workload, fleet, faults };
+}
+
+/** The hindsight oracle's sizing options of a run (with policy `oracle`). */
+export function resolveOracleOptions(options: SimulationOptions): {
+  intervalMs: number;
+  targetUtilization: number;
+  smoothingIntervals: number;
+} {
+  const intervalMs = options.controlIntervalMs ?? 30_000;
+  return {
+    intervalMs,
+    targetUtilization: options.oracleTargetUtilization ?? DEFAULT_ORACLE_TARGET_UTILIZATION,
+    smoothingIntervals: Math.max(1, Math.round((options.oracleSmoothingMs ?? 0) / intervalMs)),
+  };
+}
+
+/**
+ * Runs one simulation to the end and returns its summary. Without `target` (and without
+ * `lockstep`) no telemetry is produced, which is the fast path for baseline sweeps.
+ */
+export async function runSimulation(options: SimulationOptions): Promise<RunSummary> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const { seed, durationMs, drainMs, scenario, workload, fleet, faults } = prepareRun(options);
+  const policy = options.policy ?? 'none';
   const autoscaler = applyPolicy(policy, fleet, workload, {
     durationMs,
     drainMs,
     faults,
-    oracle: {
-      intervalMs: options.controlIntervalMs ?? 30_000,
-      targetUtilization: options.oracleTargetUtilization ?? DEFAULT_ORACLE_TARGET_UTILIZATION,
-      smoothingIntervals: Math.max(
-        1,
-        Math.round((options.oracleSmoothingMs ?? 0) / (options.controlIntervalMs ?? 30_000)),
-      ),
-    },
+    oracle: resolveOracleOptions(options),
   });
 
   const lockstepUrl = options.lockstep ?? null;

@@ -1,13 +1,19 @@
-import { type SimulationOptions, runSimulation } from '../run-simulation.ts';
+import {
+  type SimulationOptions,
+  prepareRun,
+  resolveOracleOptions,
+  runSimulation,
+} from '../run-simulation.ts';
 import type { RunSummary } from '../summary/run-summary.ts';
+import { planOracleSchedule } from './plan-oracle-schedule.ts';
 
 /**
- * Target utilizations the oracle is simulated at: 0.3 to 1.64 in steps of 12 %. Above 1 the step
+ * Target utilizations the oracle is planned at: 0.3 to 1.63 in steps of 6 %. Above 1 the step
  * model's assumed batch of 16 overstates a batched replica's work, so a schedule can still hold.
  */
 export const ORACLE_TARGET_UTILIZATIONS: readonly number[] = Array.from(
-  { length: 16 },
-  (_, i) => Math.round(0.3 * 1.12 ** i * 1000) / 1000,
+  { length: 30 },
+  (_, i) => Math.round(0.3 * 1.06 ** i * 1000) / 1000,
 );
 
 /** Spans the load is averaged over before sizing: one control interval, and five minutes. */
@@ -42,15 +48,29 @@ export async function runHindsightOracle(
       [...ORACLE_SMOOTHING_MS, options.durationMs ?? 3_600_000].map((ms) => Math.max(intervalMs, ms)),
     ),
   ];
+  const run = prepareRun(options);
+  // Many settings plan the same schedule (small pools round to the same counts): simulate each once.
+  const simulated = new Map<string, RunSummary>();
   const points: OraclePoint[] = [];
   for (const smoothingMs of spans) {
     for (const targetUtilization of utilizations) {
-      const summary = await runSimulation({
+      const settings = {
         ...options,
-        policy: 'oracle',
         oracleTargetUtilization: targetUtilization,
         oracleSmoothingMs: smoothingMs,
+      };
+      const schedule = planOracleSchedule(run.workload, run.fleet, {
+        durationMs: run.durationMs,
+        drainMs: run.drainMs,
+        faults: run.faults,
+        ...resolveOracleOptions(settings),
       });
+      const key = JSON.stringify(schedule.pools.map((p) => p.desired));
+      let summary = simulated.get(key);
+      if (!summary) {
+        summary = await runSimulation({ ...settings, policy: 'oracle' });
+        simulated.set(key, summary);
+      }
       points.push({ targetUtilization, smoothingMs, summary });
     }
   }
