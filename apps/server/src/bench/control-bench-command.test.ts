@@ -198,6 +198,7 @@ describe('bench control against the hindsight oracle', () => {
     // No schedule reached hpa's 0.99: the oracle's row is its highest goodput, and the report says so.
     expect(oracle.shortOfBestGoodput).toBe(true);
     expect(oracle.row.costUsd).toBe(12);
+    expect(oracle.schedulesSimulated).toBe(3);
     const s: ScenarioResult = {
       ...scenario('fault-free', findings({ regretToOracle: 1.2 })),
       policies,

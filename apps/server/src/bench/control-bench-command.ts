@@ -125,7 +125,7 @@ export function formatScenario(s: ScenarioResult): string {
     `vs best baseline with goodput ≥ governor's: ${g.ratioToBestBaselineAtEqualGoodput === null ? 'none has it' : `${fixed(g.ratioToBestBaselineAtEqualGoodput, 2)}×`}`,
     `tasks within the SLO per dollar vs best baseline (${g.bestBaselineByGoodPerDollar}): ${fixed(g.goodPerDollarRatioToBestBaseline, 2)}×`,
     o
-      ? `hindsight oracle: ${o.points.length} schedules simulated; its row is the cheapest at target utilization ${o.targetUtilization} on the load per ${o.smoothingMs / 1000} s${o.shortOfBestGoodput ? ', its highest goodput (none reached the best policy goodput)' : ' reaching the best policy goodput'}; regret = cost ÷ the cheapest oracle schedule's at the row's goodput`
+      ? `hindsight oracle: ${o.points.length} settings planned, ${o.schedulesSimulated} distinct schedules simulated; its row is the cheapest at target utilization ${o.targetUtilization} on the load per ${o.smoothingMs / 1000} s${o.shortOfBestGoodput ? ', its highest goodput (none reached the best policy goodput)' : ' reaching the best policy goodput'}; regret = cost ÷ the cheapest oracle schedule's at the row's goodput`
       : null,
     aboveOracle.length > 0
       ? `no oracle schedule reached the goodput of ${aboveOracle.map((p) => `${p.policy} (${fixed(p.goodput, 3)})`).join(', ')}: the oracle's best is ${fixed(bestOracleGoodput, 3)}`

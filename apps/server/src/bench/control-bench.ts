@@ -58,7 +58,9 @@ export interface OracleFindings {
   smoothingMs: number;
   /** No schedule reached the best policy goodput (the row then holds the oracle's highest). */
   shortOfBestGoodput: boolean;
-  /** Every schedule simulated, cheapest first. */
+  /** Distinct schedules simulated (settings that plan the same schedule share one run). */
+  schedulesSimulated: number;
+  /** Every setting planned (target utilization × load block), cheapest first. */
   points: Array<{ targetUtilization: number; smoothingMs: number; costUsd: number; goodput: number | null }>;
 }
 
@@ -231,6 +233,7 @@ export function judgeAgainstOracle(
     targetUtilization: chosen.targetUtilization,
     smoothingMs: chosen.smoothingMs,
     shortOfBestGoodput: reaching === null,
+    schedulesSimulated: new Set(points.map((p) => p.summary)).size,
     points: points.map((p) => ({
       targetUtilization: p.targetUtilization,
       smoothingMs: p.smoothingMs,
