@@ -7,7 +7,7 @@ export type {
   ControlResult,
   EvaluateResult,
   PoliciesView,
-} from './engine/create-control-engine.ts';
+} from './engine/control-engine.ts';
 export type { AuditView } from './engine/to-api.ts';
 export { DEFAULT_TUNING } from './engine/control-tuning.ts';
 export type { ControlTuning } from './engine/control-tuning.ts';

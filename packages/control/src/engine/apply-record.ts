@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import type { ControlAction } from '@governor/conventions';
+import { summarizeScope } from '../detectors/pool-signals.ts';
+import type { FleetObservation } from '../observe-fleet.ts';
+import { formatTargetKey } from '../target-key.ts';
+import { nsToIso } from '../time.ts';
+import { applyToActuated, describePrevious } from './apply-to-actuated.ts';
+import type {
+  AuditDecision,
+  Candidate,
+  ControlState,
+  Direction,
+  RecommendationRecord,
+  ScopeMetrics,
+} from './control-types.ts';
+import type { EngineSettings } from './engine-settings.ts';
+import { type TickOutput, recordAudit, touchRecord } from './tick-output.ts';
+
+/** Each pool's share of a model's requests over the control window of `obs`, to three places. */
+export function observedShares(
+  obs: FleetObservation | null,
+  model: string | undefined,
+): Record<string, number> | undefined {
+  if (!model || !obs) return undefined;
+  const pools = obs.pools.filter((p) => p.model === model);
+  const total = pools.reduce((s, p) => s + (p.main?.requests ?? 0), 0);
+  if (total <= 0) return undefined;
+  return Object.fromEntries(
+    pools.map((p) => [p.pool, Math.round(((p.main?.requests ?? 0) / total) * 1000) / 1000]),
+  );
+}
+
+/** The health of a recommendation's scope in `obs` over either window. */
+export function readScopeMetrics(
+  obs: FleetObservation | null,
+  rec: RecommendationRecord,
+  which: 'main' | 'fast',
+): ScopeMetrics | null {
+  if (!obs) return null;
+  return summarizeScope(
+    obs.pools.filter((p) => rec.scopePools.includes(p.pool)),
+    which,
+  );
+}
+
+/**
+ * Remembers the latest action on a target (its direction and, for a scale, the replica counts) for
+ * the guards and the detectors: cooldowns, hysteresis and settling all start from it.
+ */
+export function rememberAction(
+  s: ControlState,
+  rec: RecommendationRecord,
+  direction: Direction,
+  atNs: bigint,
+): void {
+  const step = rec.kind === 'scale' ? (direction === rec.direction ? rec.action : rec.previousAction) : null;
+  const to = Number(step?.to);
+  const from = Number(step?.from);
+  s.memory.set(`${rec.kind}|${rec.targetKey}`, {
+    direction,
+    appliedNs: atNs,
+    recommendationId: rec.id,
+    expectReplicas: Number.isFinite(to) ? to : null,
+    ...(Number.isFinite(from) ? { fromReplicas: from } : {}),
+  });
+}
+
+/** Applies `rec` at `atNs`: what it replaces, its baseline for verification, the action to deliver. */
+export function applyRecord(
+  settings: EngineSettings,
+  s: ControlState,
+  out: TickOutput,
+  obs: FleetObservation | null,
+  rec: RecommendationRecord,
+  atNs: bigint,
+  actor: string,
+  decision: AuditDecision,
+  note: string,
+): ControlAction {
+  const weights = observedShares(obs, rec.target.model);
+  rec.previousAction = describePrevious(s.actuated, rec.kind, rec.target, rec.action, weights);
+  rec.baseline = readScopeMetrics(obs, rec, 'fast');
+  applyToActuated(s.actuated, rec.kind, rec.target, rec.action, atNs, weights, rec.cause);
+  rec.state = 'applied';
+  rec.appliedNs = atNs;
+  rec.updatedNs = atNs;
+  rec.actionId = randomUUID();
+  s.open.set(rec.id, rec);
+  rememberAction(s, rec, rec.direction, atNs);
+  const action: ControlAction = {
+    id: rec.actionId,
+    recommendationId: rec.id,
+    type: 'apply',
+    kind: rec.kind,
+    target: rec.target,
+    action: rec.action,
+    at: nsToIso(atNs),
+  };
+  out.actions.push(action);
+  out.events.push({ type: 'control.action', data: action });
+  touchRecord(out, rec);
+  recordAudit(out, settings.now, atNs, decision, actor, rec, note, 'applied', {
+    action: rec.action,
+    previousAction: rec.previousAction,
+  });
+  return action;
+}
+
+/** A new proposal from a detector's candidate. */
+export function createRecord(c: Candidate, atNs: bigint): RecommendationRecord {
+  return {
+    id: randomUUID(),
+    kind: c.kind,
+    target: c.target,
+    targetKey: formatTargetKey(c.target),
+    action: c.action,
+    direction: c.direction,
+    reason: c.reason,
+    evidence: c.evidence,
+    expectedImpact: c.expectedImpact,
+    confidence: c.confidence,
+    state: 'proposed',
+    policy: null,
+    gate: null,
+    scopePools: c.scopePools,
+    cause: c.cause ?? null,
+    createdNs: atNs,
+    updatedNs: atNs,
+    appliedNs: null,
+    verifiedNs: null,
+    previousAction: null,
+    baseline: null,
+    actionId: null,
+    verification: null,
+  };
+}

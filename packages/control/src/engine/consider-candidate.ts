@@ -1,0 +1,129 @@
+import type { PolicyConfig, RecommendationState } from '@governor/conventions';
+import type { FleetObservation } from '../observe-fleet.ts';
+import { formatTargetKey } from '../target-key.ts';
+import { secondsToNs } from '../time.ts';
+import { describePrevious } from './apply-to-actuated.ts';
+import { applyRecord, createRecord, observedShares } from './apply-record.ts';
+import type { Candidate, ControlState, RecommendationRecord } from './control-types.ts';
+import type { EngineSettings } from './engine-settings.ts';
+import { gateCandidate } from './gate-candidate.ts';
+import { holdCandidate } from './guards.ts';
+import { stableJson } from './to-api.ts';
+import { type TickOutput, recordAudit, touchRecord } from './tick-output.ts';
+
+export const OPEN_STATES: readonly RecommendationState[] = ['proposed', 'approved'];
+
+/**
+ * A detector's candidate, past the guards: kept as the target's one open recommendation (new, or
+ * the open one refreshed), then through the policy gate — auto-applied, dry-run or left proposed.
+ */
+export function considerCandidate(
+  settings: EngineSettings,
+  s: ControlState,
+  out: TickOutput,
+  obs: FleetObservation | null,
+  policies: readonly PolicyConfig[],
+  c: Candidate,
+  atNs: bigint,
+): void {
+  const targetKey = formatTargetKey(c.target);
+  if (holdCandidate(settings, s, c, targetKey, atNs)) return;
+  const memory = s.memory.get(`${c.kind}|${targetKey}`);
+  const now = settings.now;
+
+  const existing = [...s.open.values()].find(
+    (r) => r.kind === c.kind && r.targetKey === targetKey && OPEN_STATES.includes(r.state),
+  );
+  if (existing?.state === 'approved') return;
+  let rec: RecommendationRecord;
+  let created = false;
+  if (existing && existing.direction === c.direction) {
+    // One open recommendation per target and direction, kept current as the evidence moves.
+    rec = existing;
+    const actionChanged = stableJson(rec.action) !== stableJson(c.action);
+    rec.action = c.action;
+    rec.reason = c.reason;
+    rec.evidence = c.evidence;
+    rec.expectedImpact = c.expectedImpact;
+    rec.confidence = c.confidence;
+    rec.scopePools = c.scopePools;
+    rec.updatedNs = atNs;
+    if (actionChanged) {
+      touchRecord(out, rec);
+      recordAudit(out, now, atNs, 'refreshed', 'engine', rec, rec.reason, 'proposed', { action: rec.action });
+    } else {
+      out.touched.set(rec.id, rec);
+    }
+  } else {
+    rec = createRecord(c, atNs);
+    created = true;
+    if (existing) {
+      existing.state = 'expired';
+      existing.updatedNs = atNs;
+      existing.gate = `superseded by ${rec.id}`;
+      s.open.delete(existing.id);
+      touchRecord(out, existing);
+      recordAudit(
+        out,
+        now,
+        atNs,
+        'superseded',
+        'engine',
+        existing,
+        `the opposite action is now recommended (${rec.id})`,
+        'expired',
+      );
+    }
+    s.open.set(rec.id, rec);
+  }
+
+  const previous = describePrevious(
+    s.actuated,
+    c.kind,
+    c.target,
+    c.action,
+    observedShares(obs, c.target.model),
+  );
+  const gate = gateCandidate({
+    kind: c.kind,
+    target: c.target,
+    action: c.action,
+    previous,
+    confidence: c.confidence,
+    atNs,
+    policies,
+    control: settings.control,
+    memory,
+    autoApplied: s.autoApplied,
+  });
+  const gateChanged = rec.gate !== gate.note;
+  rec.policy = gate.policy;
+  rec.gate = gate.note;
+  if (gate.decision === 'auto_apply') {
+    rec.action = gate.action;
+    if (created)
+      recordAudit(out, now, atNs, 'proposed', 'engine', rec, rec.reason, 'proposed', {
+        confidence: rec.confidence,
+      });
+    applyRecord(settings, s, out, obs, rec, atNs, `policy:${gate.policy}`, 'auto_applied', gate.note);
+    const list = s.autoApplied.get(gate.policy) ?? [];
+    list.push(atNs);
+    s.autoApplied.set(
+      gate.policy,
+      list.filter((t) => atNs - t < secondsToNs(3600)),
+    );
+    return;
+  }
+  if (created) {
+    touchRecord(out, rec, true);
+    recordAudit(out, now, atNs, 'proposed', 'engine', rec, rec.reason, 'proposed', {
+      confidence: rec.confidence,
+      gate: gate.note,
+    });
+  }
+  if (gate.decision === 'dry_run' && (created || gateChanged)) {
+    recordAudit(out, now, atNs, 'dry_run', `policy:${gate.policy}`, rec, gate.note, 'not applied (dry run)', {
+      action: gate.action,
+    });
+  }
+}

@@ -1,0 +1,181 @@
+import type { ControlAction } from '@governor/conventions';
+import { randomUUID } from 'node:crypto';
+import type { DetectContext } from '../detectors/detect-context.ts';
+import { assessPoolAgainstPeers } from '../detectors/assess-pool-against-peers.ts';
+import { readScaleReadiness } from '../detectors/scale-readiness.ts';
+import { minJudgedRequests, summarizeScope } from '../detectors/pool-signals.ts';
+import { parseTargetKey } from '../target-key.ts';
+import { nsToIso, secondsToNs } from '../time.ts';
+import { applyToActuated } from './apply-to-actuated.ts';
+import { observedShares, rememberAction } from './apply-record.ts';
+import type { ControlState, RecommendationRecord, ScopeMetrics } from './control-types.ts';
+import type { EngineSettings } from './engine-settings.ts';
+import { judgeVerification } from './judge-verification.ts';
+import { type TickOutput, recordAudit, touchRecord } from './tick-output.ts';
+
+// An applied action is judged once its wait is over: verified, or rolled back to what it replaced.
+
+/** Pools in the recommendation's scope that are outliers against their peers right now. */
+function faultyPoolsInScope(ctx: DetectContext, rec: RecommendationRecord): Set<string> {
+  const faulty = new Set<string>();
+  for (const pool of ctx.obs.pools) {
+    if (!rec.scopePools.includes(pool.pool) || pool.model === null) continue;
+    const peers = ctx.obs.pools.filter((p) => p.model === pool.model);
+    const a = assessPoolAgainstPeers(ctx, pool, peers);
+    if (a.errorOutlier || a.latencyOutlier) faulty.add(pool.pool);
+  }
+  return faulty;
+}
+
+/** Whether another shift of the same model's traffic was applied after `rec` (a shift). */
+function isModelShiftedSince(s: ControlState, rec: RecommendationRecord): boolean {
+  if (rec.kind !== 'shift_traffic' || !rec.target.model || rec.appliedNs === null) return false;
+  const prefix = 'shift_traffic|';
+  for (const [key, m] of s.memory) {
+    if (!key.startsWith(prefix) || m.recommendationId === rec.id || m.appliedNs <= rec.appliedNs) continue;
+    if (parseTargetKey(key.slice(prefix.length)).model === rec.target.model) return true;
+  }
+  return false;
+}
+
+/** Whether the pool serves enough requests in the short window to be judged against its peers. */
+function isAssessable(ctx: DetectContext, poolName: string): boolean {
+  const pool = ctx.obs.pools.find((p) => p.pool === poolName);
+  return (pool?.fast?.requests ?? 0) >= minJudgedRequests(ctx.tuning);
+}
+
+/** Verifies or rolls back an applied recommendation whose wait is over; otherwise leaves it open. */
+export function verifyRecord(
+  settings: EngineSettings,
+  s: ControlState,
+  out: TickOutput,
+  ctx: DetectContext,
+  rec: RecommendationRecord,
+  atNs: bigint,
+): void {
+  const { control, config, tuning } = settings;
+  const waitS = Math.max(control.verify_after_s, control.cooldown_s);
+  // A rollback reverses the action: never at or inside the cooldown.
+  if (rec.appliedNs === null || atNs - rec.appliedNs <= secondsToNs(waitS)) return;
+  const waitedOut = atNs - rec.appliedNs >= secondsToNs(control.settle_timeout_s);
+  if (rec.kind === 'scale' && rec.direction === 'increase' && rec.target.pool) {
+    const pool = ctx.obs.pools.find((p) => p.pool === rec.target.pool);
+    if (pool && !readScaleReadiness(ctx, pool).settled && !waitedOut) return;
+  }
+  const faulty = faultyPoolsInScope(ctx, rec);
+  const moveAway =
+    (rec.kind === 'circuit_break' || rec.kind === 'shift_traffic') &&
+    (rec.kind === 'circuit_break' || rec.cause === 'incident');
+  // Taking traffic from a pool that is still an outlier, or that serves too little to tell, is not
+  // undone: the way back is traffic recovery's probes. Any other action whose scope holds a faulty
+  // pool waits: the fault, not the action, moved goodput.
+  if (moveAway && rec.target.pool && (faulty.has(rec.target.pool) || !isAssessable(ctx, rec.target.pool))) {
+    if (!waitedOut) return;
+  } else if (!moveAway && faulty.size > 0 && !waitedOut) {
+    return;
+  }
+  const before = rec.baseline ?? summarizeScope([], 'fast');
+  const after = summarizeScope(
+    ctx.obs.pools.filter((p) => rec.scopePools.includes(p.pool)),
+    'main',
+  );
+  const latest = s.memory.get(`${rec.kind}|${rec.targetKey}`);
+  const superseded = latest !== undefined && latest.recommendationId !== rec.id;
+  // A shift sets the model's whole weight vector: once a later shift of the same model (another
+  // pool's incident, say) set it again, rolling this one back would restore weights from before both.
+  const reshifted = !superseded && isModelShiftedSince(s, rec);
+  const judgement = superseded
+    ? {
+        verdict: 'verified' as const,
+        summary: 'a later action on the same target replaced it; nothing to roll back',
+      }
+    : reshifted
+      ? {
+          verdict: 'verified' as const,
+          summary: `a later shift of ${rec.target.model}'s traffic replaced its weights; nothing to roll back`,
+        }
+      : judgeVerification(
+          rec,
+          before,
+          after,
+          config.slo,
+          tuning.minRequests,
+          // The baseline is the short window when the action was applied (a quiet pool's control
+          // window, which reads its rate high: no load rise then), the judgement the control window.
+          before.requests > 0
+            ? after.requests / ctx.obs.windowMs / (before.requests / ctx.obs.fastWindowMs)
+            : null,
+        );
+  const asRecord = (m: ScopeMetrics): Record<string, number | null> => ({ ...m });
+  rec.verification = {
+    at: nsToIso(atNs),
+    verdict: judgement.verdict,
+    summary: judgement.summary,
+    before: asRecord(before),
+    after: asRecord(after),
+  };
+  rec.verifiedNs = atNs;
+  rec.updatedNs = atNs;
+  s.open.delete(rec.id);
+  if (judgement.verdict === 'verified') {
+    rec.state = 'verified';
+    touchRecord(out, rec);
+    recordAudit(out, settings.now, atNs, 'verified', 'engine', rec, judgement.summary, 'verified', {
+      before,
+      after,
+      expectedImpact: rec.expectedImpact,
+    });
+    return;
+  }
+  rollBack(settings, s, out, ctx, rec, atNs, judgement.summary, before, after);
+}
+
+/** Restores what `rec` replaced and sends that as a rollback action. */
+function rollBack(
+  settings: EngineSettings,
+  s: ControlState,
+  out: TickOutput,
+  ctx: DetectContext,
+  rec: RecommendationRecord,
+  atNs: bigint,
+  summary: string,
+  before: ScopeMetrics,
+  after: ScopeMetrics,
+): void {
+  rec.state = 'rolled_back';
+  const previous = rec.previousAction ?? {};
+  applyToActuated(
+    s.actuated,
+    rec.kind,
+    rec.target,
+    previous,
+    atNs,
+    observedShares(ctx.obs, rec.target.model),
+    rec.cause,
+  );
+  rememberAction(s, rec, rec.direction === 'increase' ? 'decrease' : 'increase', atNs);
+  const action: ControlAction = {
+    id: randomUUID(),
+    recommendationId: rec.id,
+    type: 'rollback',
+    kind: rec.kind,
+    target: rec.target,
+    action: previous,
+    at: nsToIso(atNs),
+  };
+  out.actions.push(action);
+  out.events.push({ type: 'control.action', data: action });
+  touchRecord(out, rec);
+  recordAudit(
+    out,
+    settings.now,
+    atNs,
+    'rolled_back',
+    'engine',
+    rec,
+    summary,
+    'rolled_back',
+    { before, after, rollback: previous },
+    action.id,
+  );
+}
