@@ -9,8 +9,8 @@ import {
   readMemory,
   readWeights,
 } from './detect-context.ts';
-import { assessPoolAgainstPeers } from './detect-pool-outliers.ts';
-import { readScaleReadiness } from './detect-scale.ts';
+import { assessPoolAgainstPeers } from './assess-pool-against-peers.ts';
+import { readScaleReadiness } from './scale-readiness.ts';
 import { planPeerCapacity } from './plan-peer-capacity.ts';
 import { minJudgedRequests, round, scoreConfidence } from './pool-signals.ts';
 

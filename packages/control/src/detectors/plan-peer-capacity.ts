@@ -1,7 +1,7 @@
 import type { Candidate } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
 import { type DetectContext, evidence } from './detect-context.ts';
-import { readScaleReadiness } from './detect-scale.ts';
+import { readScaleReadiness } from './scale-readiness.ts';
 import { isQueueNegligible, learnedCapacity, round } from './pool-signals.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type { PoolView } from '../observe-fleet.ts';
 import { type DetectContext, isCircuitOpen, readMemory } from './detect-context.ts';
-import { readScaleReadiness } from './detect-scale.ts';
+import { readScaleReadiness } from './scale-readiness.ts';
 import { estimateUtilization, readLoad } from './pool-signals.ts';
 
 /** How hard a model's serving pools are pushed, and whether more capacity is on its way. */

@@ -1,0 +1,210 @@
+import type { PoolView } from '../observe-fleet.ts';
+import { type DetectContext, evidence, isCircuitOpen } from './detect-context.ts';
+import { minJudgedRequests, readEngineSlowdown, readSpeed, round, summarizeScope } from './pool-signals.ts';
+import type { Evidence } from '@governor/conventions';
+
+// One pool's errors and speed against its peers serving the same model: the assessment the outlier
+// detector, traffic recovery and verification read, and how it reads as evidence and a reason.
+
+export interface PoolAssessment {
+  pool: PoolView;
+  requests: number;
+  errorRate: number | null;
+  peerErrorRate: number | null;
+  errorOutlier: boolean;
+  slowdown: number | null;
+  peerSlowdown: number | null;
+  /** Load per replica now over the load while the baseline was learned. */
+  loadRatio: number | null;
+  latencyOutlier: boolean;
+  /** Prefill of its fastest requests vs their healthy floor, and the median peer's (1 = as usual). */
+  fastestSlowdown: number | null;
+  peerFastestSlowdown: number | null;
+  /** Slow even at its fastest requests while its peers' run as usual: the GPU, not the load. */
+  slowAtFastest: boolean;
+  /** Its engines' busy time over what their work took while healthy, and the median peer's (1 = as usual). */
+  engineSlowdown: number | null;
+  peerEngineSlowdown: number | null;
+  /** Its engines take far longer for their work than usual while its peers' do not: the GPU. */
+  slowEngine: boolean;
+  /** Its engines read normal again after a slowdown: its slow spans are requests from before. */
+  engineRecovered: boolean;
+}
+
+export function assessPoolAgainstPeers(
+  ctx: DetectContext,
+  pool: PoolView,
+  servingModel: PoolView[],
+): PoolAssessment {
+  const { tuning } = ctx;
+  const minSample = minJudgedRequests(tuning);
+  const g = pool.fast;
+  const requests = g?.requests ?? 0;
+  const peers = servingModel.filter(
+    (p) => p.pool !== pool.pool && !isCircuitOpen(ctx, p.pool) && (p.fast?.requests ?? 0) >= minSample,
+  );
+  const result: PoolAssessment = {
+    pool,
+    requests,
+    errorRate: g?.errorRate ?? null,
+    peerErrorRate: null,
+    errorOutlier: false,
+    slowdown: null,
+    peerSlowdown: null,
+    loadRatio: null,
+    latencyOutlier: false,
+    fastestSlowdown: null,
+    peerFastestSlowdown: null,
+    slowAtFastest: false,
+    engineSlowdown: null,
+    peerEngineSlowdown: null,
+    slowEngine: false,
+    engineRecovered: false,
+  };
+  // The runtime counters show what the engines did in the window itself, with or without requests
+  // ending in it: long requests report a slow GPU on their spans only when they end.
+  result.engineSlowdown = readEngineSlowdown(ctx.state.learning.get(pool.pool), pool.engineWork, tuning);
+  const peerEngine = servingModel
+    .filter((p) => p.pool !== pool.pool && !isCircuitOpen(ctx, p.pool))
+    .map((p) => readEngineSlowdown(ctx.state.learning.get(p.pool), p.engineWork, tuning))
+    .filter((v): v is number => v !== null)
+    .sort((a, b) => a - b);
+  if (result.engineSlowdown !== null && peerEngine.length > 0) {
+    result.peerEngineSlowdown = peerEngine[Math.floor((peerEngine.length - 1) / 2)]!;
+    result.slowEngine =
+      result.engineSlowdown >= tuning.latencyOutlierRatio &&
+      result.peerEngineSlowdown <= tuning.peerNormalRatio &&
+      result.engineSlowdown >= tuning.latencyPeerFactor * Math.max(1, result.peerEngineSlowdown);
+  }
+  if (!g || requests < minSample || peers.length === 0) {
+    result.latencyOutlier = result.slowEngine;
+    return result;
+  }
+
+  result.peerErrorRate = summarizeScope(peers, 'fast').errorRate;
+  if (result.errorRate !== null && result.peerErrorRate !== null) {
+    const threshold = Math.max(
+      tuning.errorOutlierMinRate,
+      tuning.errorOutlierPeerFactor * result.peerErrorRate + tuning.errorOutlierPeerMargin,
+    );
+    result.errorOutlier = result.errorRate >= threshold;
+  }
+
+  result.slowdown = readSlowdown(ctx, pool);
+  const peerSlowdowns = peers.map((p) => readSlowdown(ctx, p)).filter((v): v is number => v !== null);
+  if (peerSlowdowns.length > 0) {
+    peerSlowdowns.sort((a, b) => a - b);
+    result.peerSlowdown = peerSlowdowns[Math.floor((peerSlowdowns.length - 1) / 2)]!;
+    result.loadRatio = readLoadRatio(ctx, pool);
+    result.latencyOutlier =
+      result.slowdown !== null &&
+      result.slowdown >= tuning.latencyOutlierRatio &&
+      result.peerSlowdown <= tuning.peerNormalRatio &&
+      result.slowdown >= tuning.latencyPeerFactor * Math.max(1, result.peerSlowdown) &&
+      (result.loadRatio === null || result.loadRatio <= tuning.latencyMaxLoadRatio);
+  }
+  // Work-normalized: load and prompt mix change the work, not the time per unit of it.
+  if (result.slowEngine) result.latencyOutlier = true;
+  // The counters say how the engines run now; spans say how they ran for requests that started up to
+  // minutes ago. Once the counters saw a slow GPU recover, slow spans still ending within a control
+  // window are its tail, not a new slowdown.
+  const slowAt = ctx.state.learning.get(pool.pool)?.engineSlowAtNs ?? null;
+  const recovered =
+    result.engineSlowdown !== null &&
+    !result.slowEngine &&
+    slowAt !== null &&
+    ctx.obs.atNs - slowAt <= BigInt(ctx.obs.windowMs) * 1_000_000n;
+  result.engineRecovered = recovered;
+  if (recovered) result.latencyOutlier = false;
+  // Load slows the typical request; a slow GPU slows even the fastest ones. A burst on every pool
+  // hides a slow one among them, but not from this.
+  result.fastestSlowdown = readFastestSlowdown(ctx, pool);
+  const peerFastest = peers.map((p) => readFastestSlowdown(ctx, p)).filter((v): v is number => v !== null);
+  if (result.fastestSlowdown !== null && peerFastest.length > 0) {
+    peerFastest.sort((a, b) => a - b);
+    result.peerFastestSlowdown = peerFastest[Math.floor((peerFastest.length - 1) / 2)]!;
+    result.slowAtFastest =
+      result.fastestSlowdown >= tuning.latencyOutlierRatio &&
+      result.peerFastestSlowdown <= tuning.peerNormalRatio &&
+      result.fastestSlowdown >= tuning.latencyPeerFactor * Math.max(1, result.peerFastestSlowdown) &&
+      !recovered;
+  }
+  return result;
+}
+
+/** Prefill ms per token of the pool's fastest requests over their healthy floor; null until learned. */
+function readFastestSlowdown(ctx: DetectContext, pool: PoolView): number | null {
+  const learning = ctx.state.learning.get(pool.pool);
+  const floor = learning?.fastestPrefillFloorMsPerToken;
+  const now = pool.fastestPrefillMsPerToken;
+  if (!learning || learning.healthySamples < ctx.tuning.minBaselineSamples) return null;
+  if (!floor || floor <= 0 || now === null) return null;
+  return now / floor;
+}
+
+/** How much slower than usual the pool works: by its engines' counters when they show it, else its requests. */
+export function readSlowness(a: PoolAssessment): number {
+  if (a.slowEngine) return a.engineSlowdown ?? 1;
+  return a.engineRecovered ? 1 : (a.slowdown ?? 1);
+}
+
+/** Engine time now over the pool's own healthy baseline (1 = as usual); null without a trusted baseline. */
+export function readSlowdown(ctx: DetectContext, pool: PoolView): number | null {
+  const learning = ctx.state.learning.get(pool.pool);
+  const baseline = learning?.speedBaseline;
+  const now = readSpeed(pool);
+  if (!learning || learning.healthySamples < ctx.tuning.minBaselineSamples) return null;
+  if (!baseline || baseline <= 0 || now === null || (pool.fast?.requests ?? 0) < 5) return null;
+  return now / baseline;
+}
+
+/** Requests/s per serving replica now over what it was while the baseline was learned. */
+function readLoadRatio(ctx: DetectContext, pool: PoolView): number | null {
+  const base = ctx.state.learning.get(pool.pool)?.loadBaselinePerReplicaPerS;
+  const serving = pool.readyReplicas ?? pool.replicas;
+  if (!base || base <= 0 || !serving) return null;
+  return pool.fastRatePerS / serving / base;
+}
+
+/** The signals a pool was judged on against its peers, as recommendation evidence. */
+export function describeEvidence(ctx: DetectContext, a: PoolAssessment): Evidence[] {
+  const { tuning, fastWindowLabel: w } = ctx;
+  const pool = a.pool.pool;
+  return [
+    evidence(`errorRate{pool=${pool}}`, a.errorRate, tuning.errorOutlierMinRate, w),
+    evidence(`errorRate{peers of ${pool}}`, a.peerErrorRate, null, w),
+    evidence(`engineTimeVsBaseline{pool=${pool}}`, a.slowdown, tuning.latencyOutlierRatio, w),
+    evidence(`engineTimeVsBaseline{peers of ${pool}}`, a.peerSlowdown, tuning.peerNormalRatio, w),
+    evidence(`fastestPrefillVsFloor{pool=${pool}}`, a.fastestSlowdown, tuning.latencyOutlierRatio, w),
+    evidence(`fastestPrefillVsFloor{peers of ${pool}}`, a.peerFastestSlowdown, tuning.peerNormalRatio, w),
+    evidence(`engineBusyVsWork{pool=${pool}}`, a.engineSlowdown, tuning.latencyOutlierRatio, w),
+    evidence(`engineBusyVsWork{peers of ${pool}}`, a.peerEngineSlowdown, tuning.peerNormalRatio, w),
+    evidence(`loadPerReplicaVsBaseline{pool=${pool}}`, a.loadRatio, tuning.latencyMaxLoadRatio, w),
+    evidence(`requests{pool=${pool}}`, a.requests, tuning.minRequests, w),
+  ];
+}
+
+export function severity(a: PoolAssessment): number {
+  return (a.errorOutlier ? (a.errorRate ?? 0) * 10 : 0) + (a.latencyOutlier ? readSlowness(a) : 0);
+}
+
+export function describe(a: PoolAssessment): string {
+  const parts: string[] = [];
+  if (a.errorOutlier) {
+    parts.push(`error rate ${pct(a.errorRate)} vs ${pct(a.peerErrorRate)} on its peers`);
+  }
+  if (a.slowEngine) {
+    parts.push(
+      `its engines take ${round(a.engineSlowdown ?? 0, 1)}× their usual time for the work they do while its peers' take ${round(a.peerEngineSlowdown ?? 1, 1)}×`,
+    );
+  } else if (a.latencyOutlier) {
+    parts.push(
+      `requests take ${round(a.slowdown ?? 0, 1)}× their usual engine time while peers run at ${round(a.peerSlowdown ?? 1, 1)}×`,
+    );
+  }
+  return parts.join('; ');
+}
+
+function pct(v: number | null): string {
+  return v === null ? 'n/a' : `${round(v * 100, 1)}%`;
+}

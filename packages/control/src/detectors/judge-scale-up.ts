@@ -1,0 +1,213 @@
+import type { Candidate } from '../engine/control-types.ts';
+import type { PoolView } from '../observe-fleet.ts';
+import {
+  type DetectContext,
+  evidence,
+  isCircuitOpen,
+  isRecovering,
+  isWithinCooldown,
+  readMemory,
+} from './detect-context.ts';
+import { minJudgedRequests, readUncontendedMsPerToken, round, scoreConfidence } from './pool-signals.ts';
+import { type ScaleInputs, hourlyCost } from './scale-inputs.ts';
+
+// Load-bound TTFT or high utilization → more replicas, sized for the target utilization or grown with
+// the pressure; a scale-up that buys fewer tasks within the SLO than it costs waits for a human.
+
+export function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | null {
+  const { tuning, control, fastWindowLabel } = ctx;
+  const { pool, replicas, util, load, sloMs } = s;
+  const fast = pool.fast;
+  const ttftP95 = fast?.ttftMs.p95 ?? null;
+  const enoughSample = (fast?.requests ?? 0) >= minJudgedRequests(tuning);
+  const faulty =
+    ctx.suspects.has(pool.pool) ||
+    isCircuitOpen(ctx, pool.pool) ||
+    ctx.handled.has(pool.pool) ||
+    isFreshlyShiftedAway(ctx, pool);
+  const sloPressure = sloMs !== null && ttftP95 !== null ? ttftP95 / sloMs : null;
+  const breach = sloPressure !== null ? sloPressure > 0.9 : load.loadBound;
+  const hot = util.value !== null && util.value >= tuning.highUtilization;
+  if (faulty || !enoughSample || !((load.loadBound && breach) || hot) || replicas >= s.ceiling) return null;
+
+  // With a known capacity, size for the target utilization. Without one, grow with the pressure:
+  // how far TTFT is past the SLO or prefill is slowed by contention, between 1.25× and 2× per step
+  // (a cold start takes minutes; a pool that overshoots is scaled back in after the cooldown).
+  const pressure = Math.max(sloPressure ?? 1, load.contention ?? 1);
+  // A known capacity is in requests, learned on the prompts of its day: a pool whose TTFT is
+  // load-bound past the SLO at a rate that capacity says it carries is serving heavier requests now,
+  // and grows with the pressure as when its capacity is unknown. Not a failing pool: its latency is
+  // errors and their retries as much as load.
+  const byPressure = Math.ceil(replicas * Math.min(2, Math.max(1.25, pressure)));
+  const sized =
+    util.value !== null && util.capacityKnown
+      ? Math.max(
+          Math.ceil((replicas * util.value) / control.target_utilization),
+          load.loadBound && breach && !s.failing ? byPressure : 0,
+        )
+      : byPressure;
+  const to = Math.min(s.ceiling, Math.max(replicas + 1, sized));
+  const worth = weighScaleUp(ctx, s, to);
+  const why =
+    load.loadBound && breach
+      ? `TTFT p95 ${Math.round(ttftP95 ?? 0)} ms${sloMs ? ` against a ${sloMs} ms SLO` : ''} is load-bound (${Math.round((load.queueShare ?? 0) * 100)}% of it queueing${load.contention !== null && load.contention >= 1.5 ? `, prefill ${round(load.contention, 1)}× slower per token than when uncontended` : ''})`
+      : `utilization ${round(util.value ?? 0, 2)} (${util.basis}) is above ${tuning.highUtilization}`;
+  const margin = Math.max(
+    sloPressure !== null ? sloPressure - 0.9 : 0,
+    util.value !== null ? (util.value - tuning.highUtilization) / (1 - tuning.highUtilization) : 0,
+    load.queueShare !== null ? load.queueShare - tuning.queueBoundShare : 0,
+    load.contention !== null ? (load.contention - tuning.contentionRatio) / tuning.contentionRatio : 0,
+  );
+  const confidence = scoreConfidence(margin, fast?.requests ?? 0, tuning.minRequests);
+  return {
+    kind: 'scale',
+    target: { pool: pool.pool },
+    action: { from: replicas, to },
+    direction: 'increase',
+    reason: `Pool ${pool.pool}: ${why}; add ${to - replicas} replica${to - replicas === 1 ? '' : 's'} (${replicas} → ${to})${worth.note}.`,
+    evidence: [
+      evidence(`ttftMs.p95{pool=${pool.pool}}`, ttftP95, sloMs, fastWindowLabel),
+      evidence(
+        `queueShareOfTtft{pool=${pool.pool}}`,
+        load.queueShare,
+        tuning.queueBoundShare,
+        fastWindowLabel,
+      ),
+      evidence(
+        `prefillMsPerTokenVsFloor{pool=${pool.pool}}`,
+        load.contention,
+        tuning.contentionRatio,
+        fastWindowLabel,
+      ),
+      evidence(
+        `utilization{pool=${pool.pool},basis=${util.basis}}`,
+        util.value,
+        tuning.highUtilization,
+        fastWindowLabel,
+      ),
+      evidence(`requestsPerS{pool=${pool.pool}}`, s.ratePerS, null, fastWindowLabel),
+      evidence(
+        `replicas{pool=${pool.pool}}`,
+        replicas,
+        s.ceiling === Number.POSITIVE_INFINITY ? null : s.ceiling,
+        'now',
+      ),
+      ...worth.evidence,
+    ],
+    expectedImpact: {
+      summary: `Queueing on ${pool.pool} drains once the new replicas are warm; TTFT p95 back under ${sloMs ?? 'its usual'} ms.`,
+      ttftP95Ms: { from: ttftP95 === null ? null : Math.round(ttftP95), to: sloMs },
+      utilization: {
+        from: util.value === null ? null : round(util.value, 2),
+        to: util.value === null ? null : round((util.value * replicas) / to, 2),
+      },
+      costUsdPerHour: { from: hourlyCost(s, replicas), to: hourlyCost(s, to) },
+    },
+    // Not worth its cost under the objective: a human decides (below any sensible min_confidence).
+    confidence: worth.beneficial ? confidence : Math.min(confidence, tuning.unprofitableConfidence),
+    scopePools: [pool.pool],
+  };
+}
+
+/**
+ * Does the scale-up lower the fleet's cost per task within the SLO? The tasks it can win back are
+ * the pool's out-of-SLO share in proportion to how much of TTFT is load (queueing, contention);
+ * they must be worth at least the added replica-hours at the fleet's current cost per good task.
+ * A failing pool is weighed the same way: its timeouts from queueing are among the out-of-SLO share
+ * that load explains and are won back; failures that come with prompts too long for the SLO even
+ * when calm are not (the same ceiling as below), and more replicas would only fail them at a higher
+ * cost.
+ */
+function weighScaleUp(
+  ctx: DetectContext,
+  s: ScaleInputs,
+  to: number,
+): { beneficial: boolean; note: string; evidence: ReturnType<typeof evidence>[] } {
+  const main = s.pool.main;
+  const fast = s.pool.fast;
+  const fleet = readFleetGoodRate(ctx);
+  if (fleet === null) return { beneficial: true, note: '', evidence: [] };
+  const { goodPerS, costPerHour } = fleet;
+  // The pool's goodput as it is now (short window, when it holds enough requests), so a sudden
+  // overload counts; its rate over the control window, as the fleet's (readFleetGoodRate).
+  const recent = fast !== null && fast.requests >= ctx.tuning.minRequests && fast.goodput !== null;
+  const goodput = recent ? fast.goodput : (main?.goodput ?? null);
+  const ratePerS = s.pool.mainRatePerS;
+  if (goodput === null || s.costPerReplicaHour === null || costPerHour <= 0 || goodPerS <= 0) {
+    return { beneficial: true, note: '', evidence: [] };
+  }
+  const loadShare = Math.max(s.load.queueShare ?? 0, s.load.contention ? 1 - 1 / s.load.contention : 0);
+  // No more than the pool reached when calm, nor than the share of its prompts that prefill within
+  // the SLO at its uncontended speed: long prompts that miss the SLO on an idle replica are not won
+  // back by more replicas (a pool never calm since Governor started has only the second).
+  const reachable = readReachableShare(ctx, s);
+  const ceiling = Math.min(s.learning?.calmGoodput ?? 1, reachable ?? 1);
+  const gainPerS =
+    Math.min((1 - goodput) * Math.min(1, loadShare), Math.max(0, ceiling - goodput)) * ratePerS;
+  const before = (goodPerS * 3600) / costPerHour;
+  const after = ((goodPerS + gainPerS) * 3600) / (costPerHour + (to - s.replicas) * s.costPerReplicaHour);
+  const beneficial = after >= before;
+  return {
+    beneficial,
+    note: beneficial
+      ? ''
+      : `; it would buy fewer tasks within the SLO than it costs (tasks within the SLO per dollar ${round(before, 1)} → ${round(after, 1)}), so it waits for a human`,
+    evidence: [
+      evidence('tasksWithinSloPerUsd', before, null, ctx.windowLabel),
+      evidence('tasksWithinSloPerUsdAfter', after, before, ctx.windowLabel),
+      evidence(
+        `goodput{pool=${s.pool.pool}}`,
+        goodput,
+        s.learning?.calmGoodput ?? null,
+        recent ? ctx.fastWindowLabel : ctx.windowLabel,
+      ),
+      evidence(`promptsPrefillingWithinSlo{pool=${s.pool.pool}}`, reachable, null, ctx.windowLabel),
+    ],
+  };
+}
+
+/**
+ * The share of the pool's recent requests whose uncached prompt prefills within the SLO at the
+ * pool's uncontended speed: the most of them any number of replicas brings within it. Null without
+ * an SLO, that speed (learned over a few healthy ticks) or enough requests.
+ */
+function readReachableShare(ctx: DetectContext, s: ScaleInputs): number | null {
+  const msPerToken = readUncontendedMsPerToken(s.learning, ctx.tuning);
+  const arrivals = s.pool.arrivals;
+  if (s.sloMs === null || msPerToken === null || arrivals.length < ctx.tuning.minRequests) return null;
+  let within = 0;
+  for (const a of arrivals) if (a.uncachedTokens * msPerToken <= s.sloMs) within += 1;
+  return within / arrivals.length;
+}
+
+/**
+ * The fleet's tasks within the SLO per second over the control window, and what it costs per hour
+ * now; null when a pool has no price: the price of a task within the SLO that a scale-up's gain must
+ * match. Over the window rather than as it is now: a fleet-wide incident failing most tasks now
+ * would make any replica look cheap (over the window it weighs only as long as it has lasted). In the
+ * control window's rates, as the scaled pool's gain is read: the short window's completions come in
+ * bursts (a backlog draining as replicas start), and rates read over two windows tip the comparison
+ * (a control window that the data does not fill yet reads low, and as Governor started every
+ * scale-up looked worth its cost).
+ */
+function readFleetGoodRate(ctx: DetectContext): { goodPerS: number; costPerHour: number } | null {
+  let goodPerS = 0;
+  let costPerHour = 0;
+  for (const p of ctx.obs.pools) {
+    if (p.gpuHourUsd === null) return null;
+    costPerHour += (p.replicas ?? 0) * p.gpusPerReplica * p.gpuHourUsd;
+    if (p.main?.goodput != null) goodPerS += p.main.goodput * p.mainRatePerS;
+  }
+  return { goodPerS, costPerHour };
+}
+
+/**
+ * Traffic was moved off the pool for an incident within the cooldown: its load went to peers sized
+ * for it, and more replicas of the pool that just failed are not what its model needs. (After the
+ * cooldown the pool is judged as any other, so one left short while recovery gives traffic back
+ * grows again.)
+ */
+function isFreshlyShiftedAway(ctx: DetectContext, pool: PoolView): boolean {
+  if (!pool.model || !isRecovering(ctx, pool)) return false;
+  return isWithinCooldown(ctx, readMemory(ctx, 'shift_traffic', { model: pool.model, pool: pool.pool }));
+}

@@ -1,0 +1,102 @@
+import type { PoolView } from '../observe-fleet.ts';
+import { type DetectContext, isWithinCooldown, normalizeWeights, readMemory } from './detect-context.ts';
+import { learnedCapacity } from './pool-signals.ts';
+
+// Whether the peers of a faulty pool have the room to take its traffic, and the weights that move it.
+
+/**
+ * The peers cannot carry `movedRatePerS` more now: their spare requests/s at the target utilization of
+ * the capacity they showed while saturated (serving replicas) add up to less — the cautious estimate,
+ * as for a scale-in: load moved onto them that they cannot carry breaks their SLO until it is rolled
+ * back. A peer whose scale-in is still inside its cooldown cannot grow before it ends (that would be
+ * a reversal): it counts only the replicas it kept and, without a learned capacity and with
+ * `calmBound`, the load per replica it has carried calmly. (Not for a pool that lost replicas: its
+ * survivors' errors are retried by clients and multiply where they stay, so its share moves.) False
+ * while any other peer's capacity is unknown.
+ */
+export function peersLackRoom(
+  ctx: DetectContext,
+  peers: readonly PoolView[],
+  movedRatePerS: number,
+  calmBound: boolean,
+): boolean {
+  let spare = 0;
+  for (const p of peers) {
+    const learning = ctx.state.learning.get(p.pool);
+    const capacity = learnedCapacity(learning, 'saturated');
+    const kept = keptByScaleIn(ctx, p);
+    const replicas = readyKeptReplicas(ctx, p);
+    const rate = Math.max(p.fastRatePerS, p.mainRatePerS);
+    const perReplica = capacity
+      ? capacity * ctx.control.target_utilization
+      : kept !== null && calmBound
+        ? (learning?.calmRatePerReplica ?? null)
+        : null;
+    if (!perReplica || replicas <= 0) return false;
+    spare += Math.max(0, replicas * perReplica - rate);
+  }
+  return spare < movedRatePerS;
+}
+
+/**
+ * The pool's part of its model's ready capacity that serves requests: its ready replicas, less the
+ * share of requests it fails, and each peer's ready replicas (no more than a scale-in inside its
+ * cooldown kept), each at its capacity per replica — learned while saturated, else the most it
+ * served calmly (a lower bound). Null while one is not known.
+ */
+export function readyCapacityPart(
+  ctx: DetectContext,
+  pool: PoolView,
+  peers: readonly PoolView[],
+  errorRate: number,
+): number | null {
+  const capacityOf = (p: PoolView, replicas: number): number | null => {
+    const learning = ctx.state.learning.get(p.pool);
+    const perReplica = learnedCapacity(learning, 'saturated') ?? learning?.calmRatePerReplica ?? null;
+    return perReplica === null ? null : perReplica * replicas;
+  };
+  const ready = capacityOf(pool, pool.readyReplicas ?? 0);
+  if (ready === null) return null;
+  const own = ready * Math.max(0, 1 - errorRate);
+  let total = own;
+  for (const p of peers) {
+    const c = capacityOf(p, readyKeptReplicas(ctx, p));
+    if (c === null) return null;
+    total += c;
+  }
+  return total > 0 ? own / total : null;
+}
+
+/** The replicas a peer serves with now: those ready, and no more than a scale-in inside its cooldown kept. */
+function readyKeptReplicas(ctx: DetectContext, pool: PoolView): number {
+  const kept = keptByScaleIn(ctx, pool);
+  return Math.min(pool.readyReplicas ?? pool.replicas ?? 0, kept ?? Number.POSITIVE_INFINITY);
+}
+
+/**
+ * The replicas a pool kept after a scale-in (Governor's, or one seen from outside) while it is inside
+ * its cooldown; else null.
+ */
+export function keptByScaleIn(ctx: DetectContext, pool: PoolView): number | null {
+  const last = readMemory(ctx, 'scale', { pool: pool.pool });
+  return isWithinCooldown(ctx, last) && last.direction === 'decrease'
+    ? (last.expectReplicas ?? pool.replicas ?? 0)
+    : null;
+}
+
+/** Weights with `pool` down to `target`, the rest spread over `peers` in proportion to their weights. */
+export function moveShare(
+  weights: Record<string, number>,
+  pool: string,
+  target: number,
+  peers: readonly PoolView[],
+): Record<string, number> {
+  const moved = (weights[pool] ?? 0) - target;
+  const peerTotal = peers.reduce((sum, p) => sum + (weights[p.pool] ?? 0), 0);
+  const next: Record<string, number> = { ...weights, [pool]: target };
+  for (const p of peers) {
+    const share = peerTotal > 0 ? (weights[p.pool] ?? 0) / peerTotal : 1 / peers.length;
+    next[p.pool] = (weights[p.pool] ?? 0) + moved * share;
+  }
+  return normalizeWeights(next);
+}

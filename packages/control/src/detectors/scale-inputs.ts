@@ -1,0 +1,24 @@
+import type { PoolLearning } from '../engine/control-types.ts';
+import type { PoolView } from '../observe-fleet.ts';
+import { type LoadReading, type Utilization, round } from './pool-signals.ts';
+
+// What the scale rules read about one pool in one tick.
+
+export interface ScaleInputs {
+  pool: PoolView;
+  replicas: number;
+  ratePerS: number;
+  floor: number;
+  ceiling: number;
+  learning: PoolLearning | undefined;
+  util: Utilization;
+  load: LoadReading;
+  sloMs: number | null;
+  costPerReplicaHour: number | null;
+  /** Its requests fail (isFailing, short window): its latency is errors and retries as much as load. */
+  failing: boolean;
+}
+
+export function hourlyCost(s: ScaleInputs, n: number): number | null {
+  return s.costPerReplicaHour === null ? null : round(n * s.costPerReplicaHour, 2);
+}
