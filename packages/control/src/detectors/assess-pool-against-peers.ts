@@ -1,6 +1,13 @@
 import type { PoolView } from '../observe-fleet.ts';
 import { type DetectContext, evidence, isCircuitOpen } from './detect-context.ts';
-import { minJudgedRequests, readEngineSlowdown, readSpeed, round, summarizeScope } from './pool-signals.ts';
+import {
+  minJudgedRequests,
+  readEngineSlowdown,
+  readFaultRate,
+  readSpeed,
+  round,
+  summarizeScope,
+} from './pool-signals.ts';
 import type { Evidence } from '@governor/conventions';
 
 // One pool's errors and speed against its peers serving the same model: the assessment the outlier
@@ -9,6 +16,7 @@ import type { Evidence } from '@governor/conventions';
 export interface PoolAssessment {
   pool: PoolView;
   requests: number;
+  /** Its fault rate (readFaultRate: errors less timeouts and rejections), and its peers'. */
   errorRate: number | null;
   peerErrorRate: number | null;
   errorOutlier: boolean;
@@ -46,7 +54,8 @@ export function assessPoolAgainstPeers(
   const result: PoolAssessment = {
     pool,
     requests,
-    errorRate: g?.errorRate ?? null,
+    // Faults only: a pool's own timeouts and rejections are its capacity, judged by the scale policy.
+    errorRate: readFaultRate(g),
     peerErrorRate: null,
     errorOutlier: false,
     slowdown: null,
@@ -81,7 +90,7 @@ export function assessPoolAgainstPeers(
     return result;
   }
 
-  result.peerErrorRate = summarizeScope(peers, 'fast').errorRate;
+  result.peerErrorRate = summarizeScope(peers, 'fast').faultRate ?? null;
   if (result.errorRate !== null && result.peerErrorRate !== null) {
     const threshold = Math.max(
       tuning.errorOutlierMinRate,
@@ -171,8 +180,8 @@ export function describeEvidence(ctx: DetectContext, a: PoolAssessment): Evidenc
   const { tuning, fastWindowLabel: w } = ctx;
   const pool = a.pool.pool;
   return [
-    evidence(`errorRate{pool=${pool}}`, a.errorRate, tuning.errorOutlierMinRate, w),
-    evidence(`errorRate{peers of ${pool}}`, a.peerErrorRate, null, w),
+    evidence(`faultRate{pool=${pool}}`, a.errorRate, tuning.errorOutlierMinRate, w),
+    evidence(`faultRate{peers of ${pool}}`, a.peerErrorRate, null, w),
     evidence(`engineTimeVsBaseline{pool=${pool}}`, a.slowdown, tuning.latencyOutlierRatio, w),
     evidence(`engineTimeVsBaseline{peers of ${pool}}`, a.peerSlowdown, tuning.peerNormalRatio, w),
     evidence(`fastestPrefillVsFloor{pool=${pool}}`, a.fastestSlowdown, tuning.latencyOutlierRatio, w),
@@ -191,7 +200,9 @@ export function severity(a: PoolAssessment): number {
 export function describe(a: PoolAssessment): string {
   const parts: string[] = [];
   if (a.errorOutlier) {
-    parts.push(`error rate ${pct(a.errorRate)} vs ${pct(a.peerErrorRate)} on its peers`);
+    parts.push(
+      `${pct(a.errorRate)} of its requests fail (timeouts and rejections aside) vs ${pct(a.peerErrorRate)} on its peers`,
+    );
   }
   if (a.slowEngine) {
     parts.push(

@@ -158,6 +158,16 @@ export function learnedCapacity(
 }
 
 /** Request-weighted health of a set of pools over one window. */
+/**
+ * The share of a group's requests that failed for reasons other than load: errors less timeouts and
+ * rejections, which a pool short of capacity produces by itself (its backlog outlasts its clients'
+ * deadlines). Those say "add capacity"; these say "something is wrong with the pool".
+ */
+export function readFaultRate(g: SignalGroup | null): number | null {
+  if (!g || g.errorRate === null) return null;
+  return Math.max(0, g.errorRate - (g.overloadRate ?? 0));
+}
+
 export function summarizeScope(pools: readonly PoolView[], which: 'main' | 'fast'): ScopeMetrics {
   const groups = pools
     .map((p) => (which === 'main' ? p.main : p.fast))
@@ -189,6 +199,7 @@ export function summarizeScope(pools: readonly PoolView[], which: 'main' | 'fast
     requests,
     goodput: weighted((g) => g.goodput),
     errorRate: weighted((g) => g.errorRate),
+    faultRate: weighted(readFaultRate),
     ttftP95Ms: max((g) => g.ttftMs.p95),
     queueP95Ms: max((g) => g.queueMs.p95),
     costUsd,

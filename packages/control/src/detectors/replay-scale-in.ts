@@ -1,6 +1,7 @@
 import { type DetectContext, evidence } from './detect-context.ts';
 import { type ReplayOutlook, replayAtReplicas } from './replay-prefill-queue.ts';
-import { readUncontendedMsPerToken } from './pool-signals.ts';
+import { readFaultRate, readUncontendedMsPerToken } from './pool-signals.ts';
+import { planScale } from '../objective/plan-scale.ts';
 import type { ScaleInputs } from './scale-inputs.ts';
 
 // A scale-in checked on the pool's own recent requests (see replay-prefill-queue.ts).
@@ -52,6 +53,30 @@ export function replayScaleIn(ctx: DetectContext, s: ScaleInputs, to: number): R
     }
   }
   if (found) {
+    // The replay compares with now; the model asks whether n replicas will still reach the
+    // attainment target at the load forecast until the scale-in is verified (a rising load).
+    const plan = planScale({
+      arrivals: s.pool.arrivals,
+      replicas: s.replicas,
+      mainRatePerS: s.pool.mainRatePerS,
+      mainWindowS: ctx.obs.windowMs / 1000,
+      fastRatePerS: s.pool.fastRatePerS,
+      fastWindowS: ctx.obs.fastWindowMs / 1000,
+      horizonS: ctx.control.verify_after_s,
+      msPerToken,
+      sloMs,
+      successShare: 1 - (readFaultRate(s.pool.main) ?? 0),
+      usdPerReplicaHour: s.costPerReplicaHour,
+      attainmentTarget: ctx.control.slo_attainment_target,
+      floor: found.n,
+      ceiling: s.replicas,
+    });
+    if (plan && plan.sizing.surely >= s.replicas) return null;
+    if (plan && plan.sizing.surely > found.n) {
+      const outlook = holds(plan.sizing.surely);
+      if (!outlook) return null;
+      found = { n: plan.sizing.surely, outlook };
+    }
     const { n, outlook } = found;
     return {
       to: n,

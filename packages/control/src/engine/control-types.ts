@@ -22,6 +22,8 @@ export interface ScopeMetrics {
   requests: number;
   goodput: number | null;
   errorRate: number | null;
+  /** Failures other than timeouts and rejections (those a pool short of capacity produces itself). */
+  faultRate?: number | null;
   ttftP95Ms: number | null;
   queueP95Ms: number | null;
   costUsd: number | null;

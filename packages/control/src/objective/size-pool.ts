@@ -17,7 +17,7 @@ export interface SizingGoal {
 }
 
 export interface Sizing {
-  /** The share a feasible count must reach here: the target, or what is attainable when less. */
+  /** The share a feasible count must reach: the target, or what the prompts attain on idle replicas when less. */
   required: number;
   /** Fewest replicas whose pessimistic prediction (share − uncertainty) reaches `required`. */
   surely: number;
@@ -38,13 +38,9 @@ export function sizePool(model: PoolModel, current: number, goal: SizingGoal): S
     Number.isFinite(goal.ceiling) ? Math.floor(goal.ceiling) : floorCap(current),
   );
   const f = goal.loadFactor > 0 ? goal.loadFactor : 1;
-  const top = model.predict(ceiling, f);
-  // Unreachable at the ceiling is unreachable: the requirement is what the most replicas attain.
-  const required = Math.min(
-    goal.attainmentTarget,
-    model.attainableShare,
-    top.withinSloShare + top.uncertainty,
-  );
+  // What the prompts allow at all (no queueing) caps the target; the load does not move it, so more
+  // load never asks for fewer replicas. A target no count up to the ceiling reaches sizes to the ceiling.
+  const required = Math.min(goal.attainmentTarget, model.attainableShare);
   const surely = fewest(floor, ceiling, (n) => {
     const p = model.predict(n, f);
     return p.withinSloShare - p.uncertainty >= required - 1e-12;

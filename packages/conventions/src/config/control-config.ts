@@ -50,6 +50,14 @@ export const ControlConfig = z
       .positive()
       .default(900)
       .describe('Longest wait for an action to take effect (cold starts) before the target is judged again.'),
+    slo_attainment_target: z
+      .number()
+      .gt(0)
+      .max(1)
+      .default(0.95)
+      .describe(
+        "Share of a pool's requests that must meet the TTFT SLO (or as many as its prompts allow on idle replicas): the objective's constraint. A scale-in is taken only when the pool model says the smaller pool still reaches it at the load forecast until verification.",
+      ),
     target_utilization: z
       .number()
       .gt(0)
