@@ -10,7 +10,7 @@ export interface BackgroundRefresh {
  * so a read's own catch-up (every read applies what was committed since the last refresh) stays small.
  */
 export function startBackgroundRefresh(
-  signals: Signals,
+  signals: Pick<Signals, 'refresh'>,
   options: { intervalMs: number; onError?: (error: unknown) => void },
 ): BackgroundRefresh {
   let stopped = false;

@@ -269,12 +269,11 @@ hop_times AS (
     sum(ms_ft) FILTER (WHERE hop_key = 'stream') AS ttft_hop_stream_ms,
     sum(ms_ft) FILTER (WHERE hop_key = 'runtime') AS ttft_hop_runtime_ms,
     sum(ms_ft) FILTER (WHERE hop_key = 'tool') AS ttft_hop_tool_ms,
-    sum(ms_ft) FILTER (WHERE hop_key = 'other') AS ttft_hop_other_ms
+    sum(ms_ft) FILTER (WHERE hop_key = 'other') AS ttft_hop_other_ms,
+    sum(ms) AS total_ms,
+    sum(ms_ft) AS ttft_total_ms
   FROM parts
   GROUP BY trace_id
-),
-hop_totals AS (
-  SELECT trace_id, sum(ms) AS total_ms, sum(ms_ft) AS ttft_total_ms FROM parts GROUP BY trace_id
 ),
 trace_facts AS (
   SELECT
@@ -322,29 +321,28 @@ trace_facts AS (
     d.sample_weight,
     d.endpoint,
     d.span_count,
-    h.* EXCLUDE (trace_id),
+    h.* EXCLUDE (trace_id, total_ms, ttft_total_ms),
     -- Share of each hop in the request's attributed time (absent hop = 0; NULL without any time).
-    coalesce(h.hop_gateway_ms, 0) / nullif(t.total_ms, 0) AS share_gateway,
-    coalesce(h.hop_router_ms, 0) / nullif(t.total_ms, 0) AS share_router,
-    coalesce(h.hop_cache_ms, 0) / nullif(t.total_ms, 0) AS share_cache,
-    coalesce(h.hop_queue_ms, 0) / nullif(t.total_ms, 0) AS share_queue,
-    coalesce(h.hop_prefill_ms, 0) / nullif(t.total_ms, 0) AS share_prefill,
-    coalesce(h.hop_decode_ms, 0) / nullif(t.total_ms, 0) AS share_decode,
-    coalesce(h.hop_stream_ms, 0) / nullif(t.total_ms, 0) AS share_stream,
-    coalesce(h.hop_runtime_ms, 0) / nullif(t.total_ms, 0) AS share_runtime,
-    coalesce(h.hop_tool_ms, 0) / nullif(t.total_ms, 0) AS share_tool,
-    coalesce(h.hop_other_ms, 0) / nullif(t.total_ms, 0) AS share_other,
-    coalesce(h.ttft_hop_gateway_ms, 0) / nullif(t.ttft_total_ms, 0) AS ttft_share_gateway,
-    coalesce(h.ttft_hop_router_ms, 0) / nullif(t.ttft_total_ms, 0) AS ttft_share_router,
-    coalesce(h.ttft_hop_cache_ms, 0) / nullif(t.ttft_total_ms, 0) AS ttft_share_cache,
-    coalesce(h.ttft_hop_queue_ms, 0) / nullif(t.ttft_total_ms, 0) AS ttft_share_queue,
-    coalesce(h.ttft_hop_prefill_ms, 0) / nullif(t.ttft_total_ms, 0) AS ttft_share_prefill,
-    coalesce(h.ttft_hop_decode_ms, 0) / nullif(t.ttft_total_ms, 0) AS ttft_share_decode,
-    coalesce(h.ttft_hop_stream_ms, 0) / nullif(t.ttft_total_ms, 0) AS ttft_share_stream,
-    coalesce(h.ttft_hop_runtime_ms, 0) / nullif(t.ttft_total_ms, 0) AS ttft_share_runtime,
-    coalesce(h.ttft_hop_tool_ms, 0) / nullif(t.ttft_total_ms, 0) AS ttft_share_tool,
-    coalesce(h.ttft_hop_other_ms, 0) / nullif(t.ttft_total_ms, 0) AS ttft_share_other
+    coalesce(h.hop_gateway_ms, 0) / nullif(h.total_ms, 0) AS share_gateway,
+    coalesce(h.hop_router_ms, 0) / nullif(h.total_ms, 0) AS share_router,
+    coalesce(h.hop_cache_ms, 0) / nullif(h.total_ms, 0) AS share_cache,
+    coalesce(h.hop_queue_ms, 0) / nullif(h.total_ms, 0) AS share_queue,
+    coalesce(h.hop_prefill_ms, 0) / nullif(h.total_ms, 0) AS share_prefill,
+    coalesce(h.hop_decode_ms, 0) / nullif(h.total_ms, 0) AS share_decode,
+    coalesce(h.hop_stream_ms, 0) / nullif(h.total_ms, 0) AS share_stream,
+    coalesce(h.hop_runtime_ms, 0) / nullif(h.total_ms, 0) AS share_runtime,
+    coalesce(h.hop_tool_ms, 0) / nullif(h.total_ms, 0) AS share_tool,
+    coalesce(h.hop_other_ms, 0) / nullif(h.total_ms, 0) AS share_other,
+    coalesce(h.ttft_hop_gateway_ms, 0) / nullif(h.ttft_total_ms, 0) AS ttft_share_gateway,
+    coalesce(h.ttft_hop_router_ms, 0) / nullif(h.ttft_total_ms, 0) AS ttft_share_router,
+    coalesce(h.ttft_hop_cache_ms, 0) / nullif(h.ttft_total_ms, 0) AS ttft_share_cache,
+    coalesce(h.ttft_hop_queue_ms, 0) / nullif(h.ttft_total_ms, 0) AS ttft_share_queue,
+    coalesce(h.ttft_hop_prefill_ms, 0) / nullif(h.ttft_total_ms, 0) AS ttft_share_prefill,
+    coalesce(h.ttft_hop_decode_ms, 0) / nullif(h.ttft_total_ms, 0) AS ttft_share_decode,
+    coalesce(h.ttft_hop_stream_ms, 0) / nullif(h.ttft_total_ms, 0) AS ttft_share_stream,
+    coalesce(h.ttft_hop_runtime_ms, 0) / nullif(h.ttft_total_ms, 0) AS ttft_share_runtime,
+    coalesce(h.ttft_hop_tool_ms, 0) / nullif(h.ttft_total_ms, 0) AS ttft_share_tool,
+    coalesce(h.ttft_hop_other_ms, 0) / nullif(h.ttft_total_ms, 0) AS ttft_share_other
   FROM trace_dims d
   JOIN hop_times h USING (trace_id)
-  JOIN hop_totals t USING (trace_id)
 )
