@@ -1,5 +1,6 @@
-// Thresholds of the control policies. They encode general operating principles (packages/control/README.md),
-// not a fit to any one workload; README.md explains each.
+// Internal thresholds of the detectors, each explained by its field's comment. They are not operator
+// knobs (those are the `control:` config keys) and are being replaced by the pool model and the
+// objective (src/model, src/objective; packages/control/README.md).
 
 export interface ControlTuning {
   /** Requests a pool needs in the short window before its signals are judged. */
