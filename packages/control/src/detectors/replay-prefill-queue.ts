@@ -1,4 +1,5 @@
 import type { RequestArrival } from '@governor/signals';
+import { quantileCont } from '../model/quantile-cont.ts';
 
 // Would N−k replicas hold the SLO? Not a question the mean load answers: a vLLM replica prefills in
 // arrival order (chunked prefill gives the batch's token budget to the oldest prompt first), so one
@@ -84,7 +85,6 @@ export function replayAtReplicas(
 function outlook(replicas: number, ttftMs: Float64Array, sloMs: number): ReplicaOutlook {
   let within = 0;
   for (const t of ttftMs) if (t <= sloMs) within += 1;
-  const sorted = Float64Array.from(ttftMs).sort();
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(0.95 * sorted.length) - 1));
-  return { replicas, withinSloShare: within / ttftMs.length, ttftP95Ms: sorted[rank]! };
+  // quantile_cont, as the signals, the simulator and the pool model compute a p95.
+  return { replicas, withinSloShare: within / ttftMs.length, ttftP95Ms: quantileCont(ttftMs, 0.95) };
 }

@@ -1,5 +1,8 @@
 import type { RequestArrival } from '@governor/signals';
 import { replayPrefillWaits } from '../detectors/replay-prefill-queue.ts';
+import { quantileCont } from './quantile-cont.ts';
+
+export { quantileCont };
 
 // What a pool would do on a number of replicas under a share of today's load. The model is the
 // pool's own recent requests (arrival times, uncached prompt tokens, the TTFT each really had)
@@ -111,17 +114,4 @@ function summarize(
     usdPerHour: o.usdPerReplicaHour === null ? null : replicas * o.usdPerReplicaHour,
     uncertainty: Math.sqrt((share * (1 - share) + 1 / n) / n),
   };
-}
-
-/**
- * The q-quantile with linear interpolation between the two nearest ranks — DuckDB's
- * `quantile_cont`, the definition the signals use — so a predicted p95 compares with a measured one.
- */
-export function quantileCont(values: ArrayLike<number>, q: number): number {
-  const sorted = Float64Array.from(values).sort();
-  if (sorted.length === 0) return Number.NaN;
-  const pos = Math.min(1, Math.max(0, q)) * (sorted.length - 1);
-  const lo = Math.floor(pos);
-  const hi = Math.min(sorted.length - 1, lo + 1);
-  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
 }
