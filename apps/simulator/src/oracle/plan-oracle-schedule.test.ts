@@ -70,7 +70,7 @@ describe('hindsight oracle schedule', () => {
       fc.property(
         // Up to ~10 busy replicas per pool, so that sizing, not the pools' minimum, decides.
         fc.array(arrival, { maxLength: 3000 }),
-        fc.double({ min: 0.3, max: 1.6 }),
+        fc.double({ min: 0.3, max: 1.6, noNaN: true }),
         smoothing,
         (arrivals, u, blockIntervals) => {
           const fleet = createDefaultFleet();
