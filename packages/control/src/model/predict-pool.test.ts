@@ -1,24 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { RequestArrival } from '@governor/signals';
+import { FIXTURE_MS_PER_TOKEN as MS_PER_TOKEN, servedOn } from './served-on-fixture.ts';
 import { createPoolModel, type PoolObservation, quantileCont } from './predict-pool.ts';
 import { addSample, decayWeight, EMPTY_EWMA, EMPTY_MAX, maxAt, observeMax } from './forgetting.ts';
 
-const MS_PER_TOKEN = 0.2;
 const S = 1_000_000_000n;
-
-/** A pool's requests as a FCFS pool of `replicas` really served them: TTFT = wait + prefill + 40 ms. */
-function servedOn(replicas: number, reqs: { gapMs: number; tokens: number }[]): RequestArrival[] {
-  const free = new Array<number>(replicas).fill(0);
-  let at = 0;
-  return reqs.map(({ gapMs, tokens }) => {
-    at += gapMs;
-    free.sort((a, b) => a - b);
-    const start = Math.max(at, free[0]!);
-    free[0] = start + tokens * MS_PER_TOKEN;
-    return { arriveMs: at, uncachedTokens: tokens, ttftMs: start - at + tokens * MS_PER_TOKEN + 40 };
-  });
-}
 
 function observation(arrivals: RequestArrival[], replicas: number, sloMs = 1000): PoolObservation {
   return {

@@ -1,0 +1,20 @@
+import type { RequestArrival } from '@governor/signals';
+
+/** Prefill ms per uncached prompt token of the pools servedOn builds. */
+export const FIXTURE_MS_PER_TOKEN = 0.2;
+
+/**
+ * Test requests as a first-come-first-served pool of `replicas` really served them: each waits for
+ * the replica free first, then prefills at FIXTURE_MS_PER_TOKEN; TTFT = wait + prefill + 40 ms.
+ */
+export function servedOn(replicas: number, reqs: { gapMs: number; tokens: number }[]): RequestArrival[] {
+  const free = new Array<number>(replicas).fill(0);
+  let at = 0;
+  return reqs.map(({ gapMs, tokens }) => {
+    at += gapMs;
+    free.sort((a, b) => a - b);
+    const start = Math.max(at, free[0]!);
+    free[0] = start + tokens * FIXTURE_MS_PER_TOKEN;
+    return { arriveMs: at, uncachedTokens: tokens, ttftMs: start - at + tokens * FIXTURE_MS_PER_TOKEN + 40 };
+  });
+}
