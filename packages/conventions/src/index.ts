@@ -54,12 +54,14 @@ export type {
   SignalGroup,
   SignalsSnapshot,
 } from './api/signals.ts';
-export { RECOMMENDATION_STATES } from './api/recommendation.ts';
+export { HOLD_RULES, RECOMMENDATION_STATES } from './api/recommendation.ts';
 export type {
   Recommendation,
   RecommendationState,
   RecommendationTarget,
   RecommendationVerification,
+  RecommendationHold,
+  HoldRule,
   Evidence,
 } from './api/recommendation.ts';
 export type {

@@ -1,4 +1,4 @@
-import { RECOMMENDATION_KINDS, RECOMMENDATION_STATES } from '@governor/conventions';
+import { HOLD_RULES, RECOMMENDATION_KINDS, RECOMMENDATION_STATES } from '@governor/conventions';
 import type { ControlConfig } from '@governor/conventions';
 import { type ControlEngine, type ControlFailure, gateCandidate, isoToNs } from '@governor/control';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -71,6 +71,14 @@ const RecommendationBody = openObject({
   policy: z.string().nullable(),
   createdAt: z.string().describe('RFC 3339 event time of the tick that proposed it'),
   updatedAt: z.string(),
+  hold: z
+    .object({
+      rule: z.enum(HOLD_RULES),
+      why: z.string(),
+    })
+    .nullable()
+    .optional()
+    .describe('The guard holding it back at the last tick, if any; each hold is also audited as `held`'),
 }).meta({ id: 'Recommendation' });
 
 const ControlActionBody = openObject({

@@ -132,5 +132,6 @@ export function createRecord(c: Candidate, atNs: bigint): RecommendationRecord {
     baseline: null,
     actionId: null,
     verification: null,
+    hold: null,
   };
 }

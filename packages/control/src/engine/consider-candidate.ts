@@ -4,7 +4,7 @@ import { formatTargetKey } from '../target-key.ts';
 import { secondsToNs } from '../time.ts';
 import { describePrevious } from './apply-to-actuated.ts';
 import { applyRecord, createRecord, observedShares } from './apply-record.ts';
-import type { Candidate, ControlState, RecommendationRecord } from './control-types.ts';
+import type { Candidate, ControlState, Hold, RecommendationRecord } from './control-types.ts';
 import type { EngineSettings } from './engine-settings.ts';
 import { gateCandidate } from './gate-candidate.ts';
 import { holdCandidate } from './guards.ts';
@@ -27,13 +27,18 @@ export function considerCandidate(
   atNs: bigint,
 ): void {
   const targetKey = formatTargetKey(c.target);
-  if (holdCandidate(settings, s, c, targetKey, atNs)) return;
-  const memory = s.memory.get(`${c.kind}|${targetKey}`);
   const now = settings.now;
-
   const existing = [...s.open.values()].find(
     (r) => r.kind === c.kind && r.targetKey === targetKey && OPEN_STATES.includes(r.state),
   );
+  const holdKey = `${c.kind}|${targetKey}|${c.direction}`;
+  const hold = holdCandidate(settings, s, c, targetKey, atNs);
+  if (hold) {
+    noteHold(s, out, now, c, hold, holdKey, existing?.direction === c.direction ? existing : null, atNs);
+    return;
+  }
+  s.holds.delete(holdKey);
+  const memory = s.memory.get(`${c.kind}|${targetKey}`);
   if (existing?.state === 'approved') return;
   let rec: RecommendationRecord;
   let created = false;
@@ -48,9 +53,13 @@ export function considerCandidate(
     rec.confidence = c.confidence;
     rec.scopePools = c.scopePools;
     rec.updatedNs = atNs;
+    const holdEnded = rec.hold !== null;
+    rec.hold = null;
     if (actionChanged) {
       touchRecord(out, rec);
       recordAudit(out, now, atNs, 'refreshed', 'engine', rec, rec.reason, 'proposed', { action: rec.action });
+    } else if (holdEnded) {
+      touchRecord(out, rec);
     } else {
       out.touched.set(rec.id, rec);
     }
@@ -126,4 +135,38 @@ export function considerCandidate(
       action: gate.action,
     });
   }
+}
+
+/**
+ * A guard holds the candidate back: audited when the hold starts or its rule changes (not at every
+ * tick it lasts), and shown on the target's open recommendation of the same direction, if any.
+ */
+function noteHold(
+  s: ControlState,
+  out: TickOutput,
+  now: () => number,
+  c: Candidate,
+  hold: Hold,
+  holdKey: string,
+  open: RecommendationRecord | null,
+  atNs: bigint,
+): void {
+  if (open && (open.hold?.rule !== hold.rule || open.hold.why !== hold.why)) {
+    open.hold = hold;
+    touchRecord(out, open);
+  }
+  if (s.holds.get(holdKey) === hold.rule) return;
+  s.holds.set(holdKey, hold.rule);
+  const subject = open ?? { id: null, kind: c.kind, target: c.target, actionId: null };
+  recordAudit(
+    out,
+    now,
+    atNs,
+    'held',
+    `guard:${hold.rule}`,
+    subject,
+    hold.why,
+    open ? 'kept waiting' : 'not proposed',
+    { action: c.action, direction: c.direction, confidence: c.confidence },
+  );
 }

@@ -1,6 +1,8 @@
 import type {
   ControlAction,
   Evidence,
+  HoldRule,
+  RecommendationHold,
   RecommendationKind,
   RecommendationState,
   RecommendationTarget,
@@ -14,6 +16,9 @@ import type { EngineTimeFit } from './fit-engine-time.ts';
  * `decrease` takes it back. A reversal is an action opposite to the previous one on the same target.
  */
 export type Direction = 'increase' | 'decrease';
+
+/** A guard holding a candidate back: a named rule (HOLD_RULES) and why. */
+export type Hold = RecommendationHold;
 
 export type ShiftCause = 'incident' | 'recovery' | 'efficiency' | 'resource';
 
@@ -79,6 +84,8 @@ export interface RecommendationRecord {
   baseline: ScopeMetrics | null;
   actionId: string | null;
   verification: RecommendationVerification | null;
+  /** The guard holding this (open) recommendation back at the last tick; null when none does. */
+  hold: Hold | null;
 }
 
 /** Last action per (kind, target): drives cooldowns, hysteresis and "still taking effect". */
@@ -172,6 +179,7 @@ export type AuditDecision =
   | 'applied'
   | 'expired'
   | 'superseded'
+  | 'held'
   | 'verified'
   | 'rolled_back'
   | 'delivered'
@@ -213,6 +221,11 @@ export interface ControlState {
   firstTickNs: bigint | null;
   /** Replicas each pool reported at the last tick, to notice scaling Governor did not do. */
   observedReplicas: Record<string, number>;
+  /**
+   * `kind|targetKey|direction` of candidates a guard holds back → the rule, so a hold is audited
+   * when it starts (or its rule changes), not at every tick it lasts.
+   */
+  holds: Map<string, HoldRule>;
 }
 
 export function createEmptyState(): ControlState {
@@ -236,5 +249,6 @@ export function createEmptyState(): ControlState {
     lastTickNs: null,
     firstTickNs: null,
     observedReplicas: {},
+    holds: new Map(),
   };
 }

@@ -1,18 +1,14 @@
 import type { ControlConfig } from '@governor/conventions';
 import type { FleetObservation } from '../observe-fleet.ts';
 import { secondsToNs } from '../time.ts';
-import type { Candidate, ControlState } from './control-types.ts';
+import type { Candidate, ControlState, Hold } from './control-types.ts';
 import type { EngineSettings } from './engine-settings.ts';
 
 // "When it may change", kept apart from what the detectors size: a candidate the guards hold is not
-// proposed this tick. Each hold is a named rule.
+// proposed this tick. Each hold is a named rule (HoldRule), audited when it starts and shown on the
+// target's open recommendation (consider-candidate.ts).
 
-export type HoldRule = 'no_reversal_in_cooldown' | 'last_action_landing' | 'rejected_recently';
-
-export interface Hold {
-  rule: HoldRule;
-  why: string;
-}
+export type { Hold } from './control-types.ts';
 
 /** Whether a guard holds the candidate back at `atNs` (null: it may be proposed). */
 export function holdCandidate(

@@ -19,7 +19,13 @@ import type { EngineSettings } from './engine-settings.ts';
 import { noteExternalScaling } from './guards.ts';
 import { persistOutput } from './persistence.ts';
 import { runDetectors } from './run-detectors.ts';
-import { type ControlEvent, createTickOutput, recordAudit, touchRecord } from './tick-output.ts';
+import {
+  type ControlEvent,
+  type TickOutput,
+  createTickOutput,
+  recordAudit,
+  touchRecord,
+} from './tick-output.ts';
 import { toRecommendation } from './to-api.ts';
 import { updateLearning } from './update-learning.ts';
 import { verifyRecord } from './verify-record.ts';
@@ -163,12 +169,15 @@ async function runTick(
   // (safety) decisions first — a peer sized for shifted traffic is not also scaled in.
   const candidates = runDetectors(ctx).sort((a, b) => Number(b.urgent ?? false) - Number(a.urgent ?? false));
   const decided = new Set<string>();
+  const considered = new Set<string>();
   for (const c of candidates) {
     const key = `${c.kind}|${formatTargetKey(c.target)}`;
     if (decided.has(key)) continue;
     decided.add(key);
+    considered.add(`${key}|${c.direction}`);
     considerCandidate(settings, s, out, obs, policies, c, atNs);
   }
+  endHolds(s, out, considered);
   updateLearning(s, obs, ctx.suspects, tuning, config.slo.ttft_ms ?? null);
   if (s.lastTickNs === null || atNs > s.lastTickNs) s.lastTickNs = atNs;
   if (s.firstTickNs === null || atNs < s.firstTickNs) s.firstTickNs = atNs;
@@ -189,6 +198,16 @@ async function runTick(
     },
     observation: obs,
   };
+}
+
+/** Holds on candidates no detector proposed this tick are over: a later one is audited afresh. */
+function endHolds(s: ControlState, out: TickOutput, considered: ReadonlySet<string>): void {
+  for (const key of [...s.holds.keys()]) if (!considered.has(key)) s.holds.delete(key);
+  for (const rec of s.open.values()) {
+    if (rec.hold === null || s.holds.has(`${rec.kind}|${rec.targetKey}|${rec.direction}`)) continue;
+    rec.hold = null;
+    touchRecord(out, rec);
+  }
 }
 
 function buildContext(settings: EngineSettings, s: ControlState, obs: FleetObservation): DetectContext {

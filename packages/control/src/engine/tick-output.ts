@@ -28,6 +28,9 @@ export function createTickOutput(): TickOutput {
   return { touched: new Map(), audit: [], actions: [], events: [] };
 }
 
+/** What an audit entry is about: a recommendation, or a candidate that never became one (a hold). */
+export type AuditSubject = Pick<RecommendationRecord, 'kind' | 'target' | 'actionId'> & { id: string | null };
+
 /** One audit entry for `rec` (or for no recommendation), recorded at event time `atNs`. */
 export function recordAudit(
   out: TickOutput,
@@ -35,7 +38,7 @@ export function recordAudit(
   atNs: bigint,
   decision: AuditDecision,
   actor: string,
-  rec: RecommendationRecord | null,
+  rec: AuditSubject | null,
   reason: string,
   result: string,
   details: Record<string, unknown> = {},

@@ -21,6 +21,7 @@ export function toRecommendation(r: RecommendationRecord): Recommendation {
     previousAction: r.previousAction,
     verification: r.verification,
     gate: r.gate,
+    hold: r.hold,
   };
 }
 

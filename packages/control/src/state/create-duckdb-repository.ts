@@ -8,7 +8,7 @@ import type {
   StoredPolicies,
 } from './control-repository.ts';
 
-// Tables from migrations 0020–0023. Event times are BIGINT ns; JSON columns hold the API shapes.
+// Tables from migrations 0020–0025. Event times are BIGINT ns; JSON columns hold the API shapes.
 
 const COLUMNS = [
   'id',
@@ -34,6 +34,7 @@ const COLUMNS = [
   'action_id',
   'verification',
   'cause',
+  'hold',
 ] as const;
 
 const UPSERT = `INSERT OR REPLACE INTO control_recommendations (${COLUMNS.join(', ')})
@@ -89,6 +90,7 @@ export function createDuckDbRepository(store: Pick<Store, 'query' | 'execute'>):
     action_id: r.actionId,
     verification: r.verification === null ? null : JSON.stringify(r.verification),
     cause: r.cause,
+    hold: r.hold === null ? null : JSON.stringify(r.hold),
   });
 
   return {
@@ -229,6 +231,7 @@ function fromRow(row: Row): RecommendationRecord {
     actionId: row.action_id === null ? null : String(row.action_id),
     verification: parseJson(row.verification) as RecommendationRecord['verification'],
     cause: (row.cause ?? null) as RecommendationRecord['cause'],
+    hold: (parseJson(row.hold) ?? null) as RecommendationRecord['hold'],
   };
 }
 

@@ -47,6 +47,24 @@ export interface Recommendation {
   verification?: RecommendationVerification | null;
   /** Why the policy gate did (not) auto-apply it, e.g. "below min_confidence 0.8". */
   gate?: string | null;
+  /**
+   * A guard holding it back at the last tick (e.g. `no_reversal_in_cooldown`), with why; null or
+   * absent when none does. Holds are also recorded in the audit log as `held`.
+   */
+  hold?: RecommendationHold | null;
+}
+
+/**
+ * The control loop's guards ("when it may change", apart from what it sizes): no reversal inside the
+ * cooldown, no second step while the last one is landing, no asking again what a human rejected
+ * within the recommendation TTL.
+ */
+export const HOLD_RULES = ['no_reversal_in_cooldown', 'last_action_landing', 'rejected_recently'] as const;
+export type HoldRule = (typeof HOLD_RULES)[number];
+
+export interface RecommendationHold {
+  rule: HoldRule;
+  why: string;
 }
 
 export interface RecommendationVerification {

@@ -37,6 +37,20 @@ describe('RecommendationCard', () => {
     expect(screen.getByTestId('recommendation-state').textContent).toBe('Proposed');
   });
 
+  it('says which guard holds a waiting proposal back, and only while it waits', () => {
+    const hold = {
+      rule: 'no_reversal_in_cooldown' as const,
+      why: 'the last decrease is within the cooldown',
+    };
+    render(<RecommendationCard recommendation={makeRecommendation({ hold })} />);
+    expect(screen.getByTestId('rec-hold').textContent).toBe(
+      'Held by a guard (no reversal in cooldown): the last decrease is within the cooldown',
+    );
+    cleanup();
+    render(<RecommendationCard recommendation={makeRecommendation({ hold, state: 'rejected' })} />);
+    expect(screen.queryByTestId('rec-hold')).toBeNull();
+  });
+
   it('offers approve, apply and reject for a proposal and reports the decision', async () => {
     const onDecide = vi.fn().mockResolvedValue(undefined);
     render(<RecommendationCard recommendation={makeRecommendation()} onDecide={onDecide} />);

@@ -118,6 +118,11 @@ export function RecommendationCard({
       {gateOf(rec) && (rec.state === 'proposed' || rec.state === 'approved') ? (
         <p className="rec-card__gate">{gateOf(rec)}</p>
       ) : null}
+      {rec.hold && (rec.state === 'proposed' || rec.state === 'approved') ? (
+        <p className="rec-card__gate" data-testid="rec-hold">
+          Held by a guard ({rec.hold.rule.replaceAll('_', ' ')}): {rec.hold.why}
+        </p>
+      ) : null}
       {rec.evidence.length ? <EvidenceList evidence={rec.evidence} /> : null}
       {chartable ? (
         chartOpen ? (
