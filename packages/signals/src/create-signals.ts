@@ -13,6 +13,7 @@ import {
   type RefreshResult,
   getFactsRefresher,
 } from './rollup/refresh-request-facts.ts';
+import { waitForRollups } from './rollup/wait-for-rollups.ts';
 import type { SignalGroupDetail, SignalsSnapshotDetail } from './signal-group.ts';
 import { pickSqlParams, toBigIntOrNull, toNumberOrNull } from './sql-params.ts';
 import { assembleGroups, emptyGroup } from './snapshot/assemble-groups.ts';
@@ -134,7 +135,7 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
 
   const storedNewestEventNs = async (): Promise<bigint | null> => {
     if (refresher) {
-      await refresher.ensureFresh();
+      await waitForRollups(refresher, store.readDeadlineMs);
       const spanNs = await refresher.newestSpanEndNs();
       if (spanNs !== null) return spanNs;
     }
@@ -199,7 +200,7 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
   const computeWindow = async (
     spec: WindowSpec,
   ): Promise<{ buckets: SignalGroupDetail[][]; groupCount: number }> => {
-    if (refresher) await refresher.ensureFresh();
+    if (refresher) await waitForRollups(refresher, store.readDeadlineMs);
     const { transform, extra } = transformFor(spec);
     const params = { ...buildWindowParams(spec, config), ...extra };
     const rows = await runWindowQueries(store, params, transform, config);
@@ -268,11 +269,11 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
       return opts?.force ? refresher.refresh() : refresher.ensureFresh();
     },
     async traces(search) {
-      await refresher?.ensureFresh();
+      if (refresher) await waitForRollups(refresher, store.readDeadlineMs);
       return searchTraces(store, config, search);
     },
     async trace(traceId) {
-      await refresher?.ensureFresh();
+      if (refresher) await waitForRollups(refresher, store.readDeadlineMs);
       return readTraceWaterfall(store, config, traceId);
     },
     async tasks(query) {

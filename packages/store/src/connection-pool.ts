@@ -6,15 +6,16 @@ import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 // (DuckDB has no statement timeout) and fails with ReadDeadlineError. So one heavy read cannot
 // hold the readers, or pile up callers behind it, for longer than the deadline.
 
-/** A read ran past its deadline and was cancelled. */
+/** A read ran past its deadline and was cancelled (or, for a read of the rollups, gave up waiting for them). */
 export class ReadDeadlineError extends Error {
   override readonly name = 'ReadDeadlineError';
   readonly code = 'GOV_ERR_READ_TIMEOUT';
   readonly retryAfterS = 1;
-  constructor(readonly deadlineMs: number) {
-    super(
-      `the read ran longer than ${deadlineMs} ms and was cancelled; narrow its time range, group by fewer dimensions or retry later`,
-    );
+  constructor(
+    readonly deadlineMs: number,
+    message = `the read ran longer than ${deadlineMs} ms and was cancelled; narrow its time range, group by fewer dimensions or retry later`,
+  ) {
+    super(message);
   }
 }
 

@@ -61,6 +61,18 @@ export interface Store {
   query<T = Record<string, unknown>>(sql: string, params?: SqlParams): Promise<T[]>;
   /** Internal write (recommendations, alert state…); not for user input. */
   execute(sql: string, params?: SqlParams): Promise<void>;
+  /** Deadline of an internal read (`query`), waiting included; reads built on the rollups keep to it too. */
+  readonly readDeadlineMs: number;
+  /**
+   * Rollup maintenance (the signals' request_facts refresh): a connection of its own, without the
+   * read deadline. The refresh's plans read span_store like any read, but on the readers they
+   * queued behind heavy reads (three queries each) and so held up every read waiting for the
+   * rollups; and a refresh cut off by a read deadline would leave the rollups further behind.
+   */
+  readonly rollup: {
+    query<T = Record<string, unknown>>(sql: string, params?: SqlParams): Promise<T[]>;
+    execute(sql: string, params?: SqlParams): Promise<void>;
+  };
   /** The read-only gate for ad-hoc SQL. */
   runUserQuery(sql: string, options: UserQueryOptions): Promise<UserQueryResult>;
   /** Exports rows past their TTL to Parquet under exportDir and deletes them (one run at a time). */
@@ -130,29 +142,38 @@ export async function createStore(options: StoreOptions): Promise<Store> {
     maxQueuedRows: options.maxQueuedRows ?? 400_000,
     checkpointIntervalMs: options.checkpointIntervalMs ?? 30_000,
   });
+  const readDeadlineMs = options.readDeadlineMs ?? DEFAULT_READ_DEADLINE_MS;
   const readers = await createConnectionPool(instance, READERS, {
-    deadlineMs: options.readDeadlineMs ?? DEFAULT_READ_DEADLINE_MS,
+    deadlineMs: readDeadlineMs,
     maxWaiting: options.maxWaitingReads ?? DEFAULT_MAX_WAITING_READS,
   });
   const userConnections: ConnectionPool = await createConnectionPool(instance, 2);
   const internalWriter = await createConnectionPool(instance, 1);
+  const rollupConnection = await createConnectionPool(instance, 1);
   // Retention holds a transaction for the length of an export; it gets a connection of its own.
   const maintenance = await createConnectionPool(instance, 1);
+
+  const queryOn =
+    (pool: ConnectionPool) =>
+    <T>(sql: string, params?: SqlParams) =>
+      pool.use(async (c) => {
+        const reader = await c.runAndReadAll(sql, params as never);
+        return reader.getRowObjectsJS().map((row) => toJsValue(row)) as T[];
+      });
+  const executeOn = (pool: ConnectionPool) => (sql: string, params?: SqlParams) =>
+    pool.use(async (c) => {
+      await c.run(sql, params as never);
+    });
 
   return {
     dataDir,
     exportDir,
     writer,
     ingestCpu,
-    query: <T>(sql: string, params?: SqlParams) =>
-      readers.use(async (c) => {
-        const reader = await c.runAndReadAll(sql, params as never);
-        return reader.getRowObjectsJS().map((row) => toJsValue(row)) as T[];
-      }),
-    execute: (sql, params) =>
-      internalWriter.use(async (c) => {
-        await c.run(sql, params as never);
-      }),
+    readDeadlineMs,
+    query: queryOn(readers),
+    execute: executeOn(internalWriter),
+    rollup: { query: queryOn(rollupConnection), execute: executeOn(rollupConnection) },
     runUserQuery: (sql, queryOptions) => userConnections.use((c) => runUserQuery(c, sql, queryOptions)),
     runRetention: (policy) =>
       maintenance.use((c) => {
@@ -166,6 +187,7 @@ export async function createStore(options: StoreOptions): Promise<Store> {
       readers.closeAll();
       userConnections.closeAll();
       internalWriter.closeAll();
+      rollupConnection.closeAll();
       maintenance.closeAll();
       writerConnection.closeSync();
       writerMaintenance.closeSync();

@@ -77,7 +77,7 @@ function createFactsRefresher(store: Store): FactsRefresher {
 
   /** The next batch of new spans, or null when there is none. */
   const nextBatch = async (allowCatchUp: boolean): Promise<Batch | null> => {
-    const [state = {}] = await store.query<Row>(STATE_SQL);
+    const [state = {}] = await store.rollup.query<Row>(STATE_SQL);
     const lastRowid = toBigIntOrNull(state.last_rowid) ?? -1n;
     if (
       allowCatchUp &&
@@ -85,14 +85,14 @@ function createFactsRefresher(store: Store): FactsRefresher {
       typeof state.fp_trace_id === 'string' &&
       typeof state.fp_span_id === 'string'
     ) {
-      const [fp] = await store.query<{ n: number }>(FINGERPRINT_SQL, {
+      const [fp] = await store.rollup.query<{ n: number }>(FINGERPRINT_SQL, {
         rowid: lastRowid,
         trace_id: state.fp_trace_id,
         span_id: state.fp_span_id,
       });
       if ((fp?.n ?? 0) === 0) {
         // Another span sits at the last refreshed rowid: deletions moved rowids.
-        const [all] = await store.query<Row>('SELECT max(rowid) AS max_rowid FROM span_store');
+        const [all] = await store.rollup.query<Row>('SELECT max(rowid) AS max_rowid FROM span_store');
         const maxRowid = toBigIntOrNull(all?.max_rowid) ?? -1n;
         const newest = toBigIntOrNull(state.newest_span_end_ns) ?? 0n;
         return {
@@ -104,7 +104,7 @@ function createFactsRefresher(store: Store): FactsRefresher {
         };
       }
     }
-    const [next] = await store.query<Row>(NEXT_ROWID_SQL, { last_rowid: lastRowid });
+    const [next] = await store.rollup.query<Row>(NEXT_ROWID_SQL, { last_rowid: lastRowid });
     const maxRowid = toBigIntOrNull(next?.max_rowid);
     if (maxRowid === null) return null;
     const hiRowid = maxRowid < lastRowid + MAX_SPANS_PER_RUN ? maxRowid : lastRowid + MAX_SPANS_PER_RUN;
@@ -113,7 +113,7 @@ function createFactsRefresher(store: Store): FactsRefresher {
 
   /** Rows of request_facts by trace key or task key (literal lists; an empty list matches nothing). */
   const queryKnownFacts = (traceKeys: string[], taskKeys: string[]) =>
-    store.query<Row>(
+    store.rollup.query<Row>(
       KNOWN_FACTS_SQL.replace('{{trace_keys}}', traceKeys.length > 0 ? traceKeys.join(',') : 'NULL').replace(
         '{{task_keys}}',
         taskKeys.length > 0 ? taskKeys.join(',') : 'NULL',
@@ -122,7 +122,7 @@ function createFactsRefresher(store: Store): FactsRefresher {
 
   const applyBatch = async (batch: Batch): Promise<{ traces: number }> => {
     const range = { lo_rowid: batch.loRowid, hi_rowid: batch.hiRowid, min_start_ns: batch.minStartNs };
-    const [summary = {}] = await store.query<Row>(PLAN_NEW_SPANS_SQL, range);
+    const [summary = {}] = await store.rollup.query<Row>(PLAN_NEW_SPANS_SQL, range);
     const traces = toNumberOrNull(summary.traces) ?? 0;
     let loNs = toBigIntOrNull(summary.lo_ns);
     let hiNs = toBigIntOrNull(summary.hi_ns);
@@ -146,7 +146,7 @@ function createFactsRefresher(store: Store): FactsRefresher {
         old_hi_end_ns: '-1',
       });
     } else if (traces <= MAX_LITERAL_TRACES) {
-      const rows = await store.query<Row>(PLAN_NEW_TRACES_SQL, range);
+      const rows = await store.rollup.query<Row>(PLAN_NEW_TRACES_SQL, range);
       const ids = new Set<string>();
       const traceKeys = new Set<string>();
       const taskKeys = new Set<string>();
@@ -198,7 +198,7 @@ function createFactsRefresher(store: Store): FactsRefresher {
         old_hi_end_ns: String(oldHiEnd ?? -1n),
       });
     } else {
-      const [known = {}] = await store.query<Row>(PLAN_BULK_RANGE_SQL, range);
+      const [known = {}] = await store.rollup.query<Row>(PLAN_BULK_RANGE_SQL, range);
       const lo = toBigIntOrNull(known.lo_ns);
       const hi = toBigIntOrNull(known.hi_ns);
       if (lo !== null && lo < loNs) loNs = lo;
@@ -221,10 +221,10 @@ function createFactsRefresher(store: Store): FactsRefresher {
       return value;
     });
     try {
-      await store.execute(script);
+      await store.rollup.execute(script);
     } catch (error) {
       // A failed statement leaves the script's transaction open; close it for the connection's next user.
-      await store.execute('ROLLBACK').catch(() => undefined);
+      await store.rollup.execute('ROLLBACK').catch(() => undefined);
       throw new Error(`refreshing request_facts failed: ${(error as Error).message}`, { cause: error });
     }
     return { traces };
@@ -247,7 +247,7 @@ function createFactsRefresher(store: Store): FactsRefresher {
       const batch = await nextBatch(first);
       if (!batch) break;
       const applied = await applyBatch(batch);
-      const [state = {}] = await store.query<Row>(STATE_SQL);
+      const [state = {}] = await store.rollup.query<Row>(STATE_SQL);
       result.runs++;
       result.tracesTouched += applied.traces;
       result.requestsWritten += toNumberOrNull(state.last_requests_written) ?? 0;

@@ -1,0 +1,75 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type SpanRow, createHopClassifier, normalizeTraceRequest } from '@governor/otlp';
+import { syntheticTraceRequest } from '@governor/otlp/fixtures';
+import { ReadDeadlineError, type Store, createStore } from '@governor/store';
+import { afterEach, describe, expect, it } from 'vitest';
+import { testConfig } from '../../test/store-harness.ts';
+import { createSignals } from '../create-signals.ts';
+
+// A signals read waits for the request rollup to take in what was acknowledged, but only as long as
+// the read deadline: a backlog the refresh needs seconds for answers 503 at the deadline instead.
+
+let dir: string;
+let store: Store | null = null;
+afterEach(async () => {
+  await store?.close();
+  store = null;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const START_NS = 1_760_000_000_000_000_000n;
+const classifier = createHopClassifier();
+function batch(seed: number): SpanRow[] {
+  return normalizeTraceRequest(
+    syntheticTraceRequest({
+      spans: 500,
+      seed,
+      startNs: START_NS + BigInt(seed) * 100_000_000n,
+      idPrefix: seed.toString(16).padStart(8, '0'),
+    }),
+    { classifier, aliases: {} },
+  ).rows;
+}
+
+describe('reads waiting for the request rollup', () => {
+  it('fail with GOV_ERR_READ_TIMEOUT at the read deadline while the refresh goes on, and a retry after it answers in full', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'governor-rollup-deadline-'));
+    const deadlineMs = 1000;
+    store = await createStore({ dataDir: dir, readDeadlineMs: deadlineMs, checkpointIntervalMs: 3_600_000 });
+    const signals = createSignals(store, testConfig({ signals: { lateness_ms: 0 } }), {
+      now: () => Number(START_NS / 1_000_000n) + 3_600_000,
+    });
+    // A backlog the rollup has not seen: 100,000 spans take the refresh several seconds.
+    const traces = new Set<string>();
+    for (let i = 0; i < 200; i++) {
+      const rows = batch(i);
+      await store.writer.write(rows, []);
+      for (const r of rows) traces.add(r.traceId);
+    }
+
+    let refreshDone = false;
+    const refreshing = signals.refresh().finally(() => {
+      refreshDone = true;
+    });
+    const atNs = START_NS + 3_600_000_000_000n;
+    const startedMs = performance.now();
+    const error = await signals.snapshot({ windowMs: 7_200_000, by: [], atNs }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    const waitedMs = performance.now() - startedMs;
+    expect(error).toBeInstanceOf(ReadDeadlineError);
+    expect((error as ReadDeadlineError).code).toBe('GOV_ERR_READ_TIMEOUT');
+    expect((error as Error).message).toMatch(/request rollup .* retry/);
+    // It answered while the refresh was still working, not after it.
+    expect(refreshDone).toBe(false);
+    console.log(`rollup wait: answered 503 after ${waitedMs.toFixed(0)} ms (deadline ${deadlineMs} ms)`);
+
+    const refreshed = await refreshing;
+    console.log(`the refresh took ${refreshed?.elapsedMs.toFixed(0)} ms for ${traces.size} traces`);
+    const snapshot = await signals.snapshot({ windowMs: 7_200_000, by: [], atNs });
+    expect(snapshot.groups[0]?.requests).toBe(traces.size);
+  }, 120_000);
+});

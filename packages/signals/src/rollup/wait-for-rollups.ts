@@ -1,0 +1,30 @@
+import { ReadDeadlineError } from '@governor/store';
+import type { FactsRefresher } from './refresh-request-facts.ts';
+
+/**
+ * A read of the rollups first waits until they hold every span acknowledged so far (read-your-writes),
+ * but no longer than the read deadline: under heavy ingest, or while a checkpoint holds staged rows,
+ * that wait could otherwise take minutes. Past it the read fails with GOV_ERR_READ_TIMEOUT (503,
+ * Retry-After) rather than answering from rollups that miss acknowledged spans; the refresh itself
+ * goes on, so a retry finds the rollups further along.
+ */
+export async function waitForRollups(refresher: FactsRefresher, deadlineMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new ReadDeadlineError(
+            deadlineMs,
+            `the request rollup did not take in the spans acknowledged so far within ${deadlineMs} ms (ingest is ahead of the rollup refresh, or a checkpoint is moving staged rows), so the read was not run; retry after Retry-After seconds, or raise server.read_deadline_ms`,
+          ),
+        ),
+      deadlineMs,
+    );
+  });
+  try {
+    await Promise.race([refresher.ensureFresh(), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
