@@ -288,13 +288,19 @@ function judgeSparseScaleIn(ctx: DetectContext, s: ScaleInputs, floor: number): 
 }
 
 /** The replay's TTFT p95 now and after, as an expected impact (nothing without a replay). */
-function replayedTtft(replay: ReplayedScaleIn): { ttftP95Ms?: { from: number; to: number } } {
+/**
+ * The replay's prediction, which verification holds the action to: TTFT p95 and the share of requests
+ * within the SLO, now and on the fewer replicas.
+ */
+function replayedTtft(replay: ReplayedScaleIn): {
+  ttftP95Ms?: { from: number; to: number };
+  withinSloShare?: { from: number; to: number };
+} {
   if (!replay.outlook) return {};
+  const { now, after } = replay.outlook;
   return {
-    ttftP95Ms: {
-      from: Math.round(replay.outlook.now.ttftP95Ms),
-      to: Math.round(replay.outlook.after.ttftP95Ms),
-    },
+    ttftP95Ms: { from: Math.round(now.ttftP95Ms), to: Math.round(after.ttftP95Ms) },
+    withinSloShare: { from: round(now.withinSloShare, 4), to: round(after.withinSloShare, 4) },
   };
 }
 

@@ -124,7 +124,10 @@ export interface ActuatedState {
   downgrade: Record<string, { toModel: string; fraction: number }>;
 }
 
-/** Learned per pool from its own healthy history. */
+/**
+ * Learned per pool from its own healthy history. The three capacities (peak, saturated, calm rate per
+ * replica) are decaying maxima: they fade with CAPACITY_HALF_LIFE_S unless seen again (update-learning.ts).
+ */
 export interface PoolLearning {
   /** The highest completed requests/s per serving replica seen (healthy ticks): a lower bound of capacity. */
   peakRatePerReplica: number | null;
@@ -165,6 +168,8 @@ export interface PoolLearning {
   /** Requests/s per serving replica while that baseline was learned (EWMA). */
   loadBaselinePerReplicaPerS: number | null;
   healthySamples: number;
+  /** Event time the learned capacities above were last decayed to (CAPACITY_HALF_LIFE_S). */
+  capacitiesAtNs: bigint | null;
   /** Consecutive ticks the pool was an outlier against its peers. */
   outlierStreak: number;
 }

@@ -32,6 +32,36 @@ describe('verification: roll back only harm the action could cause', () => {
     ).toBe('verified');
   });
 
+  test('a scale-in is held to its prediction: the loss the replay foresaw is kept, more than that is not', () => {
+    const predicted = (from: number, to: number) =>
+      ({
+        kind: 'scale',
+        direction: 'decrease',
+        expectedImpact: { withinSloShare: { from, to } },
+      }) as unknown as RecommendationRecord;
+    const before = metrics({ requests: 2000, goodput: 0.99 });
+    const after = metrics({ requests: 2000, goodput: 0.955 });
+    // 3.5 points lost where the replay said 2.5: within noise of the prediction.
+    expect(judgeVerification(predicted(0.99, 0.965), before, after, slo, 20).verdict).toBe('verified');
+    // The same loss where the replay said none: the prediction failed.
+    const failed = judgeVerification(predicted(0.99, 0.99), before, after, slo, 20);
+    expect(failed.verdict).toBe('rolled_back');
+    // Monotone: the larger the loss beyond the prediction, never less likely to roll back.
+    let rolledBack = false;
+    for (let g = 0.99; g >= 0.8; g -= 0.005) {
+      const v = judgeVerification(
+        predicted(0.99, 0.97),
+        before,
+        metrics({ requests: 2000, goodput: g }),
+        slo,
+        20,
+      );
+      if (rolledBack) expect(v.verdict).toBe('rolled_back');
+      rolledBack ||= v.verdict === 'rolled_back';
+    }
+    expect(rolledBack).toBe(true);
+  });
+
   test('a scale-up is kept when it only added cost, rolled back when its replicas fail requests', () => {
     const pricier = metrics({ successPerDollar: 10 });
     expect(judgeVerification(rec('scale', 'increase'), metrics({}), pricier, slo, 20).verdict).toBe(

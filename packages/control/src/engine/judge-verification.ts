@@ -31,6 +31,16 @@ function fellBeyondNoise(
   return before - after > Math.max(floor, 2 * se);
 }
 
+/**
+ * The drop in the share of requests within the SLO the action was predicted to cost
+ * (`expectedImpact.withinSloShare`, the scale-in replay's), or 0 when it predicted none.
+ */
+export function predictedShareDrop(expectedImpact: Record<string, unknown>): number {
+  const share = expectedImpact.withinSloShare as { from?: unknown; to?: unknown } | undefined;
+  if (typeof share?.from !== 'number' || typeof share.to !== 'number') return 0;
+  return Math.max(0, share.from - share.to);
+}
+
 export function judgeVerification(
   rec: RecommendationRecord,
   before: ScopeMetrics,
@@ -70,7 +80,24 @@ export function judgeVerification(
   switch (rec.kind) {
     case 'scale':
       if (rec.direction === 'decrease') {
-        if (goodputFell || sloBroken) worse = 'fewer replicas could not hold the SLO';
+        // Held to its prediction: goodput may fall by what the replay said fewer replicas would
+        // cost, and no further than noise beyond it.
+        const expectedDrop = predictedShareDrop(rec.expectedImpact ?? {});
+        const beyondPrediction =
+          before.goodput !== null &&
+          after.goodput !== null &&
+          fellBeyondNoise(
+            before.goodput - expectedDrop,
+            after.goodput,
+            before.requests,
+            after.requests,
+            GOODPUT_DROP,
+          );
+        if (beyondPrediction || sloBroken)
+          worse =
+            expectedDrop > 0
+              ? `fewer replicas could not hold the SLO (predicted within-SLO share −${fmt(expectedDrop)})`
+              : 'fewer replicas could not hold the SLO';
       } else if (goodputFell && dErr !== null && dErr > 0.02) {
         // More capacity does not hurt by itself; new replicas that fail requests do. Capacity that
         // turns out unneeded is the scale-in policy's to take back, with its hysteresis. Unless the

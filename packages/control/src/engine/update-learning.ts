@@ -5,6 +5,7 @@ import {
   readLoad,
   readSpeed,
 } from '../detectors/pool-signals.ts';
+import { decayWeight } from '../model/forgetting.ts';
 import type { FleetObservation } from '../observe-fleet.ts';
 import type { ControlState, PoolLearning } from './control-types.ts';
 import type { ControlTuning } from './control-tuning.ts';
@@ -15,6 +16,26 @@ import { addEngineWindow } from './fit-engine-time.ts';
 // - the request rate one replica sustains when the pool is saturated (its capacity),
 // - how long its engines take for the work they do (runtime counters), to catch a slow GPU at once,
 // - how many ticks in a row the pool has been an outlier against its peers.
+
+/**
+ * Half-life of the learned capacities (peak, saturated and calm requests/s per replica): what a pool
+ * carried fades unless it carries it again. A pool's capacity changes at a deploy (engine, model,
+ * batch settings) or a hardware fault — hours apart, not minutes — and a rising load re-teaches it on
+ * the way up, so fading over hours costs little and keeps a capacity from before such a change from
+ * standing forever. Within one control window (minutes) it fades by well under 1 %.
+ */
+export const CAPACITY_HALF_LIFE_S = 6 * 3600;
+
+/** The learned capacities decayed to `atNs` (model/forgetting.ts: decaying maxima). */
+export function fadeLearnedCapacities(learning: PoolLearning, atNs: bigint): void {
+  const since = learning.capacitiesAtNs;
+  learning.capacitiesAtNs = since === null || atNs > since ? atNs : since;
+  if (since === null || atNs <= since) return;
+  const w = decayWeight(atNs - since, CAPACITY_HALF_LIFE_S);
+  if (learning.peakRatePerReplica !== null) learning.peakRatePerReplica *= w;
+  if (learning.saturatedRatePerReplica !== null) learning.saturatedRatePerReplica *= w;
+  if (learning.calmRatePerReplica !== null) learning.calmRatePerReplica *= w;
+}
 
 export function updateLearning(
   state: ControlState,
@@ -38,7 +59,9 @@ export function updateLearning(
       darkAtNs: null,
       healthySamples: 0,
       outlierStreak: 0,
+      capacitiesAtNs: null,
     };
+    fadeLearnedCapacities(learning, obs.atNs);
     learning.outlierStreak = suspects.has(pool.pool) ? learning.outlierStreak + 1 : 0;
     if (isDark(obs, pool)) learning.darkAtNs = obs.atNs;
     const g = pool.fast;

@@ -113,6 +113,7 @@ export function verifyRecord(
     summary: judgement.summary,
     before: asRecord(before),
     after: asRecord(after),
+    predicted: predictedAfter(rec.expectedImpact),
   };
   rec.verifiedNs = atNs;
   rec.updatedNs = atNs;
@@ -178,4 +179,14 @@ function rollBack(
     { before, after, rollback: previous },
     action.id,
   );
+}
+
+/** What the action predicted for after it (each `{from, to}` of its expectedImpact, the `to`). */
+function predictedAfter(expectedImpact: Record<string, unknown>): Record<string, number | null> {
+  const out: Record<string, number | null> = {};
+  for (const [key, value] of Object.entries(expectedImpact)) {
+    const to = (value as { to?: unknown } | null)?.to;
+    if (typeof to === 'number' && Number.isFinite(to)) out[key] = to;
+  }
+  return out;
 }

@@ -74,4 +74,6 @@ export interface RecommendationVerification {
   summary: string;
   before: Record<string, number | null>;
   after: Record<string, number | null>;
+  /** What the action predicted for after it (the `to` of each `{from, to}` in its expectedImpact). */
+  predicted?: Record<string, number | null>;
 }
