@@ -50,6 +50,8 @@ export interface WriterStats {
   /** Rows committed to the ingest stage during the current checkpoint, not yet in the main tables. */
   stagedRows: number;
   flushes: number;
+  /** Wall time of every flush (the commit the acknowledgements wait for), summed. */
+  flushMsTotal: number;
   lastFlushMs: number;
   maxFlushMs: number;
   lastFlushRows: number;
@@ -142,6 +144,7 @@ export async function createBatchWriter(
     metricPointsWritten: 0,
     stagedRows: 0,
     flushes: 0,
+    flushMsTotal: 0,
     lastFlushMs: 0,
     maxFlushMs: 0,
     lastFlushRows: 0,
@@ -208,6 +211,7 @@ export async function createBatchWriter(
       });
       const flushMs = now() - flushStarted;
       stats.lastFlushMs = flushMs;
+      stats.flushMsTotal += flushMs;
       stats.maxFlushMs = Math.max(stats.maxFlushMs, flushMs);
     } catch (error) {
       stats.failedFlushes++;

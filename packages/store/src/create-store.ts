@@ -6,6 +6,7 @@ import { type BatchWriter, createBatchWriter } from './batch-writer.ts';
 import { type ConnectionPool, createConnectionPool } from './connection-pool.ts';
 import { type IngestCpu, createIngestCpu } from './ingest-cpu/ingest-cpu.ts';
 import { STAGE_FILE, attachIngestStage } from './ingest-stage.ts';
+import { BACKGROUND_NICE, lowerBackgroundThreadPriority } from './lower-background-priority.ts';
 import { type StorageStats, collectStorageStats } from './retention/collect-storage-stats.ts';
 import { refreshHistoryViews } from './retention/refresh-history-views.ts';
 import {
@@ -40,6 +41,12 @@ export interface StoreOptions {
   /** Reads allowed to wait for one of the readers; more fail at once with ReadersBusyError. Default 64. */
   maxWaitingReads?: number;
   extraMigrationDirs?: readonly string[];
+  /**
+   * Linux nice value for the process's other threads (DuckDB's, libuv's, V8's helpers), set when the
+   * store opens, so the thread that appends and commits — the acknowledgements — gets the CPU first
+   * (lower-background-priority.ts). Default 10; null leaves priorities alone.
+   */
+  backgroundNice?: number | null;
 }
 
 /** Connections for internal reads (signals, traces, control, alerts): reads run at most this many at once. */
@@ -152,6 +159,9 @@ export async function createStore(options: StoreOptions): Promise<Store> {
   const rollupConnection = await createConnectionPool(instance, 1);
   // Retention holds a transaction for the length of an export; it gets a connection of its own.
   const maintenance = await createConnectionPool(instance, 1);
+  // DuckDB's threads and libuv's pool exist by now; the decode workers start later and keep theirs.
+  const backgroundNice = options.backgroundNice === undefined ? BACKGROUND_NICE : options.backgroundNice;
+  if (backgroundNice !== null) lowerBackgroundThreadPriority(backgroundNice);
 
   const queryOn =
     (pool: ConnectionPool) =>
