@@ -38,6 +38,9 @@ import type { IngestPipeline } from './otlp/ingest-pipeline.ts';
 import { createIngestStageMetricsProvider } from './otlp/ingest-stage-metrics.ts';
 import { otlpHttpPlugin } from './otlp/otlp-http-plugin.ts';
 
+/** How long an idle keep-alive connection stays open (announced as `Keep-Alive: timeout=72`). */
+export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+
 /** Limits on the HTTP listener: slow or idle clients must not hold connections for good. */
 export interface HttpLimits {
   /** Whole request (headers and body) must arrive within this; answered 408 otherwise. */
@@ -97,6 +100,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         handler,
       );
       server.maxConnections = limits.maxConnections;
+      // Fastify sets 72 s only on servers it creates itself; Node's default is 5 s, and a client that
+      // reuses a connection just as the server closes it gets ECONNRESET. Clients close idle
+      // connections 1 s before the announced timeout (Node's agent) — too thin a margin for a
+      // busy client: the soak's load generator saw ECONNRESETs on reused sockets.
+      server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
       return server;
     },
     logger: options.logger ?? false,

@@ -36,6 +36,7 @@ export async function runBenchSoakCommand(args: ParsedArgs): Promise<number> {
           `heavy reads during the hold: ${r.heavyReads.count} answered (p50 ${r.heavyReads.p50Ms?.toFixed(0)} ms, max ${r.heavyReads.maxMs?.toFixed(0)} ms), ${r.heavyReads.failed} failed`,
         ]
       : []),
+    `load average (1 min, whole machine): ${r.loadAverage.start} at the start of the hold, ${r.loadAverage.end} at its end`,
     `shutdown on SIGTERM (flush, checkpoint, close): ${(r.shutdownMs / 1000).toFixed(1)} s, exit ${r.shutdownExit}`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);

@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSoakBatchSource } from './soak-batch-source.ts';
 import { type GovernorProcess, spawnGovernorProcess } from './spawn-governor-process.ts';
@@ -40,6 +40,12 @@ export interface SoakInterval {
   /** Batches due but not sent because too many were in flight (the server could not keep up). */
   skipped: number;
   storedSpans: number | null;
+  /**
+   * The server's main thread (appends, commits, HTTP) per second of the interval: ms on a CPU, and
+   * ms runnable but waiting for one — what acknowledgements wait for when the cores are taken.
+   */
+  mainOnCpuMsPerS: number | null;
+  mainWaitingMsPerS: number | null;
 }
 
 export interface SoakResult {
@@ -65,6 +71,8 @@ export interface SoakResult {
   shutdownExit: number | string;
   /** The heavy-read client's reads during the hold (heavyReads); null without it. */
   heavyReads: { count: number; failed: number; p50Ms: number | null; maxMs: number | null } | null;
+  /** The machine's 1-minute load average when the hold started and ended (other processes count). */
+  loadAverage: { start: number; end: number };
 }
 
 /** What the heavy-read client asks for, in turn: every dimension at once over an hour, and a series. */
@@ -149,9 +157,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     let nextSample = started + options.intervalSeconds * 1000;
     const rssMiB = () => (g.memory()?.rssBytes ?? 0) / 1024 / 1024;
     const header =
-      'time    RSS MiB  DuckDB MiB  heap MiB   spans/s   ack p50 ms   ack p99 ms   ack max ms   refused   skipped     stored';
+      'time    RSS MiB  DuckDB MiB  heap MiB   spans/s   ack p50 ms   ack p99 ms   ack max ms   refused   skipped     stored   main cpu ms/s   main wait ms/s';
     log(header);
     const startRss = rssMiB();
+    const startLoad = loadavg()[0]!;
+    let lastCpu = g.cpu();
     let sampling: Promise<void> = Promise.resolve();
     const readMs: number[] = [];
     let readsFailed = 0;
@@ -196,9 +206,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
               noteFailure(`HTTP ${r.status}`);
             }
           },
-          (error: Error & { code?: string }) => {
+          (error: Error & { code?: string; reusedSocket?: boolean }) => {
             failed++;
-            noteFailure(error.code ?? error.message);
+            noteFailure(
+              `${error.code ?? error.message} on a ${error.reusedSocket ? 'reused keep-alive' : 'new'} connection at ${Math.round((performance.now() - started) / 1000)} s`,
+            );
           },
         );
         const tracked = p.finally(() => {
@@ -212,6 +224,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         // Snapshot and reset the window now; the server-side figures are read without holding up
         // the schedule (under load those requests take a while too).
         const latencies = window.sort((a, b) => a - b);
+        const cpu = g.cpu();
+        const perS = (now: number | undefined, before: number | undefined) =>
+          now === undefined || before === undefined
+            ? null
+            : Math.round((now - before) / options.intervalSeconds);
         const row: SoakInterval = {
           atS: Math.round((now - started) / 1000),
           rssMiB: Math.round(rssMiB()),
@@ -226,7 +243,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
           inFlight,
           skipped: windowSkipped,
           storedSpans: null,
+          mainOnCpuMsPerS: perS(cpu?.mainThreadOnCpuMs, lastCpu?.mainThreadOnCpuMs),
+          mainWaitingMsPerS: perS(cpu?.mainThreadWaitingMs, lastCpu?.mainThreadWaitingMs),
         };
+        lastCpu = cpu;
         window = [];
         windowAcked = 0;
         windowRefused = 0;
@@ -263,6 +283,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const sortedAll = allLatencies.sort((a, b) => a - b);
     const memory = g.memory();
     const endRss = rssMiB();
+    const endLoad = loadavg()[0]!;
     const stoppedAt = performance.now();
     g.child.kill('SIGTERM');
     const shutdownExit = await g.exited;
@@ -282,6 +303,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
             maxMs: quantile(readMs, 1),
           }
         : null,
+      loadAverage: { start: Math.round(startLoad * 100) / 100, end: Math.round(endLoad * 100) / 100 },
       capacitySpansPerS: Math.round(capacity),
       targetSpansPerS: Math.round(target),
       spansPerBatch: source.spansPerBatch,
@@ -369,7 +391,12 @@ function createClient(url: string) {
             res.on('error', reject);
           },
         );
-        req.on('error', reject);
+        // A reset on a connection the agent reused is the keep-alive race (the server closed it as
+        // the request left); on a fresh one the server refused or dropped the request itself.
+        req.on('error', (error: Error & { reusedSocket?: boolean }) => {
+          error.reusedSocket = req.reusedSocket;
+          reject(error);
+        });
         req.end(body);
       });
     },
@@ -423,7 +450,7 @@ function quantile(sorted: readonly number[], q: number): number | null {
 function formatRow(r: SoakInterval): string {
   const n = (v: number | null, width: number) => (v === null ? '–' : String(v)).padStart(width);
   const mmss = `${String(Math.floor(r.atS / 60)).padStart(2, '0')}:${String(r.atS % 60).padStart(2, '0')}`;
-  return `${mmss.padEnd(5)} ${n(r.rssMiB, 9)} ${n(r.duckdbMiB, 11)} ${n(r.heapMiB, 9)} ${n(r.spansPerS, 9)} ${n(r.ackP50Ms, 12)} ${n(r.ackP99Ms, 12)} ${n(r.ackMaxMs, 12)} ${n(r.refused, 9)} ${n(r.skipped, 9)} ${n(r.storedSpans, 10)}`;
+  return `${mmss.padEnd(5)} ${n(r.rssMiB, 9)} ${n(r.duckdbMiB, 11)} ${n(r.heapMiB, 9)} ${n(r.spansPerS, 9)} ${n(r.ackP50Ms, 12)} ${n(r.ackP99Ms, 12)} ${n(r.ackMaxMs, 12)} ${n(r.refused, 9)} ${n(r.skipped, 9)} ${n(r.storedSpans, 10)} ${n(r.mainOnCpuMsPerS, 15)} ${n(r.mainWaitingMsPerS, 16)}`;
 }
 
 function fmt(n: number): string {

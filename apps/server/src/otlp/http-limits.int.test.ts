@@ -101,6 +101,34 @@ describe('HTTP limits', () => {
     }
   });
 
+  it('keeps an idle keep-alive connection open for the 72 s it announces, not 5 s', async () => {
+    const socket = await open();
+    let received = '';
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString('latin1');
+    });
+    let closedAfterMs: number | null = null;
+    const openedAt = performance.now();
+    socket.on('close', () => {
+      closedAfterMs = performance.now() - openedAt;
+    });
+    const ask = async () => {
+      received = '';
+      socket.write('GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n');
+      for (let i = 0; i < 100 && !/\r\n\r\n/.test(received); i++) await new Promise((r) => setTimeout(r, 50));
+      return received;
+    };
+    try {
+      expect(await ask()).toMatch(/^HTTP\/1\.1 200[\s\S]*\r\nKeep-Alive: timeout=72\r\n/i);
+      // Past Node's default of 5 s: a client reusing the connection now would have been reset.
+      await new Promise((r) => setTimeout(r, 6_000));
+      expect(closedAfterMs).toBeNull();
+      expect(await ask()).toMatch(/^HTTP\/1\.1 200/);
+    } finally {
+      socket.destroy();
+    }
+  }, 20_000);
+
   it('refuses connections past the cap and keeps serving the rest', async () => {
     const idle = await Promise.all(Array.from({ length: LIMITS.maxConnections + 5 }, open));
     const closed = await Promise.all(idle.map((s) => whenClosed(s, 500)));
