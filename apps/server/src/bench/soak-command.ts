@@ -33,7 +33,13 @@ export async function runBenchSoakCommand(args: ParsedArgs): Promise<number> {
     `ack latency over the hold: p50 ${r.ack.p50Ms} ms, p99 ${r.ack.p99Ms} ms, max ${r.ack.maxMs} ms`,
     ...(r.heavyReads
       ? [
-          `heavy reads during the hold: ${r.heavyReads.count} answered (p50 ${r.heavyReads.p50Ms?.toFixed(0)} ms, max ${r.heavyReads.maxMs?.toFixed(0)} ms), ${r.heavyReads.failed} failed`,
+          `heavy reads during the hold: ${r.heavyReads.count} answered (p50 ${r.heavyReads.p50Ms?.toFixed(0) ?? '–'} ms, max ${r.heavyReads.maxMs?.toFixed(0) ?? '–'} ms), ${r.heavyReads.failed} failed${
+            r.heavyReads.failed > 0
+              ? ` (${Object.entries(r.heavyReads.failureReasons)
+                  .map(([k, n]) => `${n}× ${k}`)
+                  .join(', ')})`
+              : ''
+          }`,
         ]
       : []),
     `load average (1 min, whole machine): ${r.loadAverage.start} at the start of the hold, ${r.loadAverage.end} at its end`,

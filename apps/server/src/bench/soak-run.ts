@@ -45,6 +45,8 @@ export interface SoakInterval {
    * ms runnable but waiting for one — what acknowledgements wait for when the cores are taken.
    */
   mainOnCpuMsPerS: number | null;
+  /** Event time between the newest span stored and the newest the request rollup has taken in, s. */
+  rollupLagS: number | null;
   mainWaitingMsPerS: number | null;
 }
 
@@ -70,7 +72,14 @@ export interface SoakResult {
   shutdownMs: number;
   shutdownExit: number | string;
   /** The heavy-read client's reads during the hold (heavyReads); null without it. */
-  heavyReads: { count: number; failed: number; p50Ms: number | null; maxMs: number | null } | null;
+  heavyReads: {
+    count: number;
+    failed: number;
+    /** HTTP status, error code and time to the answer of each failed read, with counts. */
+    failureReasons: Record<string, number>;
+    p50Ms: number | null;
+    maxMs: number | null;
+  } | null;
   /** The machine's 1-minute load average when the hold started and ended (other processes count). */
   loadAverage: { start: number; end: number };
 }
@@ -157,7 +166,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     let nextSample = started + options.intervalSeconds * 1000;
     const rssMiB = () => (g.memory()?.rssBytes ?? 0) / 1024 / 1024;
     const header =
-      'time    RSS MiB  DuckDB MiB  heap MiB   spans/s   ack p50 ms   ack p99 ms   ack max ms   refused   skipped     stored   main cpu ms/s   main wait ms/s';
+      'time    RSS MiB  DuckDB MiB  heap MiB   spans/s   ack p50 ms   ack p99 ms   ack max ms   refused   skipped     stored   main cpu ms/s   main wait ms/s   rollup lag s';
     log(header);
     const startRss = rssMiB();
     const startLoad = loadavg()[0]!;
@@ -165,6 +174,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     let sampling: Promise<void> = Promise.resolve();
     const readMs: number[] = [];
     let readsFailed = 0;
+    const readFailures = new Map<string, number>();
     const readLoop = options.heavyReads
       ? (async () => {
           for (let k = 0; performance.now() < end; k++) {
@@ -172,9 +182,14 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
             const response = await fetch(`${g.url}${HEAVY_READS[k % HEAVY_READS.length]}`, {
               headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
             }).catch(() => null);
-            await response?.arrayBuffer();
+            const answer = await response?.text().catch(() => '');
             if (response?.status === 200) readMs.push(performance.now() - sentAt);
-            else readsFailed++;
+            else {
+              readsFailed++;
+              const code = /"code":"(GOV_ERR_\w+)"/.exec(answer ?? '')?.[1];
+              const reason = `${response ? `HTTP ${response.status}` : 'no answer'}${code ? ` ${code}` : ''} after ${Math.round((performance.now() - sentAt) / 1000)} s`;
+              readFailures.set(reason, (readFailures.get(reason) ?? 0) + 1);
+            }
           }
         })()
       : null;
@@ -245,6 +260,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
           storedSpans: null,
           mainOnCpuMsPerS: perS(cpu?.mainThreadOnCpuMs, lastCpu?.mainThreadOnCpuMs),
           mainWaitingMsPerS: perS(cpu?.mainThreadWaitingMs, lastCpu?.mainThreadWaitingMs),
+          rollupLagS: null,
         };
         lastCpu = cpu;
         window = [];
@@ -253,12 +269,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         windowSkipped = 0;
         const previous = sampling;
         sampling = (async () => {
-          const [stored, duckdb, heap] = await Promise.all([
+          const [stored, duckdb, heap, lag] = await Promise.all([
             countSpans(g.url).catch(() => null),
             duckdbMemoryMiB(g.url).catch(() => null),
             heapMiB(g.url).catch(() => null),
+            rollupLagS(g.url).catch(() => null),
           ]);
-          Object.assign(row, { storedSpans: stored, duckdbMiB: duckdb, heapMiB: heap });
+          Object.assign(row, { storedSpans: stored, duckdbMiB: duckdb, heapMiB: heap, rollupLagS: lag });
           await previous;
           intervals.push(row);
           log(formatRow(row));
@@ -296,6 +313,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         ? {
             count: readMs.length,
             failed: readsFailed,
+            failureReasons: Object.fromEntries(readFailures),
             p50Ms: quantile(
               readMs.sort((a, b) => a - b),
               0.5,
@@ -428,6 +446,13 @@ async function duckdbMemoryMiB(url: string): Promise<number> {
   return Math.round(Number(result.rows?.[0]?.[0] ?? Number.NaN) / 1024 / 1024);
 }
 
+async function rollupLagS(url: string): Promise<number> {
+  const result = await api<{ rows?: number[][] }>(url, '/api/sql', {
+    sql: 'SELECT ((SELECT max(end_ns) FROM span_store) - (SELECT newest_span_end_ns FROM request_facts_state WHERE id = 1)) / 1e9',
+  });
+  return Math.round(Number(result.rows?.[0]?.[0] ?? Number.NaN) * 10) / 10;
+}
+
 async function heapMiB(url: string): Promise<number> {
   const response = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
   const line = (await response.text()).split('\n').find((l) => l.startsWith('nodejs_heap_used_bytes '));
@@ -450,7 +475,7 @@ function quantile(sorted: readonly number[], q: number): number | null {
 function formatRow(r: SoakInterval): string {
   const n = (v: number | null, width: number) => (v === null ? '–' : String(v)).padStart(width);
   const mmss = `${String(Math.floor(r.atS / 60)).padStart(2, '0')}:${String(r.atS % 60).padStart(2, '0')}`;
-  return `${mmss.padEnd(5)} ${n(r.rssMiB, 9)} ${n(r.duckdbMiB, 11)} ${n(r.heapMiB, 9)} ${n(r.spansPerS, 9)} ${n(r.ackP50Ms, 12)} ${n(r.ackP99Ms, 12)} ${n(r.ackMaxMs, 12)} ${n(r.refused, 9)} ${n(r.skipped, 9)} ${n(r.storedSpans, 10)} ${n(r.mainOnCpuMsPerS, 15)} ${n(r.mainWaitingMsPerS, 16)}`;
+  return `${mmss.padEnd(5)} ${n(r.rssMiB, 9)} ${n(r.duckdbMiB, 11)} ${n(r.heapMiB, 9)} ${n(r.spansPerS, 9)} ${n(r.ackP50Ms, 12)} ${n(r.ackP99Ms, 12)} ${n(r.ackMaxMs, 12)} ${n(r.refused, 9)} ${n(r.skipped, 9)} ${n(r.storedSpans, 10)} ${n(r.mainOnCpuMsPerS, 15)} ${n(r.mainWaitingMsPerS, 16)} ${n(r.rollupLagS, 14)}`;
 }
 
 function fmt(n: number): string {
