@@ -202,7 +202,10 @@ export async function startGovernor({ config, logger, env, http }: StartOptions)
   };
   const rollupRefresh = startBackgroundRefresh(refreshTraced, {
     intervalMs: 2000,
-    onError: (error) => log.error({ err: error }, 'refreshing the signal rollups failed'),
+    onError: (error) => {
+      // At shutdown the refresh in progress is cancelled on purpose (store.rollup.stop()).
+      if (!shuttingDown) log.error({ err: error }, 'refreshing the signal rollups failed');
+    },
   });
   retention.start(app.log);
   const address = app.server.address();
@@ -225,6 +228,8 @@ export async function startGovernor({ config, logger, env, http }: StartOptions)
       closing ??= (async () => {
         shuttingDown = true;
         await Promise.all([app.close(), grpc?.close()]);
+        // A refresh far behind would hold up the exit for minutes; the next start catches up.
+        store.rollup.stop();
         await rollupRefresh.stop();
         await pipeline.close();
         await control.close();

@@ -32,6 +32,8 @@ export class ReadersBusyError extends Error {
 export interface ConnectionPool {
   /** Runs `fn` on a free connection; `deadlineMs` overrides the pool's deadline for this call. */
   use<T>(fn: (connection: DuckDBConnection) => Promise<T>, options?: { deadlineMs?: number }): Promise<T>;
+  /** Cancels the statements running now (their calls fail); later calls run normally. */
+  interruptAll(): void;
   closeAll(): void;
 }
 
@@ -113,6 +115,9 @@ export async function createConnectionPool(
         clearTimeout(timer);
         if (connection) release(connection);
       }
+    },
+    interruptAll() {
+      for (const c of all) if (!idle.includes(c)) c.interrupt();
     },
     closeAll() {
       for (const c of all) c.closeSync();

@@ -79,6 +79,12 @@ export interface Store {
   readonly rollup: {
     query<T = Record<string, unknown>>(sql: string, params?: SqlParams): Promise<T[]>;
     execute(sql: string, params?: SqlParams): Promise<void>;
+    /**
+     * For shutdown: cancels the refresh statement running now and refuses later ones, so a refresh
+     * far behind does not hold up the exit (rolled back; the next start catches up). close() does
+     * it too.
+     */
+    stop(): void;
   };
   /** The read-only gate for ad-hoc SQL. */
   runUserQuery(sql: string, options: UserQueryOptions): Promise<UserQueryResult>;
@@ -87,6 +93,14 @@ export interface Store {
   /** Disk usage per table, of the export folder, and the last retention runs. */
   storageStats(): Promise<StorageStats>;
   close(): Promise<void>;
+}
+
+/** The store is closing: the rollup refresh no longer runs (the next start catches up). */
+export class RollupStoppedError extends Error {
+  override readonly name = 'RollupStoppedError';
+  constructor() {
+    super('Governor is shutting down: the rollup refresh was stopped; the next start catches up');
+  }
 }
 
 /** The data directory cannot be used as given; the message is one line saying what to do. */
@@ -150,6 +164,11 @@ export async function createStore(options: StoreOptions): Promise<Store> {
     checkpointIntervalMs: options.checkpointIntervalMs ?? 30_000,
   });
   const readDeadlineMs = options.readDeadlineMs ?? DEFAULT_READ_DEADLINE_MS;
+  let rollupStopped = false;
+  const stopRollup = () => {
+    rollupStopped = true;
+    rollupConnection.interruptAll();
+  };
   const readers = await createConnectionPool(instance, READERS, {
     deadlineMs: readDeadlineMs,
     maxWaiting: options.maxWaitingReads ?? DEFAULT_MAX_WAITING_READS,
@@ -183,7 +202,13 @@ export async function createStore(options: StoreOptions): Promise<Store> {
     readDeadlineMs,
     query: queryOn(readers),
     execute: executeOn(internalWriter),
-    rollup: { query: queryOn(rollupConnection), execute: executeOn(rollupConnection) },
+    rollup: {
+      query: <T>(sql: string, params?: SqlParams) =>
+        rollupStopped ? Promise.reject(new RollupStoppedError()) : queryOn(rollupConnection)<T>(sql, params),
+      execute: (sql, params) =>
+        rollupStopped ? Promise.reject(new RollupStoppedError()) : executeOn(rollupConnection)(sql, params),
+      stop: stopRollup,
+    },
     runUserQuery: (sql, queryOptions) => userConnections.use((c) => runUserQuery(c, sql, queryOptions)),
     runRetention: (policy) =>
       maintenance.use((c) => {
@@ -193,6 +218,7 @@ export async function createStore(options: StoreOptions): Promise<Store> {
       }),
     storageStats: () => maintenance.use((c) => collectStorageStats(c, dataDir, exportDir)),
     async close() {
+      stopRollup();
       await writer.close();
       readers.closeAll();
       userConnections.closeAll();
