@@ -54,18 +54,13 @@ export function judgeScaleIn(
   if (main.requests < tuning.minRequests) return judgeSparseScaleIn(ctx, s, floor);
   const mainTtftP95 = main.ttftMs.p95;
   const mainQueueShare = readQueueShare(main);
-  // Scale-in changes load, not a prompt's own prefill time: what matters is that the pool is calm
-  // (no queueing, prefill at its uncontended speed, no failures). Whether it then still holds the SLO
-  // as well as before is what verification checks, rolling back if not.
-  const calm =
-    (load.queueShare ?? 0) < tuning.queueBoundShare / 2 &&
-    (mainQueueShare ?? 0) < tuning.queueBoundShare / 2 &&
-    (load.contention ?? 1) < 1.5 &&
-    (main.errorRate ?? 0) <= 0.05 &&
-    !ctx.suspects.has(pool.pool);
-  // Nor during a retry storm: it multiplies every pool's requests, which the pool's own calm does not
-  // show yet. (A failing peer's traffic is planned for by the shift that moves it.)
-  if (!calm || isRetryStorming(ctx)) return null;
+  // Scale-in changes load, not a prompt's own prefill time: the pool must be steady (prefill at its
+  // uncontended speed, no failures, not an outlier). Nor during a retry storm: it multiplies every
+  // pool's requests, which the pool's own signals do not show yet. (A failing peer's traffic is
+  // planned for by the shift that moves it.)
+  const steady =
+    (load.contention ?? 1) < 1.5 && (main.errorRate ?? 0) <= 0.05 && !ctx.suspects.has(pool.pool);
+  if (!steady || isRetryStorming(ctx)) return null;
   const maxStep = maxScaleInStep(replicas, tuning);
   const common = {
     kind: 'scale' as const,
@@ -78,6 +73,18 @@ export function judgeScaleIn(
     evidence(`queueShareOfTtft{pool=${pool.pool}}`, mainQueueShare, tuning.queueBoundShare / 2, windowLabel),
     evidence(`requestsPerS{pool=${pool.pool}}`, s.ratePerS, null, windowLabel),
   ];
+  // A calm pool (next to no queueing) is sized by what is known of its capacity, below. Queueing
+  // alone does not say N−1 would break the SLO — a short queue inside a TTFT far under it costs
+  // nothing — so a pool that queues is judged by the model instead: the cheapest count (at most one
+  // step down) on which its own recent requests, replayed, keep the SLO (replay-scale-in.ts), and
+  // which the pool model says reaches the attainment target at the load forecast until verification
+  // (objective/plan-scale.ts). Where the model cannot judge (no SLO, speed or sample), no scale-in.
+  const calm =
+    (load.queueShare ?? 0) < tuning.queueBoundShare / 2 && (mainQueueShare ?? 0) < tuning.queueBoundShare / 2;
+  if (!calm) {
+    const byModel = judgeScaleInByModel(ctx, s, Math.max(floor, replicas - maxStep));
+    return byModel ? { ...common, ...byModel, evidence: [...baseEvidence, ...byModel.evidence] } : null;
+  }
 
   // (a) Known capacity: N−1 (and the target count) stay under the target utilization.
   if (util.value !== null && util.capacityKnown) {
@@ -196,6 +203,40 @@ export function judgeScaleIn(
       Math.max(insideBy ?? 0, idleBy ?? 0) * 2 + 0.2,
       main.requests,
       tuning.minRequests,
+    ),
+  };
+}
+
+/**
+ * A scale-in the model vouches for: the fewest replicas from `lowest` up that the replay and the
+ * sizing accept (replayScaleIn), or null when it accepts none or cannot judge (no outlook).
+ * Confidence grows with how far the replayed share within the SLO clears the attainment target.
+ */
+function judgeScaleInByModel(
+  ctx: DetectContext,
+  s: ScaleInputs,
+  lowest: number,
+): Pick<Candidate, 'action' | 'reason' | 'evidence' | 'expectedImpact' | 'confidence'> | null {
+  const { pool, replicas, sloMs } = s;
+  if (lowest >= replicas) return null;
+  const replay = replayScaleIn(ctx, s, lowest);
+  if (!replay?.outlook || replay.to >= replicas) return null;
+  const target = ctx.control.slo_attainment_target;
+  const share = replay.outlook.after.withinSloShare;
+  const to = replay.to;
+  return {
+    action: { from: replicas, to },
+    reason: `Pool ${pool.pool} holds its SLO with room: ${to} replica${to === 1 ? '' : 's'} would keep ${Math.round(share * 100)}% of its requests within it (target ${Math.round(target * 100)}%) at the load expected until the change is verified (${replicas} → ${to}).${replay.note}`,
+    evidence: replay.evidence,
+    expectedImpact: {
+      summary: `Same goodput on ${pool.pool} for less money: TTFT p95 stays under ${sloMs} ms.`,
+      ...replayedTtft(replay),
+      costUsdPerHour: { from: hourlyCost(s, replicas), to: hourlyCost(s, to) },
+    },
+    confidence: scoreConfidence(
+      (share - target) / Math.max(1e-3, 1 - target),
+      replay.outlook.requests,
+      ctx.tuning.minRequests,
     ),
   };
 }
