@@ -1,4 +1,4 @@
-import { ReadDeadlineError } from '@governor/store';
+import { ReadDeadlineError, RollupStoppedError } from '@governor/store';
 import type { FactsRefresher } from './refresh-request-facts.ts';
 
 /**
@@ -6,7 +6,9 @@ import type { FactsRefresher } from './refresh-request-facts.ts';
  * but no longer than the read deadline: under heavy ingest, or while a checkpoint holds staged rows,
  * that wait could otherwise take minutes. Past it the read fails with GOV_ERR_READ_TIMEOUT (503,
  * Retry-After) rather than answering from rollups that miss acknowledged spans; the refresh itself
- * goes on, so a retry finds the rollups further along.
+ * goes on, so a retry finds the rollups further along. Once the store has stopped the refresh
+ * (shutdown), reads still running — a last control tick, an alert evaluation — answer from the
+ * rollups as they are instead of failing.
  */
 export async function waitForRollups(refresher: FactsRefresher, deadlineMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
@@ -24,6 +26,8 @@ export async function waitForRollups(refresher: FactsRefresher, deadlineMs: numb
   });
   try {
     await Promise.race([refresher.ensureFresh(), expired]);
+  } catch (error) {
+    if (!(error instanceof RollupStoppedError)) throw error;
   } finally {
     clearTimeout(timer);
   }
