@@ -45,6 +45,7 @@ export async function runBenchSoakCommand(args: ParsedArgs): Promise<number> {
     `load average (1 min, whole machine): ${r.loadAverage.start} at the start of the hold, ${r.loadAverage.end} at its end`,
     `shutdown on SIGTERM (flush, checkpoint, close): ${(r.shutdownMs / 1000).toFixed(1)} s, exit ${r.shutdownExit}`,
   ];
+  for (const line of r.shutdownErrors) lines.push(`  server: ${line.slice(0, 600)}`);
   process.stdout.write(`${lines.join('\n')}\n`);
   const json = flagString(args, 'json');
   if (json) writeFileSync(json, `${JSON.stringify(result, null, 2)}\n`);

@@ -71,6 +71,8 @@ export interface SoakResult {
   /** From SIGTERM to exit after the hold: flush, final checkpoint, close. */
   shutdownMs: number;
   shutdownExit: number | string;
+  /** The server's error lines (pino level ≥ 50), last 10, when it did not exit 0. */
+  shutdownErrors: string[];
   /** The heavy-read client's reads during the hold (heavyReads); null without it. */
   heavyReads: {
     count: number;
@@ -305,10 +307,19 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     g.child.kill('SIGTERM');
     const shutdownExit = await g.exited;
     const shutdownMs = Math.round(performance.now() - stoppedAt);
+    const shutdownErrors =
+      shutdownExit === 0
+        ? []
+        : g
+            .output()
+            .split('\n')
+            .filter((line) => /"level":(5|6)\d/.test(line))
+            .slice(-10);
     governor = null;
     return {
       shutdownMs,
       shutdownExit,
+      shutdownErrors,
       heavyReads: readLoop
         ? {
             count: readMs.length,
