@@ -32,6 +32,13 @@ export const Attr = {
   gieTargetModel: 'target_model',
   // HTTP, errors, resource
   httpResendCount: 'http.request.resend_count',
+  /**
+   * The OpenAI (and every Stainless-generated) SDK's retry counter, sent on every request
+   * (openai-python 1.95.1 `src/openai/_base_client.py` `_build_headers`: `x-stainless-retry-count` =
+   * retries taken, 0 on a first attempt), as a gateway that captures the request header records it
+   * (HTTP semconv `http.request.header.<key>`, a string array; Envoy custom tags give a string).
+   */
+  httpRequestHeaderStainlessRetryCount: 'http.request.header.x-stainless-retry-count',
   httpResponseStatusCode: 'http.response.status_code',
   rpcGrpcStatusCode: 'rpc.grpc.status_code',
   serverAddress: 'server.address',

@@ -204,6 +204,33 @@ describe('normalizeTraceRequest: conventions and config', () => {
     expect(rows[2]!.attempt).toBe(3);
   });
 
+  it("reads retries from the OpenAI SDK's x-stainless-retry-count header as a gateway captures it", () => {
+    const { rows } = normalize(
+      requestOf([
+        // HTTP semconv: a captured request header is a string array.
+        span({
+          spanId: '0000000000000001',
+          attributes: { 'http.request.header.x-stainless-retry-count': ['2'] },
+        }),
+        // An Envoy custom tag: a string. A first attempt sends 0.
+        span({
+          spanId: '0000000000000002',
+          attributes: { 'http.request.header.x-stainless-retry-count': '0' },
+        }),
+        span({
+          spanId: '0000000000000003',
+          attributes: { 'http.request.header.x-stainless-retry-count': ['x'] },
+        }),
+        span({
+          spanId: '0000000000000004',
+          attributes: { 'governor.attempt': 5, 'http.request.header.x-stainless-retry-count': ['1'] },
+        }),
+      ]),
+    );
+    // A value that is not a count says nothing: the attempt stays unknown.
+    expect(rows.map((r) => r.attempt)).toEqual([3, 1, null, 5]);
+  });
+
   it('coerces loosely typed values and never throws on odd ones', () => {
     const { rows } = normalize(
       requestOf([

@@ -79,7 +79,11 @@ function normalizeSpan(
   const traceId = span.traceId;
   const workflowId = toStringOrNull(lookup(attrs, resource, Attr.workflowId));
   const conversationId = toStringOrNull(lookup(attrs, resource, Attr.genAiConversationId));
-  const resendCount = toIntOrNull(lookup(attrs, resource, Attr.httpResendCount));
+  // Retries taken so far: the HTTP client's resend count, else the SDK's retry header as the gateway
+  // captured it (a string array under HTTP semconv, a string as an Envoy custom tag).
+  const resendCount =
+    toIntOrNull(lookup(attrs, resource, Attr.httpResendCount)) ??
+    toIntOrNull(firstOf(lookup(attrs, resource, Attr.httpRequestHeaderStainlessRetryCount)));
   const finishReasons = lookup(attrs, resource, Attr.genAiResponseFinishReasons);
   const finishReasonsText =
     finishReasons === undefined || finishReasons === null
@@ -306,4 +310,9 @@ function findFirstTokenNs(span: DecodedSpan, ttftMs: number | null): bigint | nu
   }
   if (ttftMs === null) return null;
   return span.startNs + BigInt(Math.round(ttftMs * 1e6));
+}
+
+/** The first element of an array value (captured HTTP headers are string arrays), else the value. */
+function firstOf(value: AttributeValue | undefined): AttributeValue | undefined {
+  return Array.isArray(value) ? (value[0] as AttributeValue | undefined) : value;
 }

@@ -58,6 +58,9 @@ export function emitRealAttemptSpans(
     'governor.tenant': spec.tenant,
     'governor.priority': spec.priority,
     'gen_ai.conversation.id': spec.conversationId ?? spec.id,
+    // The OpenAI SDK's retry counter (openai-python 1.95.1 `_base_client.py`: retries taken, on every
+    // request), captured by the gateway as an HTTP semconv request header.
+    'http.request.header.x-stainless-retry-count': [String(a.attemptNo - 1)],
   };
   if (status >= 500) rootAttributes['error.type'] = String(status);
   const root = tracers.gateway.startSpan(

@@ -84,6 +84,15 @@ describe('default telemetry: the shapes a Kubernetes fleet sends', () => {
     }
     const ok = roots.filter((r) => r.attributes['http.response.status_code'] === 200).length;
     expect(ok).toBe(summary.successes);
+    // The OpenAI SDK's retry counter on every request, as the gateway captured the header: a string
+    // array of the retries taken, one root per retry the clients made.
+    const header = 'http.request.header.x-stainless-retry-count';
+    for (const root of roots) expect(root.attributeTypes[header]).toBe('array');
+    const retriesTaken = roots.map((r) => JSON.parse(String(r.attributes[header])) as unknown);
+    for (const v of retriesTaken) expect(v).toEqual([expect.stringMatching(/^\d+$/)]);
+    const retried = retriesTaken.filter((v) => Number((v as string[])[0]) > 0).length;
+    expect(retried).toBe(summary.retries);
+    expect(retried).toBeGreaterThan(0);
     expect(roots.some((r) => Number(r.attributes['http.response.status_code']) >= 500)).toBe(true);
   });
 
