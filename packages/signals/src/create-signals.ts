@@ -135,7 +135,7 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
 
   const storedNewestEventNs = async (): Promise<bigint | null> => {
     if (refresher) {
-      await waitForRollups(refresher, store.readDeadlineMs);
+      await waitForRollups(refresher, store.readDeadlineMs, store.rollup.stopSignal);
       const spanNs = await refresher.newestSpanEndNs();
       if (spanNs !== null) return spanNs;
     }
@@ -200,7 +200,7 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
   const computeWindow = async (
     spec: WindowSpec,
   ): Promise<{ buckets: SignalGroupDetail[][]; groupCount: number }> => {
-    if (refresher) await waitForRollups(refresher, store.readDeadlineMs);
+    if (refresher) await waitForRollups(refresher, store.readDeadlineMs, store.rollup.stopSignal);
     const { transform, extra } = transformFor(spec);
     const params = { ...buildWindowParams(spec, config), ...extra };
     const rows = await runWindowQueries(store, params, transform, config);
@@ -269,11 +269,11 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
       return opts?.force ? refresher.refresh() : refresher.ensureFresh();
     },
     async traces(search) {
-      if (refresher) await waitForRollups(refresher, store.readDeadlineMs);
+      if (refresher) await waitForRollups(refresher, store.readDeadlineMs, store.rollup.stopSignal);
       return searchTraces(store, config, search);
     },
     async trace(traceId) {
-      if (refresher) await waitForRollups(refresher, store.readDeadlineMs);
+      if (refresher) await waitForRollups(refresher, store.readDeadlineMs, store.rollup.stopSignal);
       return readTraceWaterfall(store, config, traceId);
     },
     async tasks(query) {

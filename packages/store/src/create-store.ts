@@ -85,6 +85,8 @@ export interface Store {
      * it too.
      */
     stop(): void;
+    /** Aborted by stop(): whoever waits for the rollups stops waiting. */
+    readonly stopSignal: AbortSignal;
   };
   /** The read-only gate for ad-hoc SQL. */
   runUserQuery(sql: string, options: UserQueryOptions): Promise<UserQueryResult>;
@@ -165,9 +167,11 @@ export async function createStore(options: StoreOptions): Promise<Store> {
   });
   const readDeadlineMs = options.readDeadlineMs ?? DEFAULT_READ_DEADLINE_MS;
   let rollupStopped = false;
+  const rollupStop = new AbortController();
   const stopRollup = () => {
     rollupStopped = true;
     rollupConnection.interruptAll();
+    rollupStop.abort();
   };
   const readers = await createConnectionPool(instance, READERS, {
     deadlineMs: readDeadlineMs,
@@ -208,6 +212,7 @@ export async function createStore(options: StoreOptions): Promise<Store> {
       execute: (sql, params) =>
         rollupStopped ? Promise.reject(new RollupStoppedError()) : executeOn(rollupConnection)(sql, params),
       stop: stopRollup,
+      stopSignal: rollupStop.signal,
     },
     runUserQuery: (sql, queryOptions) => userConnections.use((c) => runUserQuery(c, sql, queryOptions)),
     runRetention: (policy) =>

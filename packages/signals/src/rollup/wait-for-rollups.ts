@@ -10,8 +10,19 @@ import type { FactsRefresher } from './refresh-request-facts.ts';
  * (shutdown), reads still running — a last control tick, an alert evaluation — answer from the
  * rollups as they are instead of failing.
  */
-export async function waitForRollups(refresher: FactsRefresher, deadlineMs: number): Promise<void> {
+export async function waitForRollups(
+  refresher: FactsRefresher,
+  deadlineMs: number,
+  stopSignal?: AbortSignal,
+): Promise<void> {
+  if (stopSignal?.aborted) return;
   let timer: NodeJS.Timeout | undefined;
+  let onStop: (() => void) | undefined;
+  // A wait can sit behind a checkpoint cycle (rows staged), which stop() does not cancel.
+  const stopped = new Promise<void>((resolve) => {
+    onStop = resolve;
+    stopSignal?.addEventListener('abort', onStop, { once: true });
+  });
   const expired = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(
       () =>
@@ -25,10 +36,11 @@ export async function waitForRollups(refresher: FactsRefresher, deadlineMs: numb
     );
   });
   try {
-    await Promise.race([refresher.ensureFresh(), expired]);
+    await Promise.race([refresher.ensureFresh(), expired, stopped]);
   } catch (error) {
     if (!(error instanceof RollupStoppedError)) throw error;
   } finally {
     clearTimeout(timer);
+    if (onStop) stopSignal?.removeEventListener('abort', onStop);
   }
 }
