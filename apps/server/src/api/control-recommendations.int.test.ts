@@ -351,6 +351,40 @@ describe('recommendations from telemetry', () => {
     expect(budget.evidence.find((e) => e.signal === 'retryRatio')!.value).toBeGreaterThan(0.2);
   });
 
+  test('a retry storm whose requests time out in a backlog gets a retry budget, and one of faults alone does not', async () => {
+    g = await startTestGovernor();
+    await runTicks(g, [h100, a100], 0, WARM_UP_MS);
+    // Requests that time out in a backlog finish no TTFT: the queueing shows in the timeouts, not in
+    // the TTFT of the few that complete. Retries of them are load on load.
+    const timingOut = { errorRate: 0.3, retryShare: 0.4, failureOutcome: 'timeout' as const };
+    const [storm] = await runTicks(
+      g,
+      [
+        { ...h100, ...timingOut },
+        { ...a100, ...timingOut },
+      ],
+      WARM_UP_MS,
+      WARM_UP_MS + 30_000,
+    );
+    expect(find(storm!.recommendations, 'retry_budget')[0]).toMatchObject({ action: { maxRetryRatio: 0.1 } });
+
+    await g.close();
+    g = await startTestGovernor();
+    await runTicks(g, [h100, a100], 0, WARM_UP_MS);
+    // The same retries of requests that fail outright (a fault, not load): retries may fix those.
+    const failing = { errorRate: 0.3, retryShare: 0.4, failureOutcome: 'error' as const };
+    const [faults] = await runTicks(
+      g,
+      [
+        { ...h100, ...failing },
+        { ...a100, ...failing },
+      ],
+      WARM_UP_MS,
+      WARM_UP_MS + 30_000,
+    );
+    expect(find(faults!.recommendations, 'retry_budget')).toEqual([]);
+  });
+
   test('a big model stuck at max_replicas moves new tasks to a cheaper model with room', async () => {
     g = await startTestGovernor({
       pools: [

@@ -45,8 +45,14 @@ export function detectRetryBudget(ctx: DetectContext): Candidate[] {
   const pressure = readRetryPressure(ctx);
   const { requests, retryRatio, errorRate } = pressure;
   if (requests < tuning.minRequests) return [];
+  // Pools the load presses: their TTFT is queue-bound, or their requests already fail for want of
+  // capacity (timeouts, rejections) — a pool whose backlog times requests out completes few of them,
+  // so its queueing hardly shows in the TTFT of the ones that finish.
   const queueBoundPools = ctx.obs.pools.filter(
-    (p) => (p.fast?.requests ?? 0) > 0 && readLoad(p, ctx.state.learning.get(p.pool), tuning).loadBound,
+    (p) =>
+      (p.fast?.requests ?? 0) > 0 &&
+      (readLoad(p, ctx.state.learning.get(p.pool), tuning).loadBound ||
+        (p.fast?.overloadRate ?? 0) >= tuning.shedErrorRate),
   ).length;
   const current = ctx.state.actuated.retryBudget[''] ?? null;
   const ev = [
