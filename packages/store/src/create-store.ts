@@ -224,6 +224,9 @@ export async function createStore(options: StoreOptions): Promise<Store> {
     storageStats: () => maintenance.use((c) => collectStorageStats(c, dataDir, exportDir)),
     async close() {
       stopRollup();
+      // A refresh cancelled mid-script leaves its transaction open (its own ROLLBACK is refused
+      // once stopped), and the final checkpoint fails while a write transaction is open.
+      await rollupConnection.use((c) => c.run('ROLLBACK')).catch(() => undefined);
       await writer.close();
       readers.closeAll();
       userConnections.closeAll();

@@ -49,4 +49,22 @@ describe('the rollup connection', () => {
     expect(await running).toBeInstanceOf(Error);
     await expect(store.rollup.execute('SELECT 1')).rejects.toBeInstanceOf(RollupStoppedError);
   }, 60_000);
+
+  it('closes cleanly when stopped inside a write transaction (the final checkpoint needs none open)', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'governor-rollup-conn-'));
+    store = await createStore({ dataDir: dir });
+    await store.rollup.execute('INSERT INTO ingest_stage_moves (epoch) VALUES (-1)');
+    // As the refresh's script does: deletes and inserts in one transaction.
+    await store.rollup.execute('BEGIN TRANSACTION');
+    await store.rollup.execute('DELETE FROM ingest_stage_moves WHERE epoch = -1');
+    store.rollup.stop();
+    await store.close();
+    store = null;
+    // Nothing of the cancelled transaction was kept.
+    store = await createStore({ dataDir: dir });
+    const [row] = await store.query<{ n: number }>(
+      'SELECT count(*)::INTEGER AS n FROM ingest_stage_moves WHERE epoch = -1',
+    );
+    expect(row?.n).toBe(1);
+  }, 60_000);
 });
