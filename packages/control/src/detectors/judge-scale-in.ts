@@ -226,7 +226,7 @@ function judgeScaleInByModel(
   const to = replay.to;
   return {
     action: { from: replicas, to },
-    reason: `Pool ${pool.pool} holds its SLO with room: ${to} replica${to === 1 ? '' : 's'} would keep ${Math.round(share * 100)}% of its requests within it (target ${Math.round(target * 100)}%) at the load expected until the change is verified (${replicas} → ${to}).${replay.note}`,
+    reason: `Pool ${pool.pool} holds its SLO with room: ${to} replica${to === 1 ? '' : 's'} would keep ${Math.round(share * 100)}% of its recent requests within it when they are replayed there (target ${Math.round(target * 100)}%), and the pool model holds the target at the load expected until the change is verified (${replicas} → ${to}).${replay.note}`,
     evidence: replay.evidence,
     expectedImpact: {
       summary: `Same goodput on ${pool.pool} for less money: TTFT p95 stays under ${sloMs} ms.`,

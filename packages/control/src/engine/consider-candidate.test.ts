@@ -4,6 +4,7 @@ import { considerCandidate } from './consider-candidate.ts';
 import { type Candidate, createEmptyState } from './control-types.ts';
 import { createEngineSettings } from './engine-settings.ts';
 import { createTickOutput } from './tick-output.ts';
+import { toRecommendation } from './to-api.ts';
 
 const S = 1_000_000_000n;
 const T0 = 1_700_000_000n * S;
@@ -44,6 +45,9 @@ describe('a guard holding an open recommendation', () => {
     const held = createTickOutput();
     considerCandidate(settings, s, held, null, [], scaleUp, T0 + 60n * S);
     expect(rec!.hold).toMatchObject({ rule: 'no_reversal_in_cooldown' });
+    expect(toRecommendation(rec!).hold).toMatchObject({ rule: 'no_reversal_in_cooldown' });
+    // Once decided it waits for nothing: the API shows no hold on it.
+    expect(toRecommendation({ ...rec!, state: 'rejected' }).hold).toBeNull();
     expect(held.touched.has(rec!.id)).toBe(true);
     expect(held.audit).toEqual([
       expect.objectContaining({

@@ -21,7 +21,8 @@ export function toRecommendation(r: RecommendationRecord): Recommendation {
     previousAction: r.previousAction,
     verification: r.verification,
     gate: r.gate,
-    hold: r.hold,
+    // A hold says why an open recommendation waits; once decided it waits for nothing.
+    hold: r.state === 'proposed' || r.state === 'approved' ? r.hold : null,
   };
 }
 
