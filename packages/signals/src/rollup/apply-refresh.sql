@@ -6,16 +6,28 @@
 -- small temp table, with filters DuckDB can push into the scan.
 BEGIN TRANSACTION;
 
-CREATE OR REPLACE TEMP TABLE sig_traces AS {{touched_traces}};
-
-CREATE OR REPLACE TEMP TABLE sig_spans AS
-SELECT s.* EXCLUDE (attributes, resource, events)
+-- The spans that arrived since the last refresh, read by rowid (one cheap range scan), and their
+-- traces. Only the columns trace-facts.sql reads: every copied column costs.
+CREATE OR REPLACE TEMP TABLE sig_new AS
+SELECT s.* EXCLUDE (attributes, resource, events, status_code, status_message, task_id, operation, batch_size, finish_reasons, scope)
 FROM span_store s
-WHERE s.start_ns >= {{lo_ns}} AND s.start_ns <= {{hi_ns}}
-  AND {{span_trace_filter}};
+WHERE rowid > {{lo_rowid}} AND rowid <= {{hi_rowid}} AND s.start_ns >= {{min_start_ns}};
 
+CREATE OR REPLACE TEMP TABLE sig_traces AS SELECT DISTINCT trace_id FROM sig_new;
+
+-- The facts of those traces from every span of theirs: the new ones, and the earlier ones of the
+-- traces an earlier refresh already saw ({{earlier_traces}}: only those have any), in the span
+-- range those refreshes recorded for them (request_facts.first_span_ns..last_span_ns).
 CREATE OR REPLACE TEMP TABLE sig_trace_facts AS
-WITH src_spans AS (SELECT * FROM sig_spans),
+WITH src_spans AS (
+  SELECT * FROM sig_new
+  UNION ALL
+  SELECT s.* EXCLUDE (attributes, resource, events, status_code, status_message, task_id, operation, batch_size, finish_reasons, scope)
+  FROM span_store s
+  WHERE s.start_ns >= {{earlier_lo_ns}} AND s.start_ns <= {{earlier_hi_ns}}
+    AND (rowid <= {{lo_rowid}} OR s.start_ns < {{min_start_ns}})
+    AND s.trace_id IN ({{earlier_traces}})
+),
 -- @include trace-facts.sql
 SELECT * FROM trace_facts;
 
@@ -90,8 +102,8 @@ UPDATE request_facts_state SET
   spans_remaining = {{spans_remaining}}
 WHERE id = 1;
 
+DROP TABLE sig_new;
 DROP TABLE sig_traces;
-DROP TABLE sig_spans;
 DROP TABLE sig_trace_facts;
 DROP TABLE sig_old;
 DROP TABLE sig_tasks;

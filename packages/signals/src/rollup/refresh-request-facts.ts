@@ -27,6 +27,8 @@ const CATCH_UP_HORIZON_NS = 3_600_000_000_000n;
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 const TRACE_ID = /^[0-9a-f]{32}$/;
+/** An IN list matching no trace. */
+const NO_TRACES = 'SELECT NULL::VARCHAR WHERE false';
 
 export interface RefreshResult {
   /** Runs of the apply script (each reads at most 2M new spans). */
@@ -128,7 +130,9 @@ function createFactsRefresher(store: Store): FactsRefresher {
     let hiNs = toBigIntOrNull(summary.hi_ns);
     const maxEndNs = toBigIntOrNull(summary.max_end_ns);
     const fill: Record<string, string> = {
+      lo_rowid: String(batch.loRowid),
       hi_rowid: String(batch.hiRowid),
+      min_start_ns: String(batch.minStartNs),
       max_end_ns: maxEndNs === null ? 'NULL' : String(maxEndNs),
       mode: batch.mode,
       spans_remaining: String(batch.maxRowid - batch.hiRowid),
@@ -136,8 +140,9 @@ function createFactsRefresher(store: Store): FactsRefresher {
     if (traces === 0 || loNs === null || hiNs === null) {
       // Nothing to recompute (e.g. rows of another writer's failed transaction): record progress.
       Object.assign(fill, {
-        touched_traces: 'SELECT NULL::VARCHAR AS trace_id WHERE false',
-        span_trace_filter: 'false',
+        earlier_traces: NO_TRACES,
+        earlier_lo_ns: '0',
+        earlier_hi_ns: '-1',
         lo_ns: '0',
         hi_ns: '-1',
         trace_key_filter: 'false',
@@ -177,20 +182,29 @@ function createFactsRefresher(store: Store): FactsRefresher {
       }
       let oldLoEnd: bigint | null = null;
       let oldHiEnd: bigint | null = null;
+      // The touched traces an earlier refresh saw: only they have earlier spans, in this range.
+      const earlier: string[] = [];
+      let earlierLo: bigint | null = null;
+      let earlierHi: bigint | null = null;
       for (const f of known) {
         const end = toBigIntOrNull(f.end_ns);
         if (end !== null && (oldLoEnd === null || end < oldLoEnd)) oldLoEnd = end;
         if (end !== null && (oldHiEnd === null || end > oldHiEnd)) oldHiEnd = end;
-        if (!ids.has(String(f.trace_id))) continue;
+        const id = String(f.trace_id);
+        if (!ids.has(id)) continue;
+        earlier.push(`'${id}'`);
         const lo = toBigIntOrNull(f.first_span_ns);
         const hi = toBigIntOrNull(f.last_span_ns);
-        if (lo !== null && lo < loNs) loNs = lo;
-        if (hi !== null && hi > hiNs) hiNs = hi;
+        if (lo !== null && (earlierLo === null || lo < earlierLo)) earlierLo = lo;
+        if (hi !== null && (earlierHi === null || hi > earlierHi)) earlierHi = hi;
       }
+      if (earlierLo !== null && earlierLo < loNs) loNs = earlierLo;
+      if (earlierHi !== null && earlierHi > hiNs) hiNs = earlierHi;
       Object.assign(fill, {
-        // The same traces, read again by rowid: a scan of the new rows costs less than parsing their ids.
-        touched_traces: touchedTracesSql(batch),
-        span_trace_filter: 's.trace_id IN (SELECT trace_id FROM sig_traces)',
+        // Trace ids checked against TRACE_ID above (they are touched ids).
+        earlier_traces: earlier.length > 0 ? earlier.join(',') : NO_TRACES,
+        earlier_lo_ns: String(earlierLo ?? 0n),
+        earlier_hi_ns: String(earlierHi ?? -1n),
         trace_key_filter: `trace_key IN (${[...traceKeys].join(',')})`,
         task_key_filter: `task_key IN (${[...taskKeys].join(',')})`,
         // Earlier rows lie in this end_ns range (an empty range when there are none).
@@ -204,8 +218,10 @@ function createFactsRefresher(store: Store): FactsRefresher {
       if (lo !== null && lo < loNs) loNs = lo;
       if (hi !== null && hi > hiNs) hiNs = hi;
       Object.assign(fill, {
-        touched_traces: touchedTracesSql(batch),
-        span_trace_filter: 's.trace_id IN (SELECT trace_id FROM sig_traces)',
+        earlier_traces:
+          'SELECT trace_id FROM request_facts WHERE trace_key IN (SELECT (hash(trace_id) >> 1)::BIGINT FROM sig_traces) AND trace_id IN (SELECT trace_id FROM sig_traces)',
+        earlier_lo_ns: String(lo ?? 0n),
+        earlier_hi_ns: String(hi ?? -1n),
         trace_key_filter: 'trace_key IN (SELECT (hash(trace_id) >> 1)::BIGINT FROM sig_traces)',
         // The touched traces' tasks now, and the tasks they belonged to before.
         task_key_filter:
@@ -289,11 +305,6 @@ function createFactsRefresher(store: Store): FactsRefresher {
       return toBigIntOrNull(state?.newest_span_end_ns);
     },
   };
-}
-
-/** The traces of the batch's spans (the rows plan-new-traces.sql read). */
-function touchedTracesSql(batch: Batch): string {
-  return `SELECT DISTINCT trace_id FROM span_store WHERE rowid > ${batch.loRowid} AND rowid <= ${batch.hiRowid} AND start_ns >= ${batch.minStartNs}`;
 }
 
 /** A DuckDB integer as SQL literal text (store.query returns big ones as decimal strings). */

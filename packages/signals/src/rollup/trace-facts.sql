@@ -232,47 +232,49 @@ scaled AS (
     CASE WHEN split AND q_ms + p_ms + d_ms > self_ms THEN self_ms / (q_ms + p_ms + d_ms) ELSE 1.0 END AS k
   FROM selfs
 ),
-parts AS (
+-- Each span's part of every hop column: its self time under its own hop, and, for a runtime span
+-- split by vLLM's attributes, the queue/prefill/decode parts under theirs (the rest stays runtime).
+span_parts AS (
   SELECT
     trace_id,
     hop_key,
-    CASE WHEN split THEN greatest(0, self_ms - (q_ms + p_ms + d_ms) * k) ELSE self_ms END AS ms,
+    CASE WHEN split THEN greatest(0, self_ms - (q_ms + p_ms + d_ms) * k) ELSE self_ms END AS own_ms,
     -- least()/greatest() skip NULLs: without a first token (self_ft_ms NULL) every TTFT part stays NULL.
-    CASE WHEN split AND self_ft_ms IS NOT NULL THEN greatest(0, self_ft_ms - least(self_ft_ms, (q_ms + p_ms) * k)) ELSE self_ft_ms END AS ms_ft
+    CASE WHEN split AND self_ft_ms IS NOT NULL THEN greatest(0, self_ft_ms - least(self_ft_ms, (q_ms + p_ms) * k)) ELSE self_ft_ms END AS own_ft_ms,
+    CASE WHEN split AND has_q THEN q_ms * k END AS sq_ms,
+    CASE WHEN split AND has_q AND self_ft_ms IS NOT NULL THEN least(q_ms * k, self_ft_ms) END AS sq_ft_ms,
+    CASE WHEN split AND has_p THEN p_ms * k END AS sp_ms,
+    CASE WHEN split AND has_p AND self_ft_ms IS NOT NULL THEN least(p_ms * k, greatest(0, self_ft_ms - q_ms * k)) END AS sp_ft_ms,
+    CASE WHEN split AND has_d THEN d_ms * k END AS sd_ms,
+    CASE WHEN split AND has_d AND self_ft_ms IS NOT NULL THEN 0.0 END AS sd_ft_ms
   FROM scaled
-  UNION ALL
-  SELECT trace_id, 'queue', q_ms * k, CASE WHEN self_ft_ms IS NOT NULL THEN least(q_ms * k, self_ft_ms) END FROM scaled WHERE split AND has_q
-  UNION ALL
-  SELECT trace_id, 'prefill', p_ms * k, CASE WHEN self_ft_ms IS NOT NULL THEN least(p_ms * k, greatest(0, self_ft_ms - q_ms * k)) END FROM scaled WHERE split AND has_p
-  UNION ALL
-  SELECT trace_id, 'decode', d_ms * k, CASE WHEN self_ft_ms IS NULL THEN NULL ELSE 0.0 END FROM scaled WHERE split AND has_d
 ),
 hop_times AS (
   SELECT
     trace_id,
-    sum(ms) FILTER (WHERE hop_key = 'gateway') AS hop_gateway_ms,
-    sum(ms) FILTER (WHERE hop_key = 'router') AS hop_router_ms,
-    sum(ms) FILTER (WHERE hop_key = 'cache') AS hop_cache_ms,
-    sum(ms) FILTER (WHERE hop_key = 'queue') AS hop_queue_ms,
-    sum(ms) FILTER (WHERE hop_key = 'prefill') AS hop_prefill_ms,
-    sum(ms) FILTER (WHERE hop_key = 'decode') AS hop_decode_ms,
-    sum(ms) FILTER (WHERE hop_key = 'stream') AS hop_stream_ms,
-    sum(ms) FILTER (WHERE hop_key = 'runtime') AS hop_runtime_ms,
-    sum(ms) FILTER (WHERE hop_key = 'tool') AS hop_tool_ms,
-    sum(ms) FILTER (WHERE hop_key = 'other') AS hop_other_ms,
-    sum(ms_ft) FILTER (WHERE hop_key = 'gateway') AS ttft_hop_gateway_ms,
-    sum(ms_ft) FILTER (WHERE hop_key = 'router') AS ttft_hop_router_ms,
-    sum(ms_ft) FILTER (WHERE hop_key = 'cache') AS ttft_hop_cache_ms,
-    sum(ms_ft) FILTER (WHERE hop_key = 'queue') AS ttft_hop_queue_ms,
-    sum(ms_ft) FILTER (WHERE hop_key = 'prefill') AS ttft_hop_prefill_ms,
-    sum(ms_ft) FILTER (WHERE hop_key = 'decode') AS ttft_hop_decode_ms,
-    sum(ms_ft) FILTER (WHERE hop_key = 'stream') AS ttft_hop_stream_ms,
-    sum(ms_ft) FILTER (WHERE hop_key = 'runtime') AS ttft_hop_runtime_ms,
-    sum(ms_ft) FILTER (WHERE hop_key = 'tool') AS ttft_hop_tool_ms,
-    sum(ms_ft) FILTER (WHERE hop_key = 'other') AS ttft_hop_other_ms,
-    sum(ms) AS total_ms,
-    sum(ms_ft) AS ttft_total_ms
-  FROM parts
+    sum(CASE WHEN hop_key = 'gateway' THEN own_ms END) AS hop_gateway_ms,
+    sum(CASE WHEN hop_key = 'router' THEN own_ms END) AS hop_router_ms,
+    sum(CASE WHEN hop_key = 'cache' THEN own_ms END) AS hop_cache_ms,
+    sum(coalesce(CASE WHEN hop_key = 'queue' THEN own_ms END, sq_ms)) AS hop_queue_ms,
+    sum(coalesce(CASE WHEN hop_key = 'prefill' THEN own_ms END, sp_ms)) AS hop_prefill_ms,
+    sum(coalesce(CASE WHEN hop_key = 'decode' THEN own_ms END, sd_ms)) AS hop_decode_ms,
+    sum(CASE WHEN hop_key = 'stream' THEN own_ms END) AS hop_stream_ms,
+    sum(CASE WHEN hop_key = 'runtime' THEN own_ms END) AS hop_runtime_ms,
+    sum(CASE WHEN hop_key = 'tool' THEN own_ms END) AS hop_tool_ms,
+    sum(CASE WHEN hop_key = 'other' THEN own_ms END) AS hop_other_ms,
+    sum(CASE WHEN hop_key = 'gateway' THEN own_ft_ms END) AS ttft_hop_gateway_ms,
+    sum(CASE WHEN hop_key = 'router' THEN own_ft_ms END) AS ttft_hop_router_ms,
+    sum(CASE WHEN hop_key = 'cache' THEN own_ft_ms END) AS ttft_hop_cache_ms,
+    sum(coalesce(CASE WHEN hop_key = 'queue' THEN own_ft_ms END, sq_ft_ms)) AS ttft_hop_queue_ms,
+    sum(coalesce(CASE WHEN hop_key = 'prefill' THEN own_ft_ms END, sp_ft_ms)) AS ttft_hop_prefill_ms,
+    sum(coalesce(CASE WHEN hop_key = 'decode' THEN own_ft_ms END, sd_ft_ms)) AS ttft_hop_decode_ms,
+    sum(CASE WHEN hop_key = 'stream' THEN own_ft_ms END) AS ttft_hop_stream_ms,
+    sum(CASE WHEN hop_key = 'runtime' THEN own_ft_ms END) AS ttft_hop_runtime_ms,
+    sum(CASE WHEN hop_key = 'tool' THEN own_ft_ms END) AS ttft_hop_tool_ms,
+    sum(CASE WHEN hop_key = 'other' THEN own_ft_ms END) AS ttft_hop_other_ms,
+    sum(own_ms + coalesce(sq_ms, 0) + coalesce(sp_ms, 0) + coalesce(sd_ms, 0)) AS total_ms,
+    sum(own_ft_ms + coalesce(sq_ft_ms, 0) + coalesce(sp_ft_ms, 0) + coalesce(sd_ft_ms, 0)) AS ttft_total_ms
+  FROM span_parts
   GROUP BY trace_id
 ),
 trace_facts AS (
