@@ -156,7 +156,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const signals = options.signals ?? createSignals(store, config);
   const metrics = options.metrics ?? createMetricsRegistry();
   metrics.register('signals', createSignalsMetricsProvider(signals, config));
-  metrics.register('ingest', createIngestMetricsProvider(pipeline.counters, store));
+  metrics.register(
+    'ingest',
+    createIngestMetricsProvider(pipeline.counters, store, () => signals.rollupLag()),
+  );
   metrics.register('ingest_stages', createIngestStageMetricsProvider(store));
   await app.register(signalsPlugin, { signals, config });
   await app.register(tracesPlugin, { signals });

@@ -67,10 +67,11 @@ export async function startGovernor({ config, logger, env, http }: StartOptions)
     maxQueuedRows: config.server.max_queued_spans,
     checkpointIntervalMs: config.server.checkpoint_interval_s * 1000,
   });
-  const pipeline = createIngestPipeline(store, config);
-  const events = createEventBus();
   // One Signals for the control loop and alerting: they share its rollups.
   const signals = createSignals(store, config);
+  // Span exports wait in the exporters while the rollup the reads need is too far behind.
+  const pipeline = createIngestPipeline(store, config, { rollupLag: () => signals.rollupLag() });
+  const events = createEventBus();
   let log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void } = {
     warn: () => {},
     error: () => {},

@@ -18,6 +18,7 @@ export {
   RetentionConfig,
   IngestConfig,
   maxAcceptedEventNs,
+  maxRollupLagMs,
   DEFAULT_DUCKDB_MEMORY_LIMIT,
   parseGovernorConfig,
 } from './config/config.ts';

@@ -116,6 +116,8 @@ export interface Signals {
    * store (e.g. after rows were deleted).
    */
   refresh(opts?: { force?: boolean }): Promise<RefreshResult | null>;
+  /** How far the request rollup is behind ingest (FactsRefresher.lag); null for source 'raw'. */
+  rollupLag(): { ms: number; failing: boolean } | null;
   /** Requests (traces) matching a search, newest first. */
   traces(search: TraceSearch): Promise<TraceSummary[]>;
   /** All spans of a trace as a hop waterfall; null when no span has that id. */
@@ -263,6 +265,9 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
     async watermarkNs() {
       const newest = await newestEventNs();
       return newest === null ? null : newest - latenessNs;
+    },
+    rollupLag() {
+      return refresher ? refresher.lag() : null;
     },
     async refresh(opts) {
       if (!refresher) return null;

@@ -63,7 +63,11 @@ export function createSignalsMetricsProvider(
 }
 
 /** Governor's own health: what ingest accepted and rejected, and the write queue and writer. */
-export function createIngestMetricsProvider(counters: IngestCounters, store: Store): () => string {
+export function createIngestMetricsProvider(
+  counters: IngestCounters,
+  store: Store,
+  rollupLag?: () => { ms: number; failing: boolean } | null,
+): () => string {
   return () => {
     const text = createPrometheusText();
     const counter = (name: string, help: string, value: number) =>
@@ -127,6 +131,19 @@ export function createIngestMetricsProvider(counters: IngestCounters, store: Sto
       w.rejectedQueueFull,
     );
     counter('governor_writer_failed_flushes_total', 'Group commits that failed.', w.failedFlushes);
+    const lag = rollupLag?.();
+    if (lag) {
+      gauge(
+        'governor_rollup_lag_seconds',
+        'Wall-clock time the request rollup (what signals, alerts and the control loop read) is behind ingest: 0 when it holds every written span. Span exports are refused past ingest.max_rollup_lag.',
+        lag.ms / 1000,
+      );
+      gauge(
+        'governor_rollup_failing',
+        '1 when the last rollup refresh failed (see the log).',
+        lag.failing ? 1 : 0,
+      );
+    }
     return text.toString();
   };
 }

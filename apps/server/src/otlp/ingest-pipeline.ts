@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { type GovernorConfig, maxAcceptedEventNs } from '@governor/conventions';
+import { type GovernorConfig, maxAcceptedEventNs, maxRollupLagMs } from '@governor/conventions';
 import { type ExportResult, OtlpDecodeError } from '@governor/otlp';
 import { QueueFullError, type Store, WriterClosedError } from '@governor/store';
 import { GovernorError } from '../errors.ts';
@@ -45,7 +45,15 @@ export interface IngestPipelineOptions {
   inlineBelowBytes?: number;
   /** Server clock, ms since the epoch (the event-time guard's reference). */
   now?: () => number;
+  /**
+   * How far the request rollup is behind (Signals.rollupLag): span exports are refused while it is
+   * more than ingest.max_rollup_lag behind and not failing. Absent: no such back-pressure.
+   */
+  rollupLag?: () => { ms: number; failing: boolean } | null;
 }
+
+/** Retry-After of an export refused because the rollup is behind: about one refresh interval. */
+const ROLLUP_BEHIND_RETRY_AFTER_S = 2;
 
 function defaultDecodeWorkers(): number {
   const fromEnv = Number(process.env.GOVERNOR_DECODE_WORKERS);
@@ -82,6 +90,7 @@ export function createIngestPipeline(
     rowsRejected: {},
   };
   const now = options.now ?? Date.now;
+  const maxLagMs = maxRollupLagMs(config.ingest);
   const countRejection = (reason: string) => {
     counters.requestsRejected[reason] = (counters.requestsRejected[reason] ?? 0) + 1;
   };
@@ -121,6 +130,18 @@ export function createIngestPipeline(
       await pool?.close();
     },
     ingest(signal, body, format) {
+      // Checked before decoding: a refused export costs nothing but its body read.
+      const lag = signal === 'traces' ? options.rollupLag?.() : null;
+      if (lag && !lag.failing && lag.ms > maxLagMs) {
+        countRejection('rollup_behind');
+        return Promise.reject(
+          new GovernorError(
+            'GOV_ERR_INGEST_ROLLUP_BEHIND',
+            `the request rollup is ${(lag.ms / 1000).toFixed(1)} s behind ingest (ingest.max_rollup_lag ${config.ingest.max_rollup_lag}): spans arrive faster than Governor can roll them up; retry after ${ROLLUP_BEHIND_RETRY_AFTER_S} s`,
+            ROLLUP_BEHIND_RETRY_AFTER_S,
+          ),
+        );
+      }
       return traceIngestBatch(
         { signal, format, bodyBytes: body.byteLength },
         {

@@ -406,10 +406,31 @@ export const IngestConfig = z
       .describe(
         'A span or metric point dated more than this ahead of the server clock is rejected (OTLP partial success, counted as governor_ingest_rejected_total{reason="future"}); the watermark and the control loop never pass now + this. Past times (backfills, replays) are always accepted.',
       ),
+    max_rollup_lag: z
+      .string()
+      .refine(
+        (text) => {
+          try {
+            return parseDurationMs(text) > 0;
+          } catch {
+            return false;
+          }
+        },
+        { message: 'expected a positive duration such as 30s or 1m' },
+      )
+      .default('30s')
+      .describe(
+        'Span exports are refused with 503 and Retry-After (GOV_ERR_INGEST_ROLLUP_BEHIND) while the request rollup, which signals, alerts and the control loop read, is further behind ingest than this (wall-clock time since it last held every written span; governor_rollup_lag_seconds). Spans then wait in the exporters instead of in an ever longer backlog the reads would wait for. Not while the rollup is failing: then spans are kept. Metric points are always taken.',
+      ),
   })
   .strict()
   .describe('Event-time guards at intake: what a host with a wrong clock may not do to the watermark.');
 export type IngestConfig = z.infer<typeof IngestConfig>;
+
+/** ingest.max_rollup_lag in ms. */
+export function maxRollupLagMs(ingest: IngestConfig): number {
+  return parseDurationMs(ingest.max_rollup_lag);
+}
 
 /** The newest event time Governor accepts at `nowNs` (server clock): now + ingest.max_future_skew. */
 export function maxAcceptedEventNs(ingest: IngestConfig, nowNs: bigint): bigint {

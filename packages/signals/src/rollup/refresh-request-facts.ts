@@ -47,6 +47,12 @@ export interface FactsRefresher {
   ensureFresh(): Promise<RefreshResult | null>;
   /** Newest span end seen by the refreshes (event time), null before any span. */
   newestSpanEndNs(): Promise<bigint | null>;
+  /**
+   * How far the rollup is behind ingest, in wall-clock ms: 0 when every span written so far is in
+   * request_facts, else the time since it last was (the start of the last run that completed).
+   * `failing`: the last run failed, so the lag says nothing about capacity.
+   */
+  lag(): { ms: number; failing: boolean };
 }
 
 const refreshers = new WeakMap<Store, FactsRefresher>();
@@ -76,6 +82,11 @@ function createFactsRefresher(store: Store): FactsRefresher {
   let queued: Promise<RefreshResult> | null = null;
   let writtenAtLastRun = -1;
   const writtenSoFar = () => store.writer.stats().spansWritten;
+  // Every span written before this wall-clock time (ms) is in request_facts; and whether the last
+  // run failed.
+  let currentAtMs = Date.now();
+  let coveredWritten = 0;
+  let lastRunFailed = false;
 
   /** The next batch of new spans, or null when there is none. */
   const nextBatch = async (allowCatchUp: boolean): Promise<Batch | null> => {
@@ -248,6 +259,7 @@ function createFactsRefresher(store: Store): FactsRefresher {
 
   const runOnce = async (): Promise<RefreshResult> => {
     const started = performance.now();
+    const startedAtMs = Date.now();
     // Spans acknowledged during a checkpoint sit in the ingest stage, not yet in span_store where
     // this reads them by rowid: wait for the move, so an acknowledged span is in the next read.
     await store.writer.whenMoved();
@@ -271,15 +283,29 @@ function createFactsRefresher(store: Store): FactsRefresher {
       if (batch.hiRowid >= batch.maxRowid) break;
     }
     writtenAtLastRun = written;
+    // Every span counted in `written` (read after the move, before the batches) is in the rollup now.
+    currentAtMs = startedAtMs;
+    coveredWritten = written;
     result.elapsedMs = performance.now() - started;
     return result;
   };
 
   const refresh = (): Promise<RefreshResult> => {
     if (running === null) {
-      running = runOnce().finally(() => {
-        running = null;
-      });
+      running = runOnce()
+        .then(
+          (result) => {
+            lastRunFailed = false;
+            return result;
+          },
+          (error: unknown) => {
+            lastRunFailed = true;
+            throw error;
+          },
+        )
+        .finally(() => {
+          running = null;
+        });
       return running;
     }
     // The run in progress may have started before the caller's data was committed: every caller
@@ -299,6 +325,10 @@ function createFactsRefresher(store: Store): FactsRefresher {
       await store.writer.whenMoved();
       if (running === null && queued === null && writtenAtLastRun === writtenSoFar()) return null;
       return refresh();
+    },
+    lag() {
+      const ms = writtenSoFar() > coveredWritten ? Math.max(0, Date.now() - currentAtMs) : 0;
+      return { ms, failing: lastRunFailed };
     },
     async newestSpanEndNs() {
       const [state] = await store.query<Row>(STATE_SQL);
