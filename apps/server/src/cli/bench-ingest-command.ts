@@ -38,6 +38,11 @@ export async function runBenchIngestCommand(args: ParsedArgs): Promise<number> {
     `ingest benchmark${args.flags['ingest-only'] === true ? ', control loop off' : ''} (${result.mode === 'process' ? 'server in a child process' : result.mode === 'in-process' ? 'server in this process' : `server at ${url}`}; ${result.clients} clients × ${result.spansPerBatch}-span protobuf batches)`,
     `  acknowledged        ${n(result.spansAcked)} spans in ${result.elapsedS.toFixed(1)} s (${n(result.requests)} requests, ${result.retries} retried after 429/503)`,
     `  throughput          ${n(result.ackedSpansPerS)} spans/s acknowledged (after commit)`,
+    ...(result.rollupCatchUpS === null
+      ? []
+      : [
+          `  with the rollup     ${n(result.spansAcked / (result.elapsedS + result.rollupCatchUpS))} spans/s taken in by the request rollup too (it finished ${result.rollupCatchUpS.toFixed(1)} s after the last ack)`,
+        ]),
     `  raw Appender        ${n(result.rawAppendRowsPerS)} rows/s, ${result.rawCpuUsPerRow.row.toFixed(1)} µs CPU/row (same rows, fresh DB, one thread, a row at a time)`,
     `  raw DataChunk       ${n(result.rawChunkAppendRowsPerS)} rows/s, ${result.rawCpuUsPerRow.chunk.toFixed(1)} µs CPU/row (appendDataChunk per 2,048 rows)`,
     `  ratio               ${result.ratio.toFixed(2)}   target ≥ 0.60  ${ok(result.ratio >= 0.6)}`,
