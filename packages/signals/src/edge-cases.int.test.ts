@@ -405,6 +405,35 @@ describe('signals on real-world deliveries', () => {
     expect(ids.map((r) => r.trace_id)).toEqual([traceIdOf('a'), traceIdOf('b')]);
   });
 
+  it('follows the last refreshed span to where compaction moved it, without recomputing the past', async () => {
+    const store = await freshStore();
+    const signals = createSignals(store, CONFIG);
+    for (const [i, trace] of ['a', 'b', 'c'].entries()) {
+      await ingest(store, [
+        traceExport(
+          trace,
+          chatRequest({ trace, startMs: i * 1000, queueMs: 1, prefillMs: 1, decodeMs: 10 }).spans,
+        ),
+      ]);
+    }
+    await signals.refresh();
+    // Retention deleted the oldest spans and a checkpoint compacted span_store: every later rowid
+    // moved down. Recorded as if the last refreshed span had sat 12 rows further on.
+    await store.execute("DELETE FROM span_store WHERE trace_id = '" + traceIdOf('a') + "'");
+    await store.execute('UPDATE request_facts_state SET last_rowid = last_rowid + 12');
+    await ingest(store, [
+      traceExport(
+        'd',
+        chatRequest({ trace: 'd', startMs: 5000, queueMs: 1, prefillMs: 1, decodeMs: 10 }).spans,
+      ),
+    ]);
+    const result = await signals.refresh();
+    expect(result?.caughtUp).toBe(false);
+    expect(result?.tracesTouched).toBe(1);
+    const ids = await store.query<{ trace_id: string }>('SELECT trace_id FROM requests ORDER BY start_ns');
+    expect(ids.map((r) => r.trace_id)).toEqual(['a', 'b', 'c', 'd'].map(traceIdOf));
+  });
+
   it('handles a bulk batch (thousands of traces at once) like small ones, and late spans after it', async () => {
     const store = await freshStore();
     const signals = createSignals(store, CONFIG);

@@ -49,6 +49,8 @@ export interface WriterStats {
   metricPointsWritten: number;
   /** Rows committed to the ingest stage during the current checkpoint, not yet in the main tables. */
   stagedRows: number;
+  /** The spans among them (acknowledged, not yet in span_store). */
+  stagedSpans: number;
   flushes: number;
   /** Wall time of every flush (the commit the acknowledgements wait for), summed. */
   flushMsTotal: number;
@@ -143,6 +145,7 @@ export async function createBatchWriter(
     spansWritten: 0,
     metricPointsWritten: 0,
     stagedRows: 0,
+    stagedSpans: 0,
     flushes: 0,
     flushMsTotal: 0,
     lastFlushMs: 0,
@@ -231,6 +234,7 @@ export async function createBatchWriter(
       stagedSpans += spans;
       stagedPoints += points;
       stats.stagedRows = stagedSpans + stagedPoints;
+      stats.stagedSpans = stagedSpans;
     }
     for (const b of batches) b.resolve();
   };
@@ -264,6 +268,7 @@ export async function createBatchWriter(
     stagedSpans = 0;
     stagedPoints = 0;
     stats.stagedRows = 0;
+    stats.stagedSpans = 0;
   };
 
   const runCycle = async () => {

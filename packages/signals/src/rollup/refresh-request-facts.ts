@@ -15,6 +15,8 @@ const KNOWN_FACTS_SQL = loadSql(import.meta.url, 'known-facts.sql');
 const APPLY_SQL = loadSql(import.meta.url, 'apply-refresh.sql');
 const STATE_SQL = 'SELECT * FROM request_facts_state WHERE id = 1';
 const NEXT_ROWID_SQL = 'SELECT max(rowid) AS max_rowid FROM span_store WHERE rowid > $last_rowid';
+const MOVED_FINGERPRINT_SQL =
+  'SELECT min(rowid) AS rowid FROM span_store WHERE trace_id = $trace_id AND span_id = $span_id';
 const FINGERPRINT_SQL =
   'SELECT count(*) AS n FROM span_store WHERE rowid = $rowid AND trace_id = $trace_id AND span_id = $span_id';
 
@@ -22,7 +24,7 @@ const FINGERPRINT_SQL =
 const MAX_SPANS_PER_RUN = 2_000_000n;
 /** Up to this many touched traces, rows are found through literal key lists. */
 const MAX_LITERAL_TRACES = 5000;
-/** After rowids moved (retention compacted span_store), recompute this much event time. */
+/** After rowids moved and the last refreshed span is gone too, recompute this much event time. */
 const CATCH_UP_HORIZON_NS = 3_600_000_000_000n;
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -104,7 +106,22 @@ function createFactsRefresher(store: Store): FactsRefresher {
         span_id: state.fp_span_id,
       });
       if ((fp?.n ?? 0) === 0) {
-        // Another span sits at the last refreshed rowid: deletions moved rowids.
+        // Another span sits at the last refreshed rowid: deletions (retention) compacted span_store
+        // and moved rowids. Compaction keeps the order of the rows, so where that span is now, the
+        // spans up to it are the ones refreshed before (the first copy, should it have been
+        // delivered twice: at worst a few spans are refreshed again).
+        const [moved] = await store.rollup.query<Row>(MOVED_FINGERPRINT_SQL, {
+          trace_id: state.fp_trace_id,
+          span_id: state.fp_span_id,
+        });
+        const movedTo = toBigIntOrNull(moved?.rowid);
+        if (movedTo !== null) {
+          const [next] = await store.rollup.query<Row>(NEXT_ROWID_SQL, { last_rowid: movedTo });
+          const maxRowid = toBigIntOrNull(next?.max_rowid) ?? movedTo;
+          const hiRowid = maxRowid < movedTo + MAX_SPANS_PER_RUN ? maxRowid : movedTo + MAX_SPANS_PER_RUN;
+          return { mode: 'incremental', loRowid: movedTo, hiRowid, maxRowid, minStartNs: INT64_MIN };
+        }
+        // That span was deleted too: recompute the recent past by event time.
         const [all] = await store.rollup.query<Row>('SELECT max(rowid) AS max_rowid FROM span_store');
         const maxRowid = toBigIntOrNull(all?.max_rowid) ?? -1n;
         const newest = toBigIntOrNull(state.newest_span_end_ns) ?? 0n;
@@ -327,7 +344,9 @@ function createFactsRefresher(store: Store): FactsRefresher {
       return refresh();
     },
     lag() {
-      const ms = writtenSoFar() > coveredWritten ? Math.max(0, Date.now() - currentAtMs) : 0;
+      // Spans parked in the ingest stage during a checkpoint count too: acknowledged, not rolled up.
+      const w = store.writer.stats();
+      const ms = w.spansWritten + w.stagedSpans > coveredWritten ? Math.max(0, Date.now() - currentAtMs) : 0;
       return { ms, failing: lastRunFailed };
     },
     async newestSpanEndNs() {
