@@ -49,6 +49,7 @@ function judgePool(
     util: estimateUtilization(pool, ratePerS, replicas, learning, tuning),
     load: readLoad(pool, learning, tuning),
     sloMs: slo.ttft_ms ?? null,
+    e2eSloMs: slo.e2e_ms ?? null,
     costPerReplicaHour: pool.gpuHourUsd === null ? null : pool.gpuHourUsd * pool.gpusPerReplica,
     failing: isFailing(pool.fast?.errorRate ?? null, pool.fast?.requests ?? 0, tuning),
   };

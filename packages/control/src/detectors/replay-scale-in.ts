@@ -65,6 +65,11 @@ export function replayScaleIn(ctx: DetectContext, s: ScaleInputs, to: number): R
       horizonS: ctx.control.verify_after_s,
       msPerToken,
       sloMs,
+      // TTFT only, not the e2e SLO yet: a pool whose requests cannot all meet the e2e SLO unqueued
+      // has that attainable share as its requirement (size-pool.ts), which a pessimistic prediction
+      // never reaches, so with it such a pool would never be scaled in (agentic-coding's 70B pool
+      // kept 4 replicas). sizePool's bound at the attainable share must allow for its uncertainty first.
+      e2eSloMs: null,
       successShare: 1 - (readFaultRate(s.pool.main) ?? 0),
       usdPerReplicaHour: s.costPerReplicaHour,
       attainmentTarget: ctx.control.slo_attainment_target,

@@ -13,7 +13,9 @@ export interface ScaleInputs {
   learning: PoolLearning | undefined;
   util: Utilization;
   load: LoadReading;
+  /** TTFT and e2e objectives (ms; config `slo`), null where not configured. */
   sloMs: number | null;
+  e2eSloMs: number | null;
   costPerReplicaHour: number | null;
   /** Its requests fail (isFailing, short window): its latency is errors and retries as much as load. */
   failing: boolean;

@@ -7,13 +7,19 @@ import { addSample, decayWeight, EMPTY_EWMA, EMPTY_MAX, maxAt, observeMax } from
 
 const S = 1_000_000_000n;
 
-function observation(arrivals: RequestArrival[], replicas: number, sloMs = 1000): PoolObservation {
+function observation(
+  arrivals: RequestArrival[],
+  replicas: number,
+  sloMs: number | null = 1000,
+  e2eSloMs: number | null = null,
+): PoolObservation {
   return {
     arrivals,
     replicas,
     ratePerS: 10,
     msPerToken: MS_PER_TOKEN,
     sloMs,
+    e2eSloMs,
     successShare: 1,
     usdPerReplicaHour: 4,
   };
@@ -22,6 +28,21 @@ function observation(arrivals: RequestArrival[], replicas: number, sloMs = 1000)
 const requests = fc.array(
   fc.record({ gapMs: fc.integer({ min: 0, max: 400 }), tokens: fc.integer({ min: 1, max: 8000 }) }),
   { minLength: 5, maxLength: 150 },
+);
+/** Requests with a decode after the first token, so their e2e is more than their TTFT. */
+const decodingRequests = fc.array(
+  fc.record({
+    gapMs: fc.integer({ min: 0, max: 400 }),
+    tokens: fc.integer({ min: 1, max: 8000 }),
+    decodeMs: fc.integer({ min: 0, max: 6000 }),
+  }),
+  { minLength: 5, maxLength: 150 },
+);
+/** A TTFT SLO, an e2e SLO, or both (never neither). */
+const slos = fc.oneof(
+  fc.record({ ttft: fc.constant(1000), e2e: fc.constant(null) }),
+  fc.record({ ttft: fc.constant(null), e2e: fc.integer({ min: 500, max: 6000 }) }),
+  fc.record({ ttft: fc.constant(1000), e2e: fc.integer({ min: 500, max: 6000 }) }),
 );
 
 describe('createPoolModel', () => {
@@ -63,6 +84,139 @@ describe('createPoolModel', () => {
         },
       ),
     );
+  });
+
+  it('with an e2e SLO, counts a request within it only when its TTFT and e2e both meet theirs, as measured', () => {
+    fc.assert(
+      fc.property(decodingRequests, fc.integer({ min: 1, max: 6 }), slos, (reqs, replicas, slo) => {
+        const arrivals = servedOn(replicas, reqs);
+        const model = createPoolModel(observation(arrivals, replicas, slo.ttft, slo.e2e))!;
+        const p = model.predict(replicas);
+        const measuredWithin =
+          arrivals.filter((a) => a.ttftMs <= (slo.ttft ?? Infinity) && a.e2eMs! <= (slo.e2e ?? Infinity))
+            .length / arrivals.length;
+        expect(p.withinSloShare).toBeCloseTo(measuredWithin, 12);
+        expect(p.e2eP95Ms).toBeCloseTo(
+          quantileCont(
+            arrivals.map((a) => a.e2eMs!),
+            0.95,
+          ),
+          6,
+        );
+      }),
+    );
+  });
+
+  it('with an e2e SLO, never predicts fewer requests within the SLO on more replicas, nor more under more load', () => {
+    fc.assert(
+      fc.property(
+        decodingRequests,
+        fc.integer({ min: 1, max: 6 }),
+        fc.double({ min: 1, max: 4, noNaN: true }),
+        slos,
+        (reqs, replicas, load, slo) => {
+          const model = createPoolModel(observation(servedOn(replicas, reqs), replicas, slo.ttft, slo.e2e))!;
+          for (let n = 1; n < 8; n++) {
+            const here = model.predict(n, load);
+            expect(model.predict(n + 1, load).withinSloShare).toBeGreaterThanOrEqual(here.withinSloShare);
+            expect(model.predict(n, load * 1.5).withinSloShare).toBeLessThanOrEqual(here.withinSloShare);
+            expect(here.withinSloShare).toBeLessThanOrEqual(model.attainableShare + 1e-12);
+          }
+        },
+      ),
+    );
+  });
+
+  it('knows what no replica count attains end to end: a decode longer than the e2e SLO', () => {
+    // A queue on one replica, and every fourth request decodes for 8 s against a 5 s e2e SLO.
+    const reqs = Array.from({ length: 200 }, (_, i) => ({
+      gapMs: 100,
+      tokens: 1000,
+      decodeMs: i % 4 === 0 ? 8000 : 500,
+    }));
+    const model = createPoolModel(observation(servedOn(1, reqs), 1, 1000, 5000))!;
+    expect(model.attainableShare).toBeCloseTo(0.75, 12);
+    expect(model.predict(1).withinSloShare).toBeLessThan(0.5);
+    expect(model.predict(50).withinSloShare).toBeCloseTo(0.75, 12);
+    // Without the e2e SLO the same pool attains every request.
+    expect(createPoolModel(observation(servedOn(1, reqs), 1, 1000))!.attainableShare).toBe(1);
+  });
+
+  it('judges a request without a measured e2e on its TTFT alone, and needs some SLO', () => {
+    const reqs = Array.from({ length: 50 }, () => ({ gapMs: 200, tokens: 100, decodeMs: 9000 }));
+    const arrivals = servedOn(2, reqs).map(({ e2eMs: _, ...a }) => a);
+    expect(createPoolModel(observation(arrivals, 2, 1000, 5000))!.predict(2).withinSloShare).toBe(1);
+    expect(createPoolModel(observation(arrivals, 2, null, null))).toBeNull();
+  });
+
+  it('measures the queue its replay does not explain: replicas held longer than a prompt’s prefill', () => {
+    // Replicas held 3× a prompt's prefill (full decode batches): 2,000-token prompts every 100 ms
+    // need twelve replicas, not four. On eight, the requests queue; the prefill replay sees no queue.
+    const reqs = Array.from({ length: 400 }, () => ({ gapMs: 100, tokens: 2000 }));
+    expect(createPoolModel(observation(servedOn(8, reqs, 3), 8))!.unexplainedQueueMs).toBeGreaterThan(1000);
+    // Prefill alone, as measured: the replay explains every wait.
+    expect(createPoolModel(observation(servedOn(3, reqs), 3))!.unexplainedQueueMs).toBe(0);
+  });
+
+  it('stays monotone and exact at its operating point whatever holds the replicas', () => {
+    fc.assert(
+      fc.property(
+        requests,
+        fc.integer({ min: 1, max: 6 }),
+        fc.double({ min: 1, max: 4, noNaN: true }),
+        (reqs, replicas, hold) => {
+          const arrivals = servedOn(replicas, reqs, hold);
+          const model = createPoolModel(observation(arrivals, replicas))!;
+          const measuredWithin = arrivals.filter((a) => a.ttftMs <= 1000).length / arrivals.length;
+          expect(model.predict(replicas).withinSloShare).toBeCloseTo(measuredWithin, 12);
+          for (let n = 1; n < 8; n++)
+            expect(model.predict(n + 1).withinSloShare).toBeGreaterThanOrEqual(
+              model.predict(n).withinSloShare,
+            );
+        },
+      ),
+    );
+  });
+
+  it('counts a task as good only when every one of its requests is within the SLO', () => {
+    fc.assert(
+      fc.property(
+        requests,
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1, max: 8 }),
+        fc.double({ min: 1, max: 3, noNaN: true }),
+        (reqs, replicas, perTask, load) => {
+          // Consecutive requests form tasks of `perTask` (a session's steps).
+          const arrivals = servedOn(replicas, reqs).map((a, i) => ({ ...a, task: i - (i % perTask) }));
+          const model = createPoolModel(observation(arrivals, replicas))!;
+          for (let n = 1; n < 8; n++) {
+            const p = model.predict(n, load);
+            // A good task's requests are all within: no more good tasks than requests within, and
+            // none at all when no request is.
+            const taskCount = Math.ceil(arrivals.length / perTask);
+            expect(p.taskWithinSloShare * taskCount).toBeLessThanOrEqual(
+              p.withinSloShare * arrivals.length + 1e-9,
+            );
+            if (p.withinSloShare === 0) expect(p.taskWithinSloShare).toBe(0);
+            expect(model.predict(n + 1, load).taskWithinSloShare).toBeGreaterThanOrEqual(
+              p.taskWithinSloShare,
+            );
+          }
+        },
+      ),
+    );
+  });
+
+  it('wins no task for sessions that each carry a request no replica count brings within the SLO', () => {
+    // Sessions of eight steps, queueing on one replica; each session's last step has a 10,000-token
+    // prompt (2 s of prefill against a 1 s TTFT SLO). More replicas raise the requests within the
+    // SLO, never a session.
+    const reqs = Array.from({ length: 400 }, (_, i) => ({ gapMs: 60, tokens: i % 8 === 7 ? 10_000 : 1000 }));
+    const arrivals = servedOn(1, reqs).map((a, i) => ({ ...a, task: i - (i % 8) }));
+    const model = createPoolModel(observation(arrivals, 1))!;
+    expect(model.predict(8).withinSloShare).toBeGreaterThan(model.predict(1).withinSloShare);
+    expect(model.predict(8).taskWithinSloShare).toBe(0);
+    expect(model.predict(8).goodTasksPerS).toBe(0);
   });
 
   it('sees a queue drain on more replicas and build on fewer', () => {

@@ -5,13 +5,15 @@ import { quantileCont } from './quantile-cont.ts';
 export { quantileCont };
 
 // What a pool would do on a number of replicas under a share of today's load. The model is the
-// pool's own recent requests (arrival times, uncached prompt tokens, the TTFT each really had)
-// replayed on each replica count as first-come-first-served prefill servers at the pool's
-// uncontended prefill speed (replay-prefill-queue.ts). The replay is anchored at the operating point:
-// a request's TTFT on n replicas is the TTFT it had, less the wait the replay gives it on the replicas
-// it had, plus the wait the replay gives it on n. So at today's replica count and load the model
-// returns exactly what was measured, and only the queueing it explains changes with n or the load;
-// what it leaves out (routing, decode interference, the network) stays as measured.
+// pool's own recent requests (arrival times, uncached prompt tokens, the TTFT and end-to-end latency
+// each really had) replayed on each replica count as first-come-first-served prefill servers at the
+// pool's uncontended prefill speed (replay-prefill-queue.ts). The replay is anchored at the operating
+// point: a request's TTFT on n replicas is the TTFT it had, less the wait the replay gives it on the
+// replicas it had, plus the wait the replay gives it on n; its e2e moves by the same wait. So at
+// today's replica count and load the model returns exactly what was measured, and only the queueing
+// it explains changes with n or the load; what it leaves out (routing, decode interference, the
+// network, the decode time itself) stays as measured. A request is within the SLO when its TTFT and
+// its e2e each meet their objective, where one is configured.
 //
 // Load is scaled in time: a load factor f puts the same requests f times closer together, keeping
 // the prompt mix. Waits grow with f and shrink with n, so everything derived here is monotone in
@@ -32,8 +34,13 @@ export interface PoolObservation {
   ratePerS: number;
   /** Prefill ms per uncached prompt token on an uncontended replica. */
   msPerToken: number;
-  /** TTFT objective (ms). */
-  sloMs: number;
+  /** TTFT objective (ms); null when only the e2e one is configured. */
+  sloMs: number | null;
+  /**
+   * End-to-end objective (ms); null or absent when not configured. A request without a measured e2e
+   * (`RequestArrival.e2eMs` absent) is judged on its TTFT alone.
+   */
+  e2eSloMs?: number | null;
   /** Share of requests that did not fail for reasons other than latency (errors load does not explain). */
   successShare: number;
   /** What one replica costs per hour (its GPUs × their price); null when not priced. */
@@ -45,9 +52,16 @@ export interface PoolPrediction {
   loadFactor: number;
   /** quantile_cont(0.95) of the predicted TTFTs. */
   ttftP95Ms: number;
-  /** Share of requests whose predicted TTFT is within the SLO. */
+  /** quantile_cont(0.95) of the predicted e2e latencies; null when no request carries one. */
+  e2eP95Ms: number | null;
+  /** Share of requests whose predicted TTFT and e2e are each within their SLO. */
   withinSloShare: number;
-  /** Requests/s that succeed within the SLO. */
+  /**
+   * Share of the sample's tasks (RequestArrival.task; a request without one is its own task) whose
+   * every request is predicted within the SLO: a session of many requests is good only when all are.
+   */
+  taskWithinSloShare: number;
+  /** Tasks/s that succeed within the SLO. */
   goodTasksPerS: number;
   usdPerHour: number | null;
   /**
@@ -64,19 +78,41 @@ export interface PoolModel {
   predict(replicas: number, loadFactor?: number): PoolPrediction;
   /** Share within the SLO with no queueing at all: what no replica count can improve on. */
   attainableShare: number;
+  /**
+   * Mean measured queue wait per request (`RequestArrival.queueMs`) beyond the replay's on today's
+   * replicas: queueing the prefill replay does not explain (0 without measured queues).
+   */
+  unexplainedQueueMs: number;
 }
 
 export function createPoolModel(observation: PoolObservation): PoolModel | null {
-  const { arrivals, msPerToken, sloMs } = observation;
-  if (arrivals.length === 0 || !(observation.replicas >= 1) || !(msPerToken >= 0) || !(sloMs > 0))
+  const { arrivals, msPerToken } = observation;
+  const limits = sloLimits(observation);
+  if (arrivals.length === 0 || !(observation.replicas >= 1) || !(msPerToken >= 0) || limits === null)
     return null;
   const service = Float64Array.from(arrivals, (a) => Math.max(0, a.uncachedTokens) * msPerToken);
   const scale =
     observation.sampleScale !== undefined && observation.sampleScale > 0 ? observation.sampleScale : 1;
   const packed = (f: number) => (f === 1 ? arrivals : arrivals.map((a) => ({ arriveMs: a.arriveMs / f })));
   const anchorWaits = replayPrefillWaits(packed(scale), service, observation.replicas);
-  // The part of each TTFT the replay's queue does not explain.
+  // The queue the requests measured that the replay does not produce on today's replicas: what
+  // holds replicas besides prefill (full decode batches, KV blocks) and the model cannot size for.
+  let unexplainedMs = 0;
+  let measured = 0;
+  arrivals.forEach((a, i) => {
+    if (a.queueMs === undefined || !Number.isFinite(a.queueMs)) return;
+    unexplainedMs += Math.max(0, a.queueMs - anchorWaits[i]!);
+    measured += 1;
+  });
+  // The part of each TTFT and e2e the replay's queue does not explain (an e2e never below its TTFT).
   const base = Float64Array.from(arrivals, (a, i) => Math.max(0, a.ttftMs - anchorWaits[i]!));
+  const hasE2e = arrivals.some((a) => isMeasured(a.e2eMs));
+  const baseE2e = hasE2e
+    ? Float64Array.from(arrivals, (a, i) =>
+        isMeasured(a.e2eMs) ? Math.max(base[i]!, a.e2eMs - anchorWaits[i]!) : Number.NaN,
+      )
+    : null;
+  const tasks = groupTasks(arrivals);
   const cache = new Map<string, PoolPrediction>();
   const predict = (replicas: number, loadFactor = 1): PoolPrediction => {
     const n = Math.max(1, Math.floor(replicas));
@@ -86,31 +122,109 @@ export function createPoolModel(observation: PoolObservation): PoolModel | null 
     if (hit) return hit;
     const waits = replayPrefillWaits(packed(f * scale), service, n);
     const ttft = Float64Array.from(base, (b, i) => b + waits[i]!);
-    const prediction = summarize(observation, n, f, ttft);
+    const e2e = baseE2e && Float64Array.from(baseE2e, (b, i) => b + waits[i]!);
+    const prediction = summarize(observation, limits, tasks, n, f, ttft, e2e);
     cache.set(key, prediction);
     return prediction;
   };
-  let attainable = 0;
-  for (const b of base) if (b <= sloMs) attainable += 1;
-  return { observation, predict, attainableShare: attainable / base.length };
+  return {
+    observation,
+    predict,
+    attainableShare: countOf(withinFlags(limits, base, baseE2e)) / base.length,
+    unexplainedQueueMs: measured > 0 ? unexplainedMs / measured : 0,
+  };
+}
+
+interface SloLimits {
+  ttftMs: number;
+  e2eMs: number;
+}
+
+/** The objectives a request must meet (an unconfigured one is no limit); null when neither is. */
+function sloLimits(o: PoolObservation): SloLimits | null {
+  const ttftMs = o.sloMs !== null && o.sloMs > 0 ? o.sloMs : Number.POSITIVE_INFINITY;
+  const e2eMs =
+    o.e2eSloMs !== undefined && o.e2eSloMs !== null && o.e2eSloMs > 0 ? o.e2eSloMs : Number.POSITIVE_INFINITY;
+  return Number.isFinite(ttftMs) || Number.isFinite(e2eMs) ? { ttftMs, e2eMs } : null;
+}
+
+function isMeasured(ms: number | undefined): ms is number {
+  return ms !== undefined && Number.isFinite(ms);
+}
+
+/** Whether each request's TTFT and e2e (NaN: not measured, not judged) are each within their limit. */
+function withinFlags(limits: SloLimits, ttft: Float64Array, e2e: Float64Array | null): Uint8Array {
+  const flags = new Uint8Array(ttft.length);
+  for (let i = 0; i < ttft.length; i++) {
+    const e = e2e?.[i] ?? Number.NaN;
+    flags[i] = ttft[i]! <= limits.ttftMs && !(e > limits.e2eMs) ? 1 : 0;
+  }
+  return flags;
+}
+
+function countOf(flags: Uint8Array): number {
+  let n = 0;
+  for (const f of flags) n += f;
+  return n;
+}
+
+/** Tasks of the sample: each request's task index (its own index without one) and how many there are. */
+interface TaskGroups {
+  of: Int32Array;
+  count: number;
+}
+
+function groupTasks(arrivals: readonly RequestArrival[]): TaskGroups {
+  const of = Int32Array.from(arrivals, (a, i) =>
+    a.task !== undefined && a.task >= 0 && a.task < arrivals.length ? a.task : i,
+  );
+  const seen = new Uint8Array(arrivals.length);
+  let count = 0;
+  for (const t of of) {
+    if (!seen[t]) count += 1;
+    seen[t] = 1;
+  }
+  return { of, count };
+}
+
+/** Tasks whose every request in the sample is within the SLO. */
+function countGoodTasks(tasks: TaskGroups, flags: Uint8Array): number {
+  const missed = new Uint8Array(flags.length);
+  for (let i = 0; i < flags.length; i++) if (!flags[i]) missed[tasks.of[i]!] = 1;
+  const seen = new Uint8Array(flags.length);
+  let good = 0;
+  for (const t of tasks.of) {
+    if (seen[t]) continue;
+    seen[t] = 1;
+    if (!missed[t]) good += 1;
+  }
+  return good;
 }
 
 function summarize(
   o: PoolObservation,
+  limits: SloLimits,
+  tasks: TaskGroups,
   replicas: number,
   loadFactor: number,
   ttft: Float64Array,
+  e2e: Float64Array | null,
 ): PoolPrediction {
-  let within = 0;
-  for (const t of ttft) if (t <= o.sloMs) within += 1;
   const n = ttft.length;
-  const share = within / n;
+  const flags = withinFlags(limits, ttft, e2e);
+  const share = countOf(flags) / n;
+  const goodTasks = countGoodTasks(tasks, flags);
+  const measuredE2e = e2e?.filter((v) => !Number.isNaN(v));
   return {
     replicas,
     loadFactor,
     ttftP95Ms: quantileCont(ttft, 0.95),
+    e2eP95Ms: measuredE2e && measuredE2e.length > 0 ? quantileCont(measuredE2e, 0.95) : null,
     withinSloShare: share,
-    goodTasksPerS: o.ratePerS * loadFactor * share * o.successShare,
+    taskWithinSloShare: goodTasks / tasks.count,
+    // Tasks arrive at the requests' rate over the requests per task; each task's requests must all
+    // succeed.
+    goodTasksPerS: ((o.ratePerS * loadFactor * goodTasks) / n) * o.successShare ** (n / tasks.count),
     usdPerHour: o.usdPerReplicaHour === null ? null : replicas * o.usdPerReplicaHour,
     uncertainty: Math.sqrt((share * (1 - share) + 1 / n) / n),
   };

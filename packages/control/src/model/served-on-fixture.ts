@@ -5,16 +5,29 @@ export const FIXTURE_MS_PER_TOKEN = 0.2;
 
 /**
  * Test requests as a first-come-first-served pool of `replicas` really served them: each waits for
- * the replica free first, then prefills at FIXTURE_MS_PER_TOKEN; TTFT = wait + prefill + 40 ms.
+ * the replica free first (its measured `queueMs`), then prefills at FIXTURE_MS_PER_TOKEN; TTFT =
+ * wait + prefill + 40 ms, and e2e = TTFT + its decode (`decodeMs`, 0 when not given). A replica is
+ * held for `holdFactor` × the prefill (a runtime whose full decode batches hold replicas longer).
  */
-export function servedOn(replicas: number, reqs: { gapMs: number; tokens: number }[]): RequestArrival[] {
+export function servedOn(
+  replicas: number,
+  reqs: { gapMs: number; tokens: number; decodeMs?: number }[],
+  holdFactor = 1,
+): RequestArrival[] {
   const free = new Array<number>(replicas).fill(0);
   let at = 0;
-  return reqs.map(({ gapMs, tokens }) => {
+  return reqs.map(({ gapMs, tokens, decodeMs }) => {
     at += gapMs;
     free.sort((a, b) => a - b);
     const start = Math.max(at, free[0]!);
-    free[0] = start + tokens * FIXTURE_MS_PER_TOKEN;
-    return { arriveMs: at, uncachedTokens: tokens, ttftMs: start - at + tokens * FIXTURE_MS_PER_TOKEN + 40 };
+    free[0] = start + tokens * FIXTURE_MS_PER_TOKEN * holdFactor;
+    const ttftMs = start - at + tokens * FIXTURE_MS_PER_TOKEN + 40;
+    return {
+      arriveMs: at,
+      uncachedTokens: tokens,
+      ttftMs,
+      e2eMs: ttftMs + (decodeMs ?? 0),
+      queueMs: start - at,
+    };
   });
 }

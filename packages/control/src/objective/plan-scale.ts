@@ -1,6 +1,6 @@
 import type { RequestArrival } from '@governor/signals';
 import { forecastLoad, type LoadForecast } from '../model/forecast-load.ts';
-import { createPoolModel } from '../model/predict-pool.ts';
+import { createPoolModel, type PoolModel } from '../model/predict-pool.ts';
 import { type Sizing, sizePool } from './size-pool.ts';
 
 // A pool's size from its model at the load it will carry: its recent requests (the model), the
@@ -22,16 +22,27 @@ export interface ScalePlanInputs {
   horizonS: number;
   /** Prefill ms per uncached prompt token on an uncontended replica. */
   msPerToken: number;
-  sloMs: number;
+  /** TTFT and e2e objectives (ms); null when not configured (one of them must be). */
+  sloMs: number | null;
+  e2eSloMs: number | null;
   /** Requests that did not fail for reasons other than load. */
   successShare: number;
   usdPerReplicaHour: number | null;
   attainmentTarget: number;
   floor: number;
   ceiling: number;
+  /**
+   * The load sized for, besides today's: the forecast's upper bound (a scale-in, which must hold even
+   * if the load keeps rising as fast as it has been until it is verified; the default) or its lower
+   * bound (a scale-up, which buys replicas for a rise only once the rise is beyond noise — a burst
+   * the short window caught is in the window's own requests already). The uncertainty of the load,
+   * like the model's, is hysteresis.
+   */
+  forecastBound?: 'upper' | 'lower';
 }
 
 export interface ScalePlan {
+  model: PoolModel;
   sizing: Sizing;
   forecast: LoadForecast;
   /** The load sized for, relative to the control window's. */
@@ -51,6 +62,7 @@ export function planScale(i: ScalePlanInputs): ScalePlan | null {
     ratePerS: i.mainRatePerS,
     msPerToken: i.msPerToken,
     sloMs: i.sloMs,
+    e2eSloMs: i.e2eSloMs,
     successShare: i.successShare,
     usdPerReplicaHour: i.usdPerReplicaHour,
   });
@@ -64,8 +76,15 @@ export function planScale(i: ScalePlanInputs): ScalePlan | null {
     },
     i.horizonS,
   );
-  // Sized for the higher of now and the forecast's upper bound.
-  const sizedRate = Math.max(i.fastRatePerS, i.mainRatePerS, forecast.ratePerS + forecast.stdErrPerS);
+  // Sized for the higher of now and the forecast's bound. The lower bound widens the Poisson error
+  // by the sample's own burstiness: a rise a burst can make is no rise to buy replicas for.
+  const sizedRate =
+    i.forecastBound === 'lower'
+      ? Math.max(
+          i.mainRatePerS,
+          forecast.ratePerS - forecast.stdErrPerS * Math.sqrt(dispersion(i.arrivals, i.fastWindowS)),
+        )
+      : Math.max(i.fastRatePerS, i.mainRatePerS, forecast.ratePerS + forecast.stdErrPerS);
   const loadFactor = sizedRate / i.mainRatePerS;
   const sizing = sizePool(model, i.replicas, {
     attainmentTarget: i.attainmentTarget,
@@ -73,7 +92,7 @@ export function planScale(i: ScalePlanInputs): ScalePlan | null {
     floor: i.floor,
     ceiling: i.ceiling,
   });
-  return { sizing, forecast, loadFactor };
+  return { model, sizing, forecast, loadFactor };
 }
 
 /** Requests/s of the sample: its count over the time it spans; null under two requests. */
@@ -81,4 +100,36 @@ function arrivalRatePerS(arrivals: readonly RequestArrival[]): number | null {
   if (arrivals.length < 2) return null;
   const spanMs = arrivals.at(-1)!.arriveMs - arrivals[0]!.arriveMs;
   return spanMs > 0 ? ((arrivals.length - 1) * 1000) / spanMs : null;
+}
+
+/**
+ * Index of dispersion of the sample's arrivals: the variance of its counts per short window around
+ * their linear trend, over their mean (1 for Poisson arrivals, a ramp included; more for bursts).
+ * Never below 1; 1 with fewer than three whole short windows.
+ */
+export function dispersion(arrivals: readonly RequestArrival[], binS: number): number {
+  if (arrivals.length < 2 || !(binS > 0)) return 1;
+  const origin = arrivals[0]!.arriveMs;
+  const bins = Math.floor((arrivals.at(-1)!.arriveMs - origin) / (binS * 1000));
+  if (bins < 3) return 1;
+  const counts = new Float64Array(bins);
+  for (const a of arrivals) {
+    const b = Math.floor((a.arriveMs - origin) / (binS * 1000));
+    if (b < bins) counts[b]! += 1;
+  }
+  // Least-squares line through (bin, count); the residuals' variance over the mean count.
+  const meanX = (bins - 1) / 2;
+  let meanY = 0;
+  for (const c of counts) meanY += c / bins;
+  if (meanY <= 0) return 1;
+  let sxy = 0;
+  let sxx = 0;
+  for (let x = 0; x < bins; x++) {
+    sxy += (x - meanX) * (counts[x]! - meanY);
+    sxx += (x - meanX) ** 2;
+  }
+  const slope = sxy / sxx;
+  let sse = 0;
+  for (let x = 0; x < bins; x++) sse += (counts[x]! - meanY - slope * (x - meanX)) ** 2;
+  return Math.max(1, sse / (bins - 2) / meanY);
 }

@@ -1,11 +1,13 @@
 import type { PoolModel, PoolPrediction } from '../model/predict-pool.ts';
 
 // Scale = the cheapest feasible replica count. Feasible: the predicted share of requests within the
-// SLO reaches the attainment target — or, when the prompts themselves make the target unreachable
-// (prompts that miss the SLO on an idle replica), what is attainable at all. The model's uncertainty
-// decides how sure "feasible" must be, and that band is the hysteresis: a pool is scaled up only
-// when even the optimistic prediction says its count is short, and in only to a count whose
-// pessimistic prediction still holds. Between the two, it stays.
+// SLO (TTFT and e2e) reaches the attainment target — or, when the requests themselves make the target
+// unreachable (prompts that miss the TTFT SLO on an idle replica, requests whose e2e misses its SLO
+// with no queueing at all), what is attainable at all: replicas are not bought for requests that no
+// replica count brings within the SLO. The model's uncertainty decides how sure "feasible" must be,
+// and that band is the hysteresis: a pool is scaled up only when even the optimistic prediction says
+// its count is short, and in only to a count whose pessimistic prediction still holds. Between the
+// two, it stays.
 
 export interface SizingGoal {
   /** Share of requests within the SLO the fleet must reach (the objective's constraint). */
@@ -23,6 +25,12 @@ export interface Sizing {
   surely: number;
   /** Fewest replicas whose optimistic prediction (share + uncertainty) reaches it. */
   plausibly: number;
+  /**
+   * Fewest replicas whose point prediction reaches it, or — when none up to the ceiling does — the
+   * fewest whose prediction equals the ceiling's (replicas past it add no request within the SLO).
+   * What a scale-up asks for: between `plausibly` and `surely`.
+   */
+  sufficient: number;
   /** What the pool should have: `current` when it lies in [plausibly, surely], else the nearer bound. */
   desired: number;
   before: PoolPrediction;
@@ -51,11 +59,18 @@ export function sizePool(model: PoolModel, current: number, goal: SizingGoal): S
   });
   const lowest = plausibly ?? ceiling;
   const highest = Math.max(lowest, surely ?? ceiling);
+  const atCeiling = model.predict(highest, f).withinSloShare;
+  const reaching =
+    fewest(floor, highest, (n) => model.predict(n, f).withinSloShare >= required - 1e-12) ??
+    fewest(floor, highest, (n) => model.predict(n, f).withinSloShare >= atCeiling - 1e-12) ??
+    highest;
+  const sufficient = Math.min(highest, Math.max(lowest, reaching));
   const desired = Math.min(highest, Math.max(lowest, Math.min(ceiling, Math.max(floor, current))));
   return {
     required,
     surely: highest,
     plausibly: lowest,
+    sufficient,
     desired,
     before: model.predict(Math.max(1, current), f),
     after: model.predict(desired, f),

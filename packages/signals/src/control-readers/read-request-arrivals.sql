@@ -1,7 +1,8 @@
 -- The requests each pool served whose trace ended in (from_ns, at_ns], the newest $max_per_pool of
 -- them (a contiguous stretch, so the replay sees every arrival in it): when each reached the pool's
--- queue, its TTFT and its uncached prompt tokens. The scale-in check replays them on fewer replicas
--- (replay-prefill-queue.ts).
+-- queue, its TTFT, its end-to-end latency, the queue wait it measured, its uncached prompt tokens
+-- and its task. The control loop's pool model replays them on other replica counts
+-- (packages/control/src/model/predict-pool.ts).
 --
 -- Both orders are total over what the replay reads: requests that reach a queue at the same instant
 -- are served in the order of their other columns, never in the order the rows happen to be stored
@@ -13,6 +14,9 @@ WITH requests AS (
     -- TTFT is what came before the queue (gateway, router, cache), then queueing, then prefill.
     start_ns + CAST(round(greatest(0, ttft_ms - coalesce(ttft_hop_queue_ms, 0) - ttft_hop_prefill_ms) * 1e6) AS BIGINT) AS arrive_ns,
     ttft_ms,
+    e2e_ms,
+    ttft_hop_queue_ms AS queue_ms,
+    task_key,
     greatest(input_tokens - coalesce(cached_tokens, 0), 1) AS uncached_tokens
   FROM request_facts
   WHERE pool IS NOT NULL
@@ -22,14 +26,14 @@ WITH requests AS (
     AND end_ns > $from_ns
     AND end_ns <= $at_ns
 )
-SELECT pool, arrive_ns, ttft_ms, uncached_tokens
+SELECT pool, arrive_ns, ttft_ms, e2e_ms, queue_ms, task_key, uncached_tokens
 FROM (
   SELECT
     *,
     row_number() OVER (
-      PARTITION BY pool ORDER BY start_ns DESC, arrive_ns DESC, uncached_tokens DESC, ttft_ms DESC
+      PARTITION BY pool ORDER BY start_ns DESC, arrive_ns DESC, uncached_tokens DESC, ttft_ms DESC, e2e_ms DESC, queue_ms DESC
     ) AS newest
   FROM requests
 )
 WHERE newest <= $max_per_pool
-ORDER BY pool, arrive_ns, uncached_tokens, ttft_ms
+ORDER BY pool, arrive_ns, uncached_tokens, ttft_ms, e2e_ms, queue_ms

@@ -8,6 +8,16 @@ export interface RequestArrival {
   /** When it reached the pool's queue, in ms since the first arrival of its pool's sample. */
   arriveMs: number;
   ttftMs: number;
+  /** Its end-to-end latency (ms); absent where a producer does not give it (then e2e is not judged). */
+  e2eMs?: number;
+  /** The wait it measured before its prefill started (ms); absent when its spans do not say. */
+  queueMs?: number;
+  /**
+   * Its task (workflow, conversation, or the request alone), as the index in its pool's list of the
+   * task's first request there: requests with the same index belong to one task. An index, not an id,
+   * so the same telemetry under other ids reads the same.
+   */
+  task?: number;
   uncachedTokens: number;
 }
 
@@ -32,6 +42,9 @@ export function createRequestArrivalsReader(
       pool: string;
       arrive_ns: bigint;
       ttft_ms: number;
+      e2e_ms: number;
+      queue_ms: number | null;
+      task_key: bigint;
       uncached_tokens: number;
     }>(SQL, {
       from_ns: atNs - BigInt(Math.round(windowMs)) * 1_000_000n,
@@ -40,15 +53,22 @@ export function createRequestArrivalsReader(
     });
     const out = new Map<string, RequestArrival[]>();
     const firstNs = new Map<string, bigint>();
+    const taskIndex = new Map<string, number>();
     for (const r of rows) {
       const arriveNs = BigInt(r.arrive_ns);
       const origin = firstNs.get(r.pool) ?? arriveNs;
       firstNs.set(r.pool, origin);
       const list = out.get(r.pool) ?? [];
       out.set(r.pool, list);
+      const taskId = `${r.pool}\u0000${String(r.task_key)}`;
+      const task = taskIndex.get(taskId) ?? list.length;
+      taskIndex.set(taskId, task);
       list.push({
         arriveMs: Number(arriveNs - origin) / 1e6,
         ttftMs: Number(r.ttft_ms),
+        e2eMs: Number(r.e2e_ms),
+        ...(r.queue_ms === null ? {} : { queueMs: Number(r.queue_ms) }),
+        task,
         uncachedTokens: Number(r.uncached_tokens),
       });
     }
