@@ -70,6 +70,8 @@ export interface IngestLoad {
   readonly failures: string[];
   /** Ack count observed so far; compare before/after a window to prove ingest kept going. */
   ackedRequests(): number;
+  /** Answers of 503/429 with Retry-After (back-pressure), each retried after the time it named. */
+  refusedRequests(): number;
   stop(): Promise<void>;
 }
 
@@ -83,6 +85,7 @@ export function startIngestLoad(
   let acked = 0;
   let requests = 0;
   let sequence = 0;
+  let refused = 0;
   const failures: string[] = [];
   const lane = async () => {
     while (!stopped) {
@@ -95,17 +98,32 @@ export function startIngestLoad(
           idPrefix: n.toString(16).padStart(8, '0'),
         }),
       );
-      const response = await fetch(`${url}/v1/traces`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-protobuf', authorization: `Bearer ${TEST_TOKENS.ingest}` },
-        body: Buffer.from(body),
-      });
-      const bytes = Buffer.from(await response.arrayBuffer());
-      // An ExportTraceServiceResponse without partial_success is empty.
-      if (response.status === 200 && bytes.length === 0) {
-        acked += spansPerRequest;
-        requests++;
-      } else failures.push(`HTTP ${response.status} (${bytes.length} bytes) for batch ${n}`);
+      for (;;) {
+        const response = await fetch(`${url}/v1/traces`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/x-protobuf',
+            authorization: `Bearer ${TEST_TOKENS.ingest}`,
+          },
+          body: Buffer.from(body),
+        });
+        const bytes = Buffer.from(await response.arrayBuffer());
+        const retryAfterS = Number(response.headers.get('retry-after') ?? Number.NaN);
+        // Back-pressure, taken as an OTLP exporter takes it: wait as told, send the same batch again.
+        // (Once stopped, a refused batch is dropped: it was never acknowledged.)
+        if ((response.status === 503 || response.status === 429) && retryAfterS > 0) {
+          refused++;
+          if (stopped) break;
+          await new Promise((resolve) => setTimeout(resolve, retryAfterS * 1000));
+          continue;
+        }
+        // An ExportTraceServiceResponse without partial_success is empty.
+        if (response.status === 200 && bytes.length === 0) {
+          acked += spansPerRequest;
+          requests++;
+        } else failures.push(`HTTP ${response.status} (${bytes.length} bytes) for batch ${n}`);
+        break;
+      }
     }
   };
   const lanes = Array.from({ length: options.concurrency }, lane);
@@ -114,6 +132,7 @@ export function startIngestLoad(
       return acked;
     },
     failures,
+    refusedRequests: () => refused,
     ackedRequests: () => requests,
     async stop() {
       stopped = true;
