@@ -38,8 +38,15 @@ import type { IngestPipeline } from './otlp/ingest-pipeline.ts';
 import { createIngestStageMetricsProvider } from './otlp/ingest-stage-metrics.ts';
 import { otlpHttpPlugin } from './otlp/otlp-http-plugin.ts';
 
-/** How long an idle keep-alive connection stays open (announced as `Keep-Alive: timeout=72`). */
-export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+/**
+ * How long an idle keep-alive connection stays open (announced as `Keep-Alive: timeout=120`). It must
+ * outlast the idle timeout of the clients that send to Governor, or a client reuses a connection just
+ * as the server closes it and the export fails with ECONNRESET: the OpenTelemetry Collector's HTTP
+ * exporters keep idle connections 90 s (confighttp's `idle_conn_timeout`, Go's
+ * `http.DefaultTransport.IdleConnTimeout`), and Node's agent (v20, lib/_http_agent.js
+ * `keepSocketAlive`) honours the announced timeout only when the agent has a `timeout` of its own.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 120_000;
 
 /** Limits on the HTTP listener: slow or idle clients must not hold connections for good. */
 export interface HttpLimits {
@@ -101,9 +108,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       );
       server.maxConnections = limits.maxConnections;
       // Fastify sets 72 s only on servers it creates itself; Node's default is 5 s, and a client that
-      // reuses a connection just as the server closes it gets ECONNRESET. Clients close idle
-      // connections 1 s before the announced timeout (Node's agent) — too thin a margin for a
-      // busy client: the soak's load generator saw ECONNRESETs on reused sockets.
+      // reuses a connection just as the server closes it gets ECONNRESET (KEEP_ALIVE_TIMEOUT_MS).
       server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
       return server;
     },

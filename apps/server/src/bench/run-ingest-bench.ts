@@ -7,6 +7,7 @@ import { createHopClassifier, decodeTraceRequestProtobuf, normalizeTraceRequest 
 import { measureAppendRate } from '@governor/store';
 import { type RunningGovernor, startGovernor } from '../start-governor.ts';
 import { createBatchSource } from './create-batch-source.ts';
+import { IDLE_SOCKET_TIMEOUT_MS } from './soak-run.ts';
 import {
   type GovernorProcess,
   type ThreadCpu,
@@ -187,7 +188,11 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
 
   try {
     const target = new URL('/v1/traces', url);
-    const agent = new Agent({ keepAlive: true, maxSockets: options.clients });
+    const agent = new Agent({
+      keepAlive: true,
+      maxSockets: options.clients,
+      timeout: IDLE_SOCKET_TIMEOUT_MS,
+    });
     const token = process.env.GOVERNOR_TOKEN;
     const send = (body: Buffer) =>
       new Promise<{ status: number; retryAfterS: number }>((resolve, reject) => {

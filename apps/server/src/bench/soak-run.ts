@@ -5,6 +5,14 @@ import { join } from 'node:path';
 import { createSoakBatchSource } from './soak-batch-source.ts';
 import { type GovernorProcess, spawnGovernorProcess } from './spawn-governor-process.ts';
 
+/**
+ * The load generators close a connection idle this long, well before the server does
+ * (KEEP_ALIVE_TIMEOUT_MS): Node's agent keeps idle sockets for good unless given a `timeout`, and a
+ * request sent on one the server has just closed fails with ECONNRESET (the 10-minute soak lost 18
+ * requests that way, 72 s after a latency spike had opened extra connections).
+ */
+export const IDLE_SOCKET_TIMEOUT_MS = 30_000;
+
 // `governor bench soak`: measures ingest capacity briefly, then holds a fixed fraction of it for
 // N minutes against a Governor child process with the control loop, alerts and retention running,
 // and reports memory over time, ack latency per interval and acknowledged vs stored spans.
@@ -406,7 +414,7 @@ interface PostResult {
 }
 
 function createClient(url: string) {
-  const agent = new Agent({ keepAlive: true, maxSockets: MAX_IN_FLIGHT });
+  const agent = new Agent({ keepAlive: true, maxSockets: MAX_IN_FLIGHT, timeout: IDLE_SOCKET_TIMEOUT_MS });
   const { hostname, port } = new URL(url);
   return {
     post(body: Buffer): Promise<PostResult> {
