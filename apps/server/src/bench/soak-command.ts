@@ -21,7 +21,13 @@ export async function runBenchSoakCommand(args: ParsedArgs): Promise<number> {
   const lines = [
     '',
     `capacity ${r.capacitySpansPerS.toLocaleString('en-US')} spans/s with the request rollup keeping up (${r.ingestOnlySpansPerS.toLocaleString('en-US')} acknowledged alone); held ${r.targetSpansPerS.toLocaleString('en-US')} spans/s for ${r.minutes} min`,
-    `acknowledged ${r.ackedSpans.toLocaleString('en-US')} spans, stored ${r.storedSpans.toLocaleString('en-US')}, lost ${r.lostSpans}; refused requests ${r.refusedRequests}, failed ${r.failedRequests}${
+    `acknowledged ${r.ackedSpans.toLocaleString('en-US')} spans, stored ${r.storedSpans.toLocaleString('en-US')}, lost ${r.lostSpans}; refused requests ${r.refusedRequests}${
+      r.refusedRequests > 0
+        ? ` (${Object.entries(r.refusalReasons)
+            .map(([k, n]) => `${n}× ${k}`)
+            .join(', ')})`
+        : ''
+    }, failed ${r.failedRequests}${
       r.failedRequests > 0
         ? ` (${Object.entries(r.failureReasons)
             .map(([k, n]) => `${n}× ${k}`)

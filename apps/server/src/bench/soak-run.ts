@@ -71,6 +71,8 @@ export interface SoakResult {
   storedSpans: number;
   lostSpans: number;
   refusedRequests: number;
+  /** Why requests were refused (the error code of the 429/503 answer), with counts. */
+  refusalReasons: Record<string, number>;
   failedRequests: number;
   /** Why requests failed (HTTP status or socket error code), with counts. */
   failureReasons: Record<string, number>;
@@ -172,6 +174,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const allLatencies: number[] = [];
     let acked = 0;
     let refused = 0;
+    const refusalReasons = new Map<string, number>();
     let failed = 0;
     let inFlight = 0;
     let skipped = 0;
@@ -238,6 +241,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
             } else if (r.status === 429 || r.status === 503) {
               refused++;
               windowRefused++;
+              const reason = r.code ?? `HTTP ${r.status}`;
+              refusalReasons.set(reason, (refusalReasons.get(reason) ?? 0) + 1);
             } else {
               failed++;
               noteFailure(`HTTP ${r.status}`);
@@ -363,6 +368,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       storedSpans: stored,
       lostSpans: expected - stored,
       refusedRequests: refused,
+      refusalReasons: Object.fromEntries(refusalReasons),
       failedRequests: failed,
       failureReasons: Object.fromEntries(failures),
       skippedRequests: skipped,
@@ -411,6 +417,8 @@ interface PostResult {
   status: number;
   /** An OTLP response without partial_success: every span accepted. */
   empty: boolean;
+  /** The Governor error code of an error answer (`GOV_ERR_…`), else null. */
+  code: string | null;
 }
 
 function createClient(url: string) {
@@ -434,10 +442,19 @@ function createClient(url: string) {
           },
           (res) => {
             let bytes = 0;
+            let text = '';
             res.on('data', (chunk: Buffer) => {
               bytes += chunk.length;
+              // Error answers are small JSON; a 200's protobuf body is only counted.
+              if (res.statusCode !== 200 && text.length < 4096) text += chunk.toString('utf8');
             });
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, empty: bytes === 0 }));
+            res.on('end', () =>
+              resolve({
+                status: res.statusCode ?? 0,
+                empty: bytes === 0,
+                code: /"code":"(GOV_ERR_\w+)"/.exec(text)?.[1] ?? null,
+              }),
+            );
             res.on('error', reject);
           },
         );
