@@ -452,7 +452,8 @@ function createClient(url: string) {
               resolve({
                 status: res.statusCode ?? 0,
                 empty: bytes === 0,
-                code: /"code":"(GOV_ERR_\w+)"/.exec(text)?.[1] ?? null,
+                // The google.rpc.Status message starts with Governor's code (otlpErrorMessage).
+                code: /GOV_ERR_[A-Z_]+/.exec(text)?.[0] ?? null,
               }),
             );
             res.on('error', reject);

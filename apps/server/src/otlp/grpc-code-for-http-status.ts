@@ -5,6 +5,8 @@
 // gRPC itself answers for a message over the size cap; 415 is INVALID_ARGUMENT (the request's
 // encoding is the client's mistake). Retryability stays with the HTTP status (429/502/503/504).
 
+import type { GovernorError } from '../errors.ts';
+
 export const GrpcCode = {
   CANCELLED: 1,
   UNKNOWN: 2,
@@ -41,4 +43,13 @@ const CODE_FOR_STATUS: Readonly<Record<number, number>> = {
 /** The gRPC status code for an HTTP error status; UNKNOWN for one the mapping does not name. */
 export function grpcCodeForHttpStatus(status: number): number {
   return CODE_FOR_STATUS[status] ?? GrpcCode.UNKNOWN;
+}
+
+/**
+ * The `google.rpc.Status` message of an OTLP error: Governor's code first, so an exporter's or the
+ * Collector's log line ("GOV_ERR_INGEST_ROLLUP_BEHIND: the request rollup is …") leads to its row in
+ * docs/errors.md. The Status has no other field an OTLP client reads.
+ */
+export function otlpErrorMessage(error: GovernorError): string {
+  return `${error.code}: ${error.message}`;
 }

@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { encodeExportResponseProtobuf } from '@governor/otlp';
 import { toGovernorError } from '../errors.ts';
-import { grpcCodeForHttpStatus } from './grpc-code-for-http-status.ts';
+import { grpcCodeForHttpStatus, otlpErrorMessage } from './grpc-code-for-http-status.ts';
 import type { IngestPipeline, OtlpSignal } from './ingest-pipeline.ts';
 
 // OTLP/gRPC receiver (TraceService/Export, MetricsService/Export). Messages pass through as raw
@@ -63,7 +63,7 @@ export async function startOtlpGrpcServer(options: OtlpGrpcOptions): Promise<Otl
           if (gov.retryAfterS !== undefined) metadata.set('retry-after', String(gov.retryAfterS));
           callback({
             code: grpcCodeForHttpStatus(gov.statusCode) as grpc.status,
-            details: gov.message,
+            details: otlpErrorMessage(gov),
             metadata,
           });
         },

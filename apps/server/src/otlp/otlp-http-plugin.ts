@@ -6,7 +6,7 @@ import {
   encodeRpcStatusProtobuf,
 } from '@governor/otlp';
 import { GovernorError, toGovernorError } from '../errors.ts';
-import { grpcCodeForHttpStatus } from './grpc-code-for-http-status.ts';
+import { grpcCodeForHttpStatus, otlpErrorMessage } from './grpc-code-for-http-status.ts';
 import type { IngestPipeline, OtlpFormat, OtlpSignal } from './ingest-pipeline.ts';
 import { readBody } from './read-body.ts';
 import { RAW_OPENAPI, type RawOpenApi } from '../api/register-api-reference.ts';
@@ -92,9 +92,10 @@ function sendStatus(request: FastifyRequest, reply: FastifyReply, error: Governo
   // instead of reading it all.
   if (error.statusCode === 413) reply.header('Connection', 'close');
   reply.code(error.statusCode);
+  const message = otlpErrorMessage(error);
   if (formatOf(request.headers['content-type']) === 'protobuf') {
-    reply.type('application/x-protobuf').send(Buffer.from(encodeRpcStatusProtobuf(grpcCode, error.message)));
+    reply.type('application/x-protobuf').send(Buffer.from(encodeRpcStatusProtobuf(grpcCode, message)));
   } else {
-    reply.type('application/json').send(encodeRpcStatusJson(grpcCode, error.message));
+    reply.type('application/json').send(encodeRpcStatusJson(grpcCode, message));
   }
 }
