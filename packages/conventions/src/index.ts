@@ -110,3 +110,4 @@ export type {
   ExportStorage,
   RetentionRunSummary,
 } from './api/storage.ts';
+export { quantileCont, quantileContOfSorted } from './quantile-cont.ts';

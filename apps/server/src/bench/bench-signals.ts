@@ -1,7 +1,12 @@
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type GovernorConfig, type GroupDimension, parseGovernorConfig } from '@governor/conventions';
+import {
+  type GovernorConfig,
+  type GroupDimension,
+  parseGovernorConfig,
+  quantileCont,
+} from '@governor/conventions';
 import { MAX_ARRIVALS_PER_POOL, createRequestArrivalsReader } from '@governor/control';
 import { type Signals, createSignals } from '@governor/signals';
 import { createStore } from '@governor/store';
@@ -231,8 +236,7 @@ async function timeRuns(run: () => Promise<number>, runs: number) {
 }
 
 function percentile(values: readonly number[], q: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0;
+  return values.length === 0 ? 0 : quantileCont(values, q);
 }
 
 function fmt(n: number | undefined): string {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GovernorConfig } from '@governor/conventions';
+import { GovernorConfig, quantileContOfSorted } from '@governor/conventions';
 import { createHopClassifier, decodeTraceRequestProtobuf, normalizeTraceRequest } from '@governor/otlp';
 import { measureAppendRate } from '@governor/store';
 import { type RunningGovernor, startGovernor } from '../start-governor.ts';
@@ -287,7 +287,7 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
       acked,
     );
     latencies.sort((a, b) => a - b);
-    const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0;
+    const q = (p: number) => (latencies.length === 0 ? 0 : quantileContOfSorted(latencies, p));
     const ackedSpansPerS = acked / elapsedS;
     return {
       mode: options.mode,

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { quantileContOfSorted } from '@governor/conventions';
 import { createSoakBatchSource } from './soak-batch-source.ts';
 import { type GovernorProcess, spawnGovernorProcess } from './spawn-governor-process.ts';
 
@@ -525,9 +526,9 @@ async function retentionTotals(url: string) {
   return { runs: Number(runs), exportedSpans: Number(exported), exportFiles: Number(files) };
 }
 
+/** DuckDB's quantile_cont of sorted values, to 0.1 ms; null when there are none. */
 function quantile(sorted: readonly number[], q: number): number | null {
-  if (sorted.length === 0) return null;
-  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! * 10) / 10;
+  return sorted.length === 0 ? null : Math.round(quantileContOfSorted(sorted, q) * 10) / 10;
 }
 
 function formatRow(r: SoakInterval): string {

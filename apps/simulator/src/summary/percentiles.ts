@@ -1,19 +1,14 @@
+import { quantileContOfSorted } from '@governor/conventions';
+
 export interface Percentiles {
   p50: number | null;
   p95: number | null;
   p99: number | null;
 }
 
-/** Linear interpolation between closest ranks (DuckDB's quantile_cont, numpy's default). */
+/** DuckDB's quantile_cont of values sorted ascending (@governor/conventions); null when there are none. */
 export function computeQuantile(sorted: ArrayLike<number>, q: number): number | null {
-  const n = sorted.length;
-  if (n === 0) return null;
-  const position = (n - 1) * q;
-  const lower = Math.floor(position);
-  const upper = Math.ceil(position);
-  const low = sorted[lower]!;
-  const high = sorted[upper]!;
-  return low + (high - low) * (position - lower);
+  return sorted.length === 0 ? null : quantileContOfSorted(sorted, q);
 }
 
 export function computePercentiles(values: readonly number[]): Percentiles {

@@ -1,5 +1,5 @@
 import type { RequestArrival } from '@governor/signals';
-import { quantileCont } from '../model/quantile-cont.ts';
+import { quantileCont } from '@governor/conventions';
 
 // Would N−k replicas hold the SLO? Not a question the mean load answers: a vLLM replica prefills in
 // arrival order (chunked prefill gives the batch's token budget to the oldest prompt first), so one

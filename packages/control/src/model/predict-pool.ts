@@ -1,6 +1,6 @@
 import type { RequestArrival } from '@governor/signals';
 import { replayPrefillWaits } from '../detectors/replay-prefill-queue.ts';
-import { quantileCont } from './quantile-cont.ts';
+import { quantileCont } from '@governor/conventions';
 
 export { quantileCont };
 
