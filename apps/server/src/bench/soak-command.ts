@@ -36,7 +36,7 @@ export async function runBenchSoakCommand(args: ParsedArgs): Promise<number> {
     }, skipped (64 in flight) ${r.skippedRequests}`,
     `retention: ${r.retention.runs} runs exported ${r.retention.exportedSpans.toLocaleString('en-US')} spans to ${r.retention.exportFiles} Parquet files during the run`,
     `server RSS: ${r.rss.startMiB} MiB at the start of the hold, ${r.rss.endMiB} MiB at the end, max sampled ${r.rss.maxMiB} MiB, peak ${r.rss.peakMiB ?? '–'} MiB`,
-    `ack latency over the hold: p50 ${r.ack.p50Ms} ms, p99 ${r.ack.p99Ms} ms, max ${r.ack.maxMs} ms`,
+    `ack latency over the hold: p50 ${r.ack.p50Ms} ms, p99 ${r.ack.p99Ms} ms, max ${r.ack.maxMs} ms (the load generator's own event-loop delay: p99 ${r.clientLoopDelay.p99Ms} ms, max ${r.clientLoopDelay.maxMs} ms)`,
     ...(r.heavyReads
       ? [
           `heavy reads during the hold: ${r.heavyReads.count} answered (p50 ${r.heavyReads.p50Ms?.toFixed(0) ?? '–'} ms, max ${r.heavyReads.maxMs?.toFixed(0) ?? '–'} ms), ${r.heavyReads.failed} failed${

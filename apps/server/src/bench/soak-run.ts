@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { quantileContOfSorted } from '@governor/conventions';
 import { createSoakBatchSource } from './soak-batch-source.ts';
@@ -82,6 +83,11 @@ export interface SoakResult {
   retention: { runs: number; exportedSpans: number; exportFiles: number };
   rss: { startMiB: number; endMiB: number; maxMiB: number; peakMiB: number | null };
   ack: { p50Ms: number | null; p99Ms: number | null; maxMs: number | null };
+  /**
+   * The load generator's own event-loop delay over the hold (p99 and max, ms): an ack latency is
+   * the server's only when this stays small; a stalled client adds its stall to every ack it times.
+   */
+  clientLoopDelay: { p99Ms: number; maxMs: number };
   /** From SIGTERM to exit after the hold: flush, final checkpoint, close. */
   shutdownMs: number;
   shutdownExit: number | string;
@@ -187,6 +193,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const failures = new Map<string, number>();
     const noteFailure = (reason: string) => failures.set(reason, (failures.get(reason) ?? 0) + 1);
     const started = performance.now();
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
     const end = started + options.minutes * 60_000;
     let due = started;
     let nextSample = started + options.intervalSeconds * 1000;
@@ -326,6 +334,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     }, 120_000).catch(() => undefined);
     const retention = await retentionTotals(g.url);
     const sortedAll = allLatencies.sort((a, b) => a - b);
+    loopDelay.disable();
     const memory = g.memory();
     const endRss = rssMiB();
     const endLoad = loadavg()[0]!;
@@ -379,6 +388,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         endMiB: Math.round(endRss),
         maxMiB: Math.max(Math.round(startRss), ...intervals.map((i) => i.rssMiB)),
         peakMiB: memory ? Math.round(memory.peakRssBytes / 1024 / 1024) : null,
+      },
+      clientLoopDelay: {
+        p99Ms: Math.round(loopDelay.percentile(99) / 1e5) / 10,
+        maxMs: Math.round(loopDelay.max / 1e5) / 10,
       },
       ack: {
         p50Ms: quantile(sortedAll, 0.5),
