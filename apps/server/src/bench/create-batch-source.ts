@@ -132,7 +132,7 @@ function offsetsOf(buffer: Buffer, needles: readonly Buffer[], skip: number): nu
  * Where the last 8 characters of each task, conversation and workflow id sit in the encoded
  * request. The ids must stay distinct once those characters are replaced (checked here).
  */
-function taskIdOffsetsOf(request: DecodedTraceRequest, buffer: Buffer): number[] {
+export function taskIdOffsetsOf(request: DecodedTraceRequest, buffer: Buffer): number[] {
   const rows = normalizeTraceRequest(request, { classifier: createHopClassifier(), aliases: {} }).rows;
   const traceIds = new Set(rows.map((r) => r.traceId));
   const ids = new Set<string>();

@@ -21,4 +21,24 @@ describe('createSoakBatchSource', () => {
     expect(first(b) - first(a)).toBe(60_000_000_000n);
     expect(a.every((s) => s.endNs > s.startNs)).toBe(true);
   });
+
+  it('gives every batch its own conversations, so a task does not gather requests from every batch', () => {
+    const source = createSoakBatchSource(40, 7);
+    const conversations = (index: number) =>
+      new Set(
+        decodeTraceRequestProtobuf(source.batch(index, 1_800_000_000_000_000_000n)).resourceSpans.flatMap(
+          (rs) =>
+            rs.scopeSpans.flatMap((ss) =>
+              ss.spans.flatMap((s) => {
+                const id = s.attributes['gen_ai.conversation.id'];
+                return typeof id === 'string' ? [id] : [];
+              }),
+            ),
+        ),
+      );
+    const first = conversations(1);
+    expect(first.size).toBeGreaterThan(0);
+    // Batches 1 and 9 are copies of the same template.
+    for (const id of conversations(9)) expect(first.has(id)).toBe(false);
+  });
 });

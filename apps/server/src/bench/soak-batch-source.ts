@@ -1,10 +1,15 @@
 import { encodeTraceRequestProtobuf } from '@governor/otlp';
 import { SPANS_PER_TRACE, syntheticTraceRequest } from '@governor/otlp/fixtures';
+import { taskIdOffsetsOf } from './create-batch-source.ts';
 
-// Pre-encoded OTLP protobuf batches whose trace ids and timestamps are rewritten in place, so a
-// soak can send realistic traffic for hours at the cost of a memcpy per batch: every batch gets
-// unique trace ids (bytes 0–3 batch number, 4–7 run nonce) and event times that follow the wall
-// clock (the control loop, alerts and retention all run on event time).
+// Pre-encoded OTLP protobuf batches whose trace ids, task ids and timestamps are rewritten in place,
+// so a soak can send realistic traffic for hours at the cost of a memcpy per batch: every batch gets
+// unique trace ids (bytes 0–3 batch number, 4–7 run nonce), its own task (conversation) ids (their
+// last 8 characters are the batch number, as in create-batch-source.ts) and event times that follow
+// the wall clock (the control loop, alerts and retention all run on event time). Without the task
+// ids, the 1,000 conversations of the templates gathered a request from every 8th batch: after
+// 1.2M spans each had 300 requests, and every rollup refresh recomputed nearly all of them (the
+// refresh's CPU per span doubled from the first 600k spans to the next).
 
 const TEMPLATES = 8;
 
@@ -13,6 +18,7 @@ interface Template {
   traceIdOffsets: number[];
   /** Offsets of Span.start_time_unix_nano / end_time_unix_nano (fixed64) and their encoded values. */
   times: { at: number; ns: bigint }[];
+  taskIdOffsets: number[];
   baseNs: bigint;
 }
 
@@ -61,7 +67,7 @@ export function createSoakBatchSource(spansPerBatch: number, runNonce: number): 
         }
       }
     }
-    templates.push({ bytes, traceIdOffsets, times, baseNs });
+    templates.push({ bytes, traceIdOffsets, times, baseNs, taskIdOffsets: taskIdOffsetsOf(request, buffer) });
   }
   return {
     spansPerBatch: Math.max(1, Math.ceil(spansPerBatch / SPANS_PER_TRACE)) * SPANS_PER_TRACE,
@@ -72,6 +78,8 @@ export function createSoakBatchSource(spansPerBatch: number, runNonce: number): 
         out.writeUInt32BE(index >>> 0, at);
         out.writeUInt32BE(runNonce >>> 0, at + 4);
       }
+      const suffix = (index >>> 0).toString(16).padStart(8, '0');
+      for (const at of template.taskIdOffsets) out.write(suffix, at, 'latin1');
       const shift = startNs - template.baseNs;
       for (const { at, ns } of template.times) out.writeBigUInt64LE(ns + shift, at);
       return out;
