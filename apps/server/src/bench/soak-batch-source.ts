@@ -67,7 +67,14 @@ export function createSoakBatchSource(spansPerBatch: number, runNonce: number): 
         }
       }
     }
-    templates.push({ bytes, traceIdOffsets, times, baseNs, taskIdOffsets: taskIdOffsetsOf(request, buffer) });
+    templates.push({
+      bytes,
+      traceIdOffsets,
+      times,
+      baseNs,
+      // Conversation ids that then coincide within a batch are one conversation of a few requests.
+      taskIdOffsets: taskIdOffsetsOf(request, buffer, false),
+    });
   }
   return {
     spansPerBatch: Math.max(1, Math.ceil(spansPerBatch / SPANS_PER_TRACE)) * SPANS_PER_TRACE,
