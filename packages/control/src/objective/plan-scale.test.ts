@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RequestArrival } from '@governor/signals';
-import { dispersion, planScale, type ScalePlanInputs } from './plan-scale.ts';
+import { planScale, type ScalePlanInputs } from './plan-scale.ts';
 
 const MS_PER_TOKEN = 0.1;
 const TOKENS = 1500; // 150 ms of prefill: one replica prefills about 6.7 requests/s
@@ -64,33 +64,5 @@ describe('planScale', () => {
   it('has nothing to say without a rate', () => {
     expect(planScale({ ...inputs(ramp(8, 8), 8, 8), mainRatePerS: 0 })).toBeNull();
     expect(planScale({ ...inputs([], 8, 8) })).toBeNull();
-  });
-});
-
-describe('dispersion', () => {
-  const at = (times: number[]): RequestArrival[] =>
-    times.map((arriveMs) => ({ arriveMs, uncachedTokens: 100, ttftMs: 50 }));
-
-  it('reads a steady load and a steady ramp as no burstier than Poisson, and bursts as burstier', () => {
-    expect(dispersion(ramp(8, 8), 60)).toBe(1);
-    expect(dispersion(ramp(4, 12), 60)).toBeLessThan(1.5);
-    // 1,200 requests in five minutes, in four 5-second bursts: minutes of 600, 0, 300, 0 and 300.
-    const burstAt = [5_000, 30_000, 130_000, 250_000];
-    const bursts = at([
-      ...Array.from({ length: 1200 }, (_, i) => burstAt[Math.floor(i / 300)]! + (i % 300) * 16),
-      299_000,
-    ]);
-    expect(dispersion(bursts, 60)).toBeGreaterThan(10);
-  });
-
-  it('sizes a scale-up for less of a rise when the requests come in bursts', () => {
-    // Both seen as rising from 6 to 10 requests/s; the first steadily, the second in a burst every
-    // two minutes.
-    const steady = planScale({ ...inputs(ramp(6, 10), 6, 10), forecastBound: 'lower' })!;
-    const times = ramp(6, 10).map((a) => a.arriveMs);
-    const bursty = at(times.map((t) => Math.floor(t / 120_000) * 120_000 + (t % 120_000) / 6));
-    const burst = planScale({ ...inputs(bursty, 6, 10), forecastBound: 'lower' })!;
-    expect(steady.loadFactor).toBeGreaterThan(1);
-    expect(burst.loadFactor).toBeLessThan(steady.loadFactor);
   });
 });

@@ -31,14 +31,6 @@ export interface ScalePlanInputs {
   attainmentTarget: number;
   floor: number;
   ceiling: number;
-  /**
-   * The load sized for, besides today's: the forecast's upper bound (a scale-in, which must hold even
-   * if the load keeps rising as fast as it has been until it is verified; the default) or its lower
-   * bound (a scale-up, which buys replicas for a rise only once the rise is beyond noise — a burst
-   * the short window caught is in the window's own requests already). The uncertainty of the load,
-   * like the model's, is hysteresis.
-   */
-  forecastBound?: 'upper' | 'lower';
 }
 
 export interface ScalePlan {
@@ -76,15 +68,9 @@ export function planScale(i: ScalePlanInputs): ScalePlan | null {
     },
     i.horizonS,
   );
-  // Sized for the higher of now and the forecast's bound. The lower bound widens the Poisson error
-  // by the sample's own burstiness: a rise a burst can make is no rise to buy replicas for.
-  const sizedRate =
-    i.forecastBound === 'lower'
-      ? Math.max(
-          i.mainRatePerS,
-          forecast.ratePerS - forecast.stdErrPerS * Math.sqrt(dispersion(i.arrivals, i.fastWindowS)),
-        )
-      : Math.max(i.fastRatePerS, i.mainRatePerS, forecast.ratePerS + forecast.stdErrPerS);
+  // Sized for the highest of now and the forecast's upper bound: a scale-in must hold even if the
+  // load keeps rising as fast as it has been until it is verified.
+  const sizedRate = Math.max(i.fastRatePerS, i.mainRatePerS, forecast.ratePerS + forecast.stdErrPerS);
   const loadFactor = sizedRate / i.mainRatePerS;
   const sizing = sizePool(model, i.replicas, {
     attainmentTarget: i.attainmentTarget,
@@ -100,36 +86,4 @@ function arrivalRatePerS(arrivals: readonly RequestArrival[]): number | null {
   if (arrivals.length < 2) return null;
   const spanMs = arrivals.at(-1)!.arriveMs - arrivals[0]!.arriveMs;
   return spanMs > 0 ? ((arrivals.length - 1) * 1000) / spanMs : null;
-}
-
-/**
- * Index of dispersion of the sample's arrivals: the variance of its counts per short window around
- * their linear trend, over their mean (1 for Poisson arrivals, a ramp included; more for bursts).
- * Never below 1; 1 with fewer than three whole short windows.
- */
-export function dispersion(arrivals: readonly RequestArrival[], binS: number): number {
-  if (arrivals.length < 2 || !(binS > 0)) return 1;
-  const origin = arrivals[0]!.arriveMs;
-  const bins = Math.floor((arrivals.at(-1)!.arriveMs - origin) / (binS * 1000));
-  if (bins < 3) return 1;
-  const counts = new Float64Array(bins);
-  for (const a of arrivals) {
-    const b = Math.floor((a.arriveMs - origin) / (binS * 1000));
-    if (b < bins) counts[b]! += 1;
-  }
-  // Least-squares line through (bin, count); the residuals' variance over the mean count.
-  const meanX = (bins - 1) / 2;
-  let meanY = 0;
-  for (const c of counts) meanY += c / bins;
-  if (meanY <= 0) return 1;
-  let sxy = 0;
-  let sxx = 0;
-  for (let x = 0; x < bins; x++) {
-    sxy += (x - meanX) * (counts[x]! - meanY);
-    sxx += (x - meanX) ** 2;
-  }
-  const slope = sxy / sxx;
-  let sse = 0;
-  for (let x = 0; x < bins; x++) sse += (counts[x]! - meanY - slope * (x - meanX)) ** 2;
-  return Math.max(1, sse / (bins - 2) / meanY);
 }

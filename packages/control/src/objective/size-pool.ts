@@ -25,12 +25,6 @@ export interface Sizing {
   surely: number;
   /** Fewest replicas whose optimistic prediction (share + uncertainty) reaches it. */
   plausibly: number;
-  /**
-   * Fewest replicas whose point prediction reaches it, or — when none up to the ceiling does — the
-   * fewest whose prediction equals the ceiling's (replicas past it add no request within the SLO).
-   * What a scale-up asks for: between `plausibly` and `surely`.
-   */
-  sufficient: number;
   /** What the pool should have: `current` when it lies in [plausibly, surely], else the nearer bound. */
   desired: number;
   before: PoolPrediction;
@@ -59,18 +53,11 @@ export function sizePool(model: PoolModel, current: number, goal: SizingGoal): S
   });
   const lowest = plausibly ?? ceiling;
   const highest = Math.max(lowest, surely ?? ceiling);
-  const atCeiling = model.predict(highest, f).withinSloShare;
-  const reaching =
-    fewest(floor, highest, (n) => model.predict(n, f).withinSloShare >= required - 1e-12) ??
-    fewest(floor, highest, (n) => model.predict(n, f).withinSloShare >= atCeiling - 1e-12) ??
-    highest;
-  const sufficient = Math.min(highest, Math.max(lowest, reaching));
   const desired = Math.min(highest, Math.max(lowest, Math.min(ceiling, Math.max(floor, current))));
   return {
     required,
     surely: highest,
     plausibly: lowest,
-    sufficient,
     desired,
     before: model.predict(Math.max(1, current), f),
     after: model.predict(desired, f),
