@@ -1,5 +1,5 @@
 import { type AlertEngine, createAlertEngine } from '@governor/alerts';
-import { type GovernorConfig, maxAcceptedEventNs } from '@governor/conventions';
+import { type GovernorConfig, maxAcceptedEventNs, maxRollupLagMs } from '@governor/conventions';
 import {
   type ControlEngine,
   createActuatorsFromConfig,
@@ -22,7 +22,7 @@ import { type HttpLimits, buildApp } from './build-app.ts';
 import { type ControlTimeReset, resetControlTime } from './control/reset-control-time.ts';
 import { SELF_SERVICE_NAME, traceIfWorked } from './observability/self-tracing-spans.ts';
 import { startSelfTracing } from './observability/self-tracing.ts';
-import { createRetentionScheduler } from './retention/retention-scheduler.ts';
+import { createRetentionScheduler, yieldToRollup } from './retention/retention-scheduler.ts';
 import { storeOptionsFrom } from './store-options.ts';
 import { type EventBus, createEventBus } from './events/event-bus.ts';
 import { type IngestPipeline, createIngestPipeline } from './otlp/ingest-pipeline.ts';
@@ -126,7 +126,9 @@ export async function startGovernor({ config, logger, env, http }: StartOptions)
     throw error;
   }
   let shuttingDown = false;
-  const retention = createRetentionScheduler(store, config);
+  const retention = createRetentionScheduler(store, config, (signal) =>
+    yieldToRollup(signals, maxRollupLagMs(config.ingest), 60_000, 250, signal),
+  );
   const metrics = createMetricsRegistry((name, error) =>
     log.error({ err: error }, `metrics provider ${name} failed`),
   );

@@ -3,13 +3,15 @@ import { type ParsedArgs, flagNumber, flagString } from '../cli/parse-args.ts';
 import { runSoak } from './soak-run.ts';
 
 export const BENCH_SOAK_USAGE = `governor bench soak [--minutes 10] [--fraction 0.5] [--measure-s 40] [--interval-s 30]
-                    [--batch 500] [--retention-ttl-hours 0.05] [--heavy-reads] [--json FILE]`;
+                    [--rate SPANS_PER_S] [--batch 500] [--retention-ttl-hours 0.05] [--heavy-reads]
+                    [--json FILE]`;
 
 /** `governor bench soak`: prints the interval table and a summary; exit 1 if an acknowledged span is missing. */
 export async function runBenchSoakCommand(args: ParsedArgs): Promise<number> {
   const result = await runSoak({
     minutes: flagNumber(args, 'minutes') ?? 10,
     fraction: flagNumber(args, 'fraction') ?? 0.5,
+    rateSpansPerS: flagNumber(args, 'rate'),
     measureSeconds: flagNumber(args, 'measure-s') ?? 40,
     intervalSeconds: flagNumber(args, 'interval-s') ?? 30,
     spansPerBatch: flagNumber(args, 'batch') ?? 500,
@@ -20,7 +22,9 @@ export async function runBenchSoakCommand(args: ParsedArgs): Promise<number> {
   const r = result;
   const lines = [
     '',
-    `capacity ${r.capacitySpansPerS.toLocaleString('en-US')} spans/s with the request rollup keeping up (${r.ingestOnlySpansPerS.toLocaleString('en-US')} acknowledged alone); held ${r.targetSpansPerS.toLocaleString('en-US')} spans/s for ${r.minutes} min`,
+    r.capacitySpansPerS === null
+      ? `held the given ${r.targetSpansPerS.toLocaleString('en-US')} spans/s for ${r.minutes} min`
+      : `capacity ${r.capacitySpansPerS.toLocaleString('en-US')} spans/s with the request rollup keeping up (${r.ingestOnlySpansPerS?.toLocaleString('en-US')} acknowledged while measuring)${r.capacityWithoutReadsSpansPerS === null ? '' : ` under the heavy reads, ${r.capacityWithoutReadsSpansPerS.toLocaleString('en-US')} without them`}; held ${r.targetSpansPerS.toLocaleString('en-US')} spans/s for ${r.minutes} min`,
     `acknowledged ${r.ackedSpans.toLocaleString('en-US')} spans, stored ${r.storedSpans.toLocaleString('en-US')}, lost ${r.lostSpans}; refused requests ${r.refusedRequests}${
       r.refusedRequests > 0
         ? ` (${Object.entries(r.refusalReasons)
@@ -34,8 +38,8 @@ export async function runBenchSoakCommand(args: ParsedArgs): Promise<number> {
             .join(', ')})`
         : ''
     }, skipped (64 in flight) ${r.skippedRequests}`,
-    `retention: ${r.retention.runs} runs exported ${r.retention.exportedSpans.toLocaleString('en-US')} spans to ${r.retention.exportFiles} Parquet files during the run`,
-    `server RSS: ${r.rss.startMiB} MiB at the start of the hold, ${r.rss.endMiB} MiB at the end, max sampled ${r.rss.maxMiB} MiB, peak ${r.rss.peakMiB ?? '–'} MiB`,
+    `retention: ${r.retention.runs} runs exported ${r.retention.exportedSpans.toLocaleString('en-US')} spans to ${r.retention.exportFiles} Parquet files during the run, in ${r.retention.sliceSeconds} s of slices (longest ${r.retention.maxSliceSeconds} s)${r.retention.slices.length > 0 ? `; slices (s into the hold: rows, s): ${r.retention.slices.map((x) => `${x.atS}: ${x.rows.toLocaleString('en-US')}, ${x.seconds}`).join('; ')}` : ''}`,
+    `server RSS: ${r.rss.startMiB} MiB at the start of the hold, ${r.rss.endMiB} MiB at the end, max sampled ${r.rss.maxMiB} MiB, peak ${r.rss.peakMiB ?? '–'} MiB; over the second half ${r.rss.secondHalfMiBPerMin === null ? '–' : `${r.rss.secondHalfMiBPerMin > 0 ? '+' : ''}${r.rss.secondHalfMiBPerMin}`} MiB/min`,
     `ack latency over the hold: p50 ${r.ack.p50Ms} ms, p99 ${r.ack.p99Ms} ms, max ${r.ack.maxMs} ms (the load generator's own event-loop delay: p99 ${r.clientLoopDelay.p99Ms} ms, max ${r.clientLoopDelay.maxMs} ms)`,
     ...(r.heavyReads
       ? [

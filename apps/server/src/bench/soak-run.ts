@@ -5,6 +5,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { quantileContOfSorted } from '@governor/conventions';
 import { createSoakBatchSource } from './soak-batch-source.ts';
+import { createHeavyReads } from './soak-heavy-reads.ts';
 import { type GovernorProcess, spawnGovernorProcess } from './spawn-governor-process.ts';
 
 /**
@@ -23,6 +24,8 @@ export interface SoakOptions {
   minutes: number;
   /** Share of the measured capacity to hold, e.g. 0.5. */
   fraction: number;
+  /** Hold this many spans/s instead, without measuring capacity (runs at one rate compare). */
+  rateSpansPerS?: number;
   measureSeconds: number;
   intervalSeconds: number;
   spansPerBatch: number;
@@ -61,10 +64,12 @@ export interface SoakInterval {
 }
 
 export interface SoakResult {
-  /** Spans/s that ingest and the request rollup sustain together (acked ÷ (measuring + rollup catch-up)). */
-  capacitySpansPerS: number;
+  /** Spans/s that ingest and the request rollup sustain together (acked ÷ (measuring + rollup catch-up)); null with a given rate. */
+  capacitySpansPerS: number | null;
   /** Spans/s acknowledged while measuring, whether the rollup kept up or not. */
-  ingestOnlySpansPerS: number;
+  ingestOnlySpansPerS: number | null;
+  /** With heavyReads, capacitySpansPerS is measured under the heavy reads; this is without them. */
+  capacityWithoutReadsSpansPerS: number | null;
   targetSpansPerS: number;
   spansPerBatch: number;
   minutes: number;
@@ -80,8 +85,25 @@ export interface SoakResult {
   failureReasons: Record<string, number>;
   /** Requests due but not sent because 64 were in flight: the server fell behind the schedule. */
   skippedRequests: number;
-  retention: { runs: number; exportedSpans: number; exportFiles: number };
-  rss: { startMiB: number; endMiB: number; maxMiB: number; peakMiB: number | null };
+  retention: {
+    runs: number;
+    exportedSpans: number;
+    exportFiles: number;
+    sliceSeconds: number;
+    maxSliceSeconds: number;
+    slices: { atS: number; rows: number; seconds: number }[];
+  };
+  rss: {
+    startMiB: number;
+    endMiB: number;
+    maxMiB: number;
+    peakMiB: number | null;
+    /**
+     * Least-squares slope of the sampled RSS over the hold's second half, MiB per minute: after the
+     * caches have filled, a flat RSS stays near 0 and a leak shows as a steady climb.
+     */
+    secondHalfMiBPerMin: number | null;
+  };
   ack: { p50Ms: number | null; p99Ms: number | null; maxMs: number | null };
   /**
    * The load generator's own event-loop delay over the hold (p99 and max, ms): an ack latency is
@@ -105,12 +127,6 @@ export interface SoakResult {
   /** The machine's 1-minute load average when the hold started and ended (other processes count). */
   loadAverage: { start: number; end: number };
 }
-
-/** What the heavy-read client asks for, in turn: every dimension at once over an hour, and a series. */
-const HEAVY_READS = [
-  '/api/signals?by=tenant,pool,model,priority,workflow_type&window=1h',
-  '/api/signals/series?signal=ttftMs.p95&by=tenant,pool&step=1m',
-];
 
 const ADMIN_TOKEN = `soak-admin-${Math.random().toString(36).slice(2)}-${Date.now()}`;
 const MAX_IN_FLIGHT = 64;
@@ -136,45 +152,62 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       return client.post(source.batch(index, BigInt(Date.now()) * 1_000_000n));
     };
 
-    // 1. Capacity: closed loop, 8 lanes, as fast as acknowledgements come back.
-    log(
-      `measuring ingest capacity for ${options.measureSeconds} s (closed loop, 8 clients, ${source.spansPerBatch} spans/request)…`,
-    );
+    // 1. Capacity: closed loop, 8 lanes, as fast as acknowledgements come back — ingest alone, and
+    // with --heavy-reads once more while the heavy-read client runs, as it will during the hold:
+    // the fraction is of what the server sustains under the hold's own reads.
     let measuredAcked = 0;
-    const measureFailures = new Map<number, number>();
-    const measureEnd = performance.now() + options.measureSeconds * 1000;
-    await Promise.all(
-      Array.from({ length: 8 }, async () => {
-        while (performance.now() < measureEnd) {
-          const r = await send();
-          if (r.status === 200 && r.empty) measuredAcked += source.spansPerBatch;
-          else measureFailures.set(r.status, (measureFailures.get(r.status) ?? 0) + 1);
-        }
-      }),
-    );
-    // Capacity is what ingest and the request rollup sustain together: the rollup (which the reads
-    // and ingest's back-pressure wait for) may still be working through the measurement's spans.
-    const catchUpStarted = performance.now();
-    await waitUntil(async () => rollupCaughtUp(g.url), 600_000);
-    const rollupCatchUpS = (performance.now() - catchUpStarted) / 1000;
-    const ingestOnly = measuredAcked / options.measureSeconds;
-    const capacity = measuredAcked / (options.measureSeconds + rollupCatchUpS);
-    log(
-      `acknowledged ${fmt(ingestOnly)} spans/s; the request rollup needed ${rollupCatchUpS.toFixed(1)} s more to take them in`,
-    );
-    if (capacity === 0) {
-      const statuses = [...measureFailures].map(([status, n]) => `${n}× HTTP ${status}`).join(', ');
-      throw new Error(
-        `no request was acknowledged while measuring (${statuses}); server output:\n${g.output().slice(-4000)}`,
+    const measure = async (label: string) => {
+      log(
+        `measuring ingest capacity${label} for ${options.measureSeconds} s (closed loop, 8 clients, ${source.spansPerBatch} spans/request)…`,
       );
-    }
-    const target = capacity * options.fraction;
+      let acked = 0;
+      const failures = new Map<number, number>();
+      const measureEnd = performance.now() + options.measureSeconds * 1000;
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (performance.now() < measureEnd) {
+            const r = await send();
+            if (r.status === 200 && r.empty) acked += source.spansPerBatch;
+            else failures.set(r.status, (failures.get(r.status) ?? 0) + 1);
+          }
+        }),
+      );
+      measuredAcked += acked;
+      // Capacity is what ingest and the request rollup sustain together: the rollup (which the
+      // reads and ingest's back-pressure wait for) may still be working through the measurement's spans.
+      const catchUpStarted = performance.now();
+      await waitUntil(async () => rollupCaughtUp(g.url), 600_000);
+      const rollupCatchUpS = (performance.now() - catchUpStarted) / 1000;
+      const ingestOnly = acked / options.measureSeconds;
+      const capacity = acked / (options.measureSeconds + rollupCatchUpS);
+      log(
+        `acknowledged ${fmt(ingestOnly)} spans/s; the request rollup needed ${rollupCatchUpS.toFixed(1)} s more to take them in: ${fmt(capacity)} spans/s${label}`,
+      );
+      if (capacity === 0) {
+        const statuses = [...failures].map(([status, n]) => `${n}× HTTP ${status}`).join(', ');
+        throw new Error(
+          `no request was acknowledged while measuring (${statuses}); server output:\n${g.output().slice(-4000)}`,
+        );
+      }
+      // Let the measurement's backlog drain so what follows starts from a steady state.
+      await waitUntil(async () => (await readiness(g.url)).queuedRows === 0, 60_000);
+      return { ingestOnly, capacity };
+    };
+    const given = options.rateSpansPerS;
+    const alone = given === undefined ? await measure('') : null;
+    let readsUntil = Number.POSITIVE_INFINITY;
+    const reads = createHeavyReads(g.url, ADMIN_TOKEN);
+    const readLoop = options.heavyReads ? reads.loop(() => performance.now() < readsUntil) : null;
+    const measured = alone && readLoop ? await measure(' with the heavy reads') : alone;
+    // Only the hold's reads are reported.
+    reads.reset();
+    const target = given ?? measured!.capacity * options.fraction;
     const periodMs = (source.spansPerBatch / target) * 1000;
     log(
-      `capacity ≈ ${fmt(capacity)} spans/s; holding ${Math.round(options.fraction * 100)}% = ${fmt(target)} spans/s (a request every ${periodMs.toFixed(1)} ms) for ${options.minutes} min`,
+      measured
+        ? `capacity ≈ ${fmt(measured.capacity)} spans/s${readLoop ? ` under the heavy reads (${fmt(alone!.capacity)} without)` : ''}; holding ${Math.round(options.fraction * 100)}% = ${fmt(target)} spans/s (a request every ${periodMs.toFixed(1)} ms) for ${options.minutes} min`
+        : `holding the given ${fmt(target)} spans/s (a request every ${periodMs.toFixed(1)} ms) for ${options.minutes} min`,
     );
-    // Let the measurement's backlog drain so the hold starts from a steady state.
-    await waitUntil(async () => (await readiness(g.url)).queuedRows === 0, 60_000);
 
     // 2. Hold: open loop (requests leave on schedule whatever the latency), sampled every interval.
     const intervals: SoakInterval[] = [];
@@ -206,27 +239,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const startLoad = loadavg()[0]!;
     let lastCpu = g.cpu();
     let sampling: Promise<void> = Promise.resolve();
-    const readMs: number[] = [];
-    let readsFailed = 0;
-    const readFailures = new Map<string, number>();
-    const readLoop = options.heavyReads
-      ? (async () => {
-          for (let k = 0; performance.now() < end; k++) {
-            const sentAt = performance.now();
-            const response = await fetch(`${g.url}${HEAVY_READS[k % HEAVY_READS.length]}`, {
-              headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-            }).catch(() => null);
-            const answer = await response?.text().catch(() => '');
-            if (response?.status === 200) readMs.push(performance.now() - sentAt);
-            else {
-              readsFailed++;
-              const code = /"code":"(GOV_ERR_\w+)"/.exec(answer ?? '')?.[1];
-              const reason = `${response ? `HTTP ${response.status}` : 'no answer'}${code ? ` ${code}` : ''} after ${Math.round((performance.now() - sentAt) / 1000)} s`;
-              readFailures.set(reason, (readFailures.get(reason) ?? 0) + 1);
-            }
-          }
-        })()
-      : null;
+    readsUntil = end;
 
     while (performance.now() < end) {
       const now = performance.now();
@@ -332,7 +345,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       stored = await countSpans(g.url);
       return stored >= expected;
     }, 120_000).catch(() => undefined);
-    const retention = await retentionTotals(g.url);
+    const retention = await retentionTotals(g.url, Date.now() - (performance.now() - started));
     const sortedAll = allLatencies.sort((a, b) => a - b);
     loopDelay.disable();
     const memory = g.memory();
@@ -355,21 +368,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       shutdownMs,
       shutdownExit,
       shutdownErrors,
-      heavyReads: readLoop
-        ? {
-            count: readMs.length,
-            failed: readsFailed,
-            failureReasons: Object.fromEntries(readFailures),
-            p50Ms: quantile(
-              readMs.sort((a, b) => a - b),
-              0.5,
-            ),
-            maxMs: quantile(readMs, 1),
-          }
-        : null,
+      heavyReads: readLoop ? reads.summary() : null,
       loadAverage: { start: Math.round(startLoad * 100) / 100, end: Math.round(endLoad * 100) / 100 },
-      capacitySpansPerS: Math.round(capacity),
-      ingestOnlySpansPerS: Math.round(ingestOnly),
+      capacitySpansPerS: measured ? Math.round(measured.capacity) : null,
+      ingestOnlySpansPerS: measured ? Math.round(measured.ingestOnly) : null,
+      capacityWithoutReadsSpansPerS: readLoop && alone ? Math.round(alone.capacity) : null,
       targetSpansPerS: Math.round(target),
       spansPerBatch: source.spansPerBatch,
       minutes: options.minutes,
@@ -388,6 +391,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         endMiB: Math.round(endRss),
         maxMiB: Math.max(Math.round(startRss), ...intervals.map((i) => i.rssMiB)),
         peakMiB: memory ? Math.round(memory.peakRssBytes / 1024 / 1024) : null,
+        secondHalfMiBPerMin: slopePerMin(intervals.filter((i) => i.atS > (options.minutes * 60) / 2)),
       },
       clientLoopDelay: {
         p99Ms: Math.round(loopDelay.percentile(99) / 1e5) / 10,
@@ -531,15 +535,46 @@ async function heapMiB(url: string): Promise<number> {
   return Math.round(Number(line?.split(' ')[1] ?? Number.NaN) / 1024 / 1024);
 }
 
-async function retentionTotals(url: string) {
-  const result = await api<{ rows?: number[][] }>(url, '/api/sql', {
-    sql: "SELECT count(DISTINCT split_part(run_id, '-', 1)), coalesce(sum(rows_exported), 0), coalesce(sum(json_array_length(files)), 0) FROM retention_runs WHERE target = 'spans' AND state = 'published'",
+async function retentionTotals(url: string, holdStartedAtMs: number) {
+  const slices = await api<{ rows?: [string, number, number][] }>(url, '/api/sql', {
+    sql: "SELECT epoch_ms(started_at)::VARCHAR, rows_exported, duration_ms FROM retention_runs WHERE target = 'spans' AND state = 'published' ORDER BY started_at",
   });
-  const [runs, exported, files] = result.rows?.[0] ?? [0, 0, 0];
-  return { runs: Number(runs), exportedSpans: Number(exported), exportFiles: Number(files) };
+  const result = await api<{ rows?: number[][] }>(url, '/api/sql', {
+    sql: "SELECT count(DISTINCT split_part(run_id, '-', 1)), coalesce(sum(rows_exported), 0), coalesce(sum(json_array_length(files)), 0), coalesce(sum(duration_ms), 0), coalesce(max(duration_ms), 0) FROM retention_runs WHERE target = 'spans' AND state = 'published'",
+  });
+  const [runs, exported, files, totalMs, maxMs] = result.rows?.[0] ?? [0, 0, 0, 0, 0];
+  return {
+    runs: Number(runs),
+    exportedSpans: Number(exported),
+    exportFiles: Number(files),
+    /** Wall time of the slices (export, verify, delete, commit, publish), summed, and the longest. */
+    sliceSeconds: Math.round(Number(totalMs) / 100) / 10,
+    maxSliceSeconds: Math.round(Number(maxMs) / 100) / 10,
+    /** Each slice: when it started (s into the hold, by the server's clock), its rows and seconds. */
+    slices: (slices.rows ?? []).map(([at, rows, ms]) => ({
+      atS: Math.round((Number(at) - holdStartedAtMs) / 100) / 10,
+      rows: Number(rows),
+      seconds: Math.round(Number(ms) / 100) / 10,
+    })),
+  };
 }
 
 /** DuckDB's quantile_cont of sorted values, to 0.1 ms; null when there are none. */
+/** Least-squares slope of rssMiB over atS, per minute; null with fewer than 3 samples. */
+export function slopePerMin(samples: readonly { atS: number; rssMiB: number }[]): number | null {
+  if (samples.length < 3) return null;
+  const n = samples.length;
+  const mx = samples.reduce((a, x) => a + x.atS, 0) / n;
+  const my = samples.reduce((a, x) => a + x.rssMiB, 0) / n;
+  let sxy = 0;
+  let sxx = 0;
+  for (const x of samples) {
+    sxy += (x.atS - mx) * (x.rssMiB - my);
+    sxx += (x.atS - mx) ** 2;
+  }
+  return sxx === 0 ? null : Math.round((sxy / sxx) * 60 * 10) / 10;
+}
+
 function quantile(sorted: readonly number[], q: number): number | null {
   return sorted.length === 0 ? null : Math.round(quantileContOfSorted(sorted, q) * 10) / 10;
 }

@@ -34,8 +34,50 @@ export function retentionPolicyFrom(config: GovernorConfig): RetentionPolicy {
   };
 }
 
-export function createRetentionScheduler(store: Store, config: GovernorConfig): RetentionScheduler {
-  const policy = retentionPolicyFrom(config);
+/** How far behind the request rollup may be when a retention slice starts (see `yieldToRollup`). */
+export interface RollupLagSource {
+  rollupLag(): { ms: number; failing: boolean } | null;
+}
+
+/**
+ * Retention is deferrable, the request rollup is not: while the rollup is more than a third of
+ * ingest.max_rollup_lag behind, span exports are a step from being refused, so a slice waits — at
+ * most `maxWaitMs`, after which it runs anyway (a fleet that never lets the rollup catch up must
+ * still not fill the disk). A failing rollup does not hold retention up.
+ */
+export function yieldToRollup(
+  signals: RollupLagSource,
+  maxLagMs: number,
+  maxWaitMs = 60_000,
+  pollMs = 250,
+  signal?: AbortSignal,
+): () => Promise<void> {
+  return async () => {
+    const until = performance.now() + maxWaitMs;
+    for (;;) {
+      const lag = signals.rollupLag();
+      if (!lag || lag.failing || lag.ms <= maxLagMs / 3 || performance.now() >= until) return;
+      if (signal?.aborted) return;
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
+    }
+  };
+}
+
+/**
+ * `yieldTo`, given, builds the wait before each slice from the scheduler's stop signal (see
+ * yieldToRollup): stopping ends the wait and the run after the slice in progress.
+ */
+export function createRetentionScheduler(
+  store: Store,
+  config: GovernorConfig,
+  yieldTo?: (signal: AbortSignal) => () => Promise<void>,
+): RetentionScheduler {
+  const stopping = new AbortController();
+  const policy: RetentionPolicy = {
+    ...retentionPolicyFrom(config),
+    signal: stopping.signal,
+    ...(yieldTo ? { beforeSlice: yieldTo(stopping.signal) } : {}),
+  };
   const enabled = Object.values(policy.ttlHours).some((h) => (h ?? 0) > 0) && store.exportDir !== null;
   const intervalMs = config.retention.run_interval_s * 1000;
   let running: Promise<RetentionReport> | null = null;
@@ -112,6 +154,7 @@ export function createRetentionScheduler(store: Store, config: GovernorConfig): 
     totals: () => ({ runs: { ...runs }, rowsExported: { ...rowsExported }, failures: { ...failures } }),
     async stop() {
       stopped = true;
+      stopping.abort();
       if (timer) clearTimeout(timer);
       next = null;
       if (running) await running.catch(() => undefined);

@@ -5,7 +5,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { refreshHistoryViews, quote } from './refresh-history-views.ts';
 import { RETENTION_TARGETS, type RetentionTarget, type RetentionTargetName } from './retention-targets.ts';
 
-// Export, verify, delete — per table and slice of about a million rows, each in one DuckDB
+// Export, verify, delete — per table and slice of about 100,000 rows, each in one DuckDB
 // transaction:
 //   1. COPY the rows older than the cutoff to hive-partitioned Parquet in export/.staging/<run>/
 //   2. check the COPY's row count and the files' own row count against the rows selected
@@ -22,12 +22,22 @@ const STAGING = '.staging';
 export interface RetentionPolicy {
   /** TTL per target in hours; 0 (or absent) keeps the table's rows forever. */
   ttlHours: Partial<Record<RetentionTargetName, number>>;
-  /** Rows exported per transaction (default 1,000,000); a run exports as many slices as needed. */
+  /** Rows exported per transaction (default 100,000); a run exports as many slices as needed. */
   maxRowsPerSlice?: number;
-  /** Pause between slices, leaving DuckDB to ingest and checkpoints (default 100 ms). */
+  /**
+   * Least pause between slices (default 100 ms). The pause is at least as long as the slice took,
+   * so retention has DuckDB's threads at most half the time while it works through a backlog.
+   */
   pauseBetweenSlicesMs?: number;
   /** Server clock in ns since the epoch (default: now); no row younger than its TTL by it is removed. */
   nowNs?: bigint;
+  /**
+   * Awaited before each slice: resolves when retention may take DuckDB's threads again. The server
+   * waits there while the request rollup is behind, which ingest would otherwise answer with 503s.
+   */
+  beforeSlice?: () => Promise<void>;
+  /** Aborted (at shutdown): no further slice starts; the one in progress finishes. */
+  signal?: AbortSignal;
 }
 
 export interface RetentionTargetReport {
@@ -108,10 +118,12 @@ async function runTarget(
   report.cutoffNs = String(cutoff);
 
   // Slices of about maxRowsPerSlice rows each (boundaries from approximate quantiles of event
-  // time), one transaction per slice: a long export neither holds one huge transaction — which
-  // would keep the writer's checkpoints waiting — nor takes DuckDB's threads away from ingest
-  // for minutes at a stretch.
-  const maxRows = policy.maxRowsPerSlice ?? 1_000_000;
+  // time), one transaction per slice, each followed by a pause as long as it took: a long export
+  // neither holds one huge transaction — which would keep the writer's checkpoints waiting — nor
+  // takes DuckDB's threads from the request rollup for long. In the soak (4,200 spans/s with heavy
+  // reads), one slice of 700k spans held the rollup 11 s behind, which ingest's back-pressure
+  // answered with 503s.
+  const maxRows = policy.maxRowsPerSlice ?? 100_000;
   const old = Number(
     await scalar(connection, `SELECT count(*) FROM ${target.table} WHERE ${col} < ${cutoff}`),
   );
@@ -121,6 +133,10 @@ async function runTarget(
   for (let i = 0; i < bounds.length; i++) {
     const hi = bounds[i]!;
     const sliceId = `${runId}-${i}`;
+    if (policy.signal?.aborted) break;
+    await policy.beforeSlice?.();
+    if (policy.signal?.aborted) break;
+    const sliceStarted = performance.now();
     try {
       const slice = await exportSlice(connection, exportDir, sliceId, target, lo, hi, watermarkNs, cutoff);
       report.rowsExported += slice.rows;
@@ -139,8 +155,10 @@ async function runTarget(
       return finish('failed');
     }
     lo = hi;
-    if (i < bounds.length - 1)
-      await new Promise((resolve) => setTimeout(resolve, policy.pauseBetweenSlicesMs ?? 100));
+    if (i < bounds.length - 1) {
+      const pauseMs = Math.max(policy.pauseBetweenSlicesMs ?? 100, performance.now() - sliceStarted);
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
   }
   return finish('ok');
 }
