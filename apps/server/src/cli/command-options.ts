@@ -20,7 +20,16 @@ export const BENCH_OPTIONS = {
   },
   signals: { strings: ['spans', 'hours', 'runs', 'raw-runs', 'data-dir'] },
   soak: {
-    strings: ['minutes', 'fraction', 'rate', 'measure-s', 'interval-s', 'batch', 'retention-ttl-hours', 'json'],
+    strings: [
+      'minutes',
+      'fraction',
+      'rate',
+      'measure-s',
+      'interval-s',
+      'batch',
+      'retention-ttl-hours',
+      'json',
+    ],
     switches: ['heavy-reads'],
   },
   control: {
