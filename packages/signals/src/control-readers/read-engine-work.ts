@@ -15,7 +15,10 @@ export interface EngineWork {
 
 export type EngineWorkReader = (atNs: bigint, windowMs: number) => Promise<Map<string, EngineWork>>;
 
-/** Per pool, the engine work its runtime counters show over the window ending at `atNs`. */
+/**
+ * Per pool, the engine work its runtime counters show over the window ending at `atNs`. Reads
+ * `metric_points`, which shows a point as soon as its write is acknowledged: no rollup to wait for.
+ */
 export function createEngineWorkReader(store: Pick<Store, 'query'>): EngineWorkReader {
   return async (atNs, windowMs) => {
     const windowNs = BigInt(Math.round(windowMs)) * 1_000_000n;

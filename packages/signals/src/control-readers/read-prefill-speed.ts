@@ -13,7 +13,11 @@ export interface PrefillSpeed {
 
 export type PrefillSpeedReader = (atNs: bigint, windowMs: number) => Promise<Map<string, PrefillSpeed>>;
 
-/** Prefill milliseconds per uncached prompt token per pool over a window ending at `atNs`. */
+/**
+ * Prefill milliseconds per uncached prompt token per pool over a window ending at `atNs`. Reads
+ * `spans`, which shows a span as soon as its write is acknowledged (the ingest stage included): no
+ * rollup to wait for, unlike createRequestArrivalsReader.
+ */
 export function createPrefillSpeedReader(store: Pick<Store, 'query'>): PrefillSpeedReader {
   return async (atNs, windowMs) => {
     const rows = await store.query<{

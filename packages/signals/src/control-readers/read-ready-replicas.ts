@@ -9,6 +9,7 @@ export type ReadyReplicasReader = (atNs: bigint) => Promise<Map<string, number>>
 /**
  * Ready replicas per pool: a scale-up has taken effect once the new replicas serve (report runtime
  * gauges), not when they are merely paid for. `lookbackMs` bounds how stale a sample may be.
+ * Reads `metric_points`, which shows a point as soon as its write is acknowledged: no rollup to wait for.
  */
 export function createReadyReplicasReader(
   store: Pick<Store, 'query'>,

@@ -1,5 +1,7 @@
 import type { Store } from '@governor/store';
 import { loadSql } from '../load-sql.ts';
+import { getFactsRefresher } from '../rollup/refresh-request-facts.ts';
+import { waitForRollups } from '../rollup/wait-for-rollups.ts';
 
 const SQL = loadSql(import.meta.url, 'read-request-arrivals.sql');
 
@@ -32,12 +34,19 @@ export type RequestArrivalsReader = (
  */
 export const MAX_ARRIVALS_PER_POOL = 3000;
 
-/** Per pool, its requests over the window ending at `atNs`, in arrival order. */
+/**
+ * Per pool, its requests over the window ending at `atNs`, in arrival order. They come from the
+ * request rollup (request_facts), so a read first waits for it to take in every span acknowledged so
+ * far, as the signal snapshots do (waitForRollups): a control tick then replays the same requests the
+ * snapshots of the same tick counted, whatever the timing of the rollup's refresh.
+ */
 export function createRequestArrivalsReader(
-  store: Pick<Store, 'query'>,
+  store: Store,
   maxPerPool = MAX_ARRIVALS_PER_POOL,
 ): RequestArrivalsReader {
+  const refresher = getFactsRefresher(store);
   return async (atNs, windowMs) => {
+    await waitForRollups(refresher, store.readDeadlineMs, store.rollup.stopSignal);
     const rows = await store.query<{
       pool: string;
       arrive_ns: bigint;
