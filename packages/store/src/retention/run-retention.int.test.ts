@@ -43,10 +43,12 @@ const describeColumns = async (relation: string) =>
   );
 
 describe('cutoffFor', () => {
-  it('rounds down to whole hours, or to the TTL when it is shorter', () => {
+  it('rounds down to a whole minute, never keeping a row past its TTL by more than that', () => {
+    const MINUTE = 60_000_000_000n;
     expect(cutoffFor(T0 + 2n * HOUR_NS + 1234n, 1)).toBe(T0 + HOUR_NS);
+    expect(cutoffFor(T0 + 2n * HOUR_NS + 17n * MINUTE + 5n, 1)).toBe(T0 + HOUR_NS + 17n * MINUTE);
     expect(cutoffFor(T0 + 2n * HOUR_NS, 24)).toBe(T0 - 22n * HOUR_NS);
-    expect(cutoffFor(T0 + 10n * 60_000_000_000n + 5n, 0.05)).toBe(T0 + 6n * 60_000_000_000n);
+    expect(cutoffFor(T0 + 10n * MINUTE + 5n, 0.05)).toBe(T0 + 7n * MINUTE);
   });
 });
 
@@ -58,7 +60,8 @@ describe('runRetention', () => {
     await store.writer.write(spansAt(T0 + 2n * HOUR_NS + 1_800_000_000_000n, 80, 3), []); // 02:30
     expect(await count('SELECT count(*) AS n FROM spans')).toBe(400);
 
-    const first = await store.runRetention({ ttlHours: { spans: 1 } });
+    // Newest span at 02:30 and a few seconds: a TTL of 1.5 h puts the cutoff at 01:00 (whole minutes).
+    const first = await store.runRetention({ ttlHours: { spans: 1.5 } });
     const spans = first.targets.find((t) => t.target === 'spans')!;
     expect(spans).toMatchObject({
       status: 'ok',

@@ -17,6 +17,7 @@ import { RETENTION_TARGETS, type RetentionTarget, type RetentionTargetName } fro
 // publishes (recoverStagedExports).
 
 const HOUR_NS = 3_600_000_000_000n;
+const MINUTE_NS = 60_000_000_000n;
 const STAGING = '.staging';
 
 export interface RetentionPolicy {
@@ -271,12 +272,15 @@ function removeQuietly(path: string): void {
 }
 
 /**
- * The cutoff: TTL before the newest event (at most the server clock), rounded down to the TTL (at most an hour) so each run
- * writes whole hours — one file per hour partition instead of one per run.
+ * The cutoff: TTL before the newest event (at most the server clock), rounded down to a whole minute
+ * (to the TTL when shorter). Each run exports what aged past the TTL since the last one: rounding to
+ * whole hours released an hour of spans at every hour boundary (21.6M at 6,000 spans/s), an export
+ * burst that competed with the request rollup for a quarter of an hour; slices of 100k rows write a
+ * file each anyway.
  */
 export function cutoffFor(watermarkNs: bigint, ttlHours: number): bigint {
   const ttlNs = BigInt(Math.round(ttlHours * 3_600_000_000_000));
-  const granule = ttlNs < HOUR_NS ? ttlNs : HOUR_NS;
+  const granule = ttlNs < MINUTE_NS ? ttlNs : MINUTE_NS;
   const raw = watermarkNs - ttlNs;
   const floored = raw - (((raw % granule) + granule) % granule);
   return floored;
