@@ -206,6 +206,31 @@ describe('runRetention', () => {
     expect(await count('SELECT count(*) AS n FROM span_store')).toBe(1020 - spans.rowsExported);
   });
 
+  it('ends a rest between slices as soon as it is stopped', async () => {
+    for (let i = 0; i < 10; i++)
+      await store.writer.write(spansAt(T0 + BigInt(i) * 60_000_000_000n, 100, 600 + i), []);
+    await store.writer.write(spansAt(T0 + 4n * HOUR_NS, 20, 700), []);
+    const stop = new AbortController();
+    let slices = 0;
+    const started = performance.now();
+    // A minute's rest after the first slice; the stop comes during it and must not wait it out.
+    const report = await store.runRetention({
+      ttlHours: { spans: 1 },
+      maxRowsPerSlice: 250,
+      pauseBetweenSlicesMs: 60_000,
+      signal: stop.signal,
+      beforeSlice: async () => {
+        if (++slices === 1) setTimeout(() => stop.abort(), 200);
+      },
+    });
+    expect(performance.now() - started).toBeLessThan(30_000);
+    expect(slices).toBe(1);
+    const spans = report.targets.find((t) => t.target === 'spans')!;
+    expect(spans.status).toBe('ok');
+    expect(await count('SELECT count(*) AS n FROM spans')).toBe(1020);
+    expect(await count('SELECT count(*) AS n FROM span_store')).toBe(1020 - spans.rowsExported);
+  });
+
   it('loses nothing written while an export runs', async () => {
     await store.writer.write(spansAt(T0, 2000, 7), []);
     let written = 2000;

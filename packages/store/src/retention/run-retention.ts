@@ -158,10 +158,24 @@ async function runTarget(
     lo = hi;
     if (i < bounds.length - 1) {
       const pauseMs = Math.max(policy.pauseBetweenSlicesMs ?? 100, performance.now() - sliceStarted);
-      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      await pause(pauseMs, policy.signal);
     }
   }
   return finish('ok');
+}
+
+/** Resolves after `ms`, or as soon as `signal` aborts: a stop does not wait out a rest between slices. */
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** Increasing upper bounds (exclusive) ending at the cutoff, splitting the old rows into about `slices` parts. */
