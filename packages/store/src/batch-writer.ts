@@ -1,6 +1,7 @@
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import { METRIC_POINT_COLUMNS, type MetricPointRow, SPAN_COLUMNS, type SpanRow } from '@governor/otlp';
 import { createRowAppender } from './append-row.ts';
+import { type DurationHistogram, createDurationHistogram, observeMs } from './duration-histogram.ts';
 import { type IngestCpu, createIngestCpu } from './ingest-cpu/ingest-cpu.ts';
 import { readThreadCpuUs } from './ingest-cpu/thread-cpu-clock.ts';
 import { STAGE_CATALOG, beginStageEpoch, moveStagedRows, readNextStageEpoch } from './ingest-stage.ts';
@@ -63,7 +64,19 @@ export interface WriterStats {
   failedCheckpoints: number;
   rejectedQueueFull: number;
   failedFlushes: number;
+  /**
+   * Group commits by duration: what every acknowledgement of the group waited for, and — the
+   * Appender's flush being synchronous — how long the event loop was held, request intake included.
+   */
+  flushSeconds: DurationHistogram;
+  /** Checkpoints of the main database by duration (the request rollup waits for each). */
+  checkpointSeconds: DurationHistogram;
 }
+
+/** Bucket bounds of WriterStats.flushSeconds (s). */
+export const FLUSH_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5] as const;
+/** Bucket bounds of WriterStats.checkpointSeconds (s). */
+export const CHECKPOINT_BUCKETS_S = [0.25, 0.5, 1, 2.5, 5, 10, 20, 40] as const;
 
 export interface BatchWriterOptions {
   maxQueuedRows: number;
@@ -157,6 +170,8 @@ export async function createBatchWriter(
     failedCheckpoints: 0,
     rejectedQueueFull: 0,
     failedFlushes: 0,
+    flushSeconds: createDurationHistogram(FLUSH_BUCKETS_S),
+    checkpointSeconds: createDurationHistogram(CHECKPOINT_BUCKETS_S),
   };
   let stagedSpans = 0;
   let stagedPoints = 0;
@@ -216,6 +231,7 @@ export async function createBatchWriter(
       stats.lastFlushMs = flushMs;
       stats.flushMsTotal += flushMs;
       stats.maxFlushMs = Math.max(stats.maxFlushMs, flushMs);
+      observeMs(stats.flushSeconds, flushMs);
     } catch (error) {
       stats.failedFlushes++;
       // Nothing of a rejected group is committed, so the client's retry cannot duplicate it.
@@ -288,6 +304,7 @@ export async function createBatchWriter(
       const ms = now() - started;
       stats.checkpoints++;
       stats.lastCheckpointMs = ms;
+      observeMs(stats.checkpointSeconds, ms);
       stats.maxCheckpointMs = Math.max(stats.maxCheckpointMs, ms);
     } catch {
       // Committed data stays safe in the WAL; the next cycle retries.
@@ -369,7 +386,11 @@ export async function createBatchWriter(
         kick();
       });
     },
-    stats: () => ({ ...stats }),
+    stats: () => ({
+      ...stats,
+      flushSeconds: { ...stats.flushSeconds, counts: [...stats.flushSeconds.counts] },
+      checkpointSeconds: { ...stats.checkpointSeconds, counts: [...stats.checkpointSeconds.counts] },
+    }),
     async checkpoint() {
       while (cycle) await cycle;
       await startCycle();

@@ -3,6 +3,8 @@ export { ReadDeadlineError, ReadersBusyError } from './connection-pool.ts';
 export type { Store, StoreOptions, SqlParams } from './create-store.ts';
 export { QueueFullError, WriterClosedError } from './batch-writer.ts';
 export type { BatchWriter, WriterStats } from './batch-writer.ts';
+export { CHECKPOINT_BUCKETS_S, FLUSH_BUCKETS_S } from './batch-writer.ts';
+export type { DurationHistogram } from './duration-histogram.ts';
 export { UserQueryError } from './run-user-query.ts';
 export type { UserQueryResult, UserQueryOptions, UserQueryErrorCode } from './run-user-query.ts';
 export { runMigrations } from './run-migrations.ts';

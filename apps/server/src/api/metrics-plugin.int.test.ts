@@ -84,6 +84,26 @@ describe('GET /metrics', () => {
     expect(families.get('governor_utilization_ratio')).toBeUndefined();
   });
 
+  it('counts every group commit in a cumulative histogram of their durations', async () => {
+    const families = parsePrometheusText((await scrape()).text);
+    const flushes = families.get('governor_writer_flushes_total')?.samples[0]?.value ?? 0;
+    const histogram = families.get('governor_writer_flush_seconds');
+    expect(histogram?.type).toBe('histogram');
+    const buckets = histogram!.samples.filter((s) => s.name === 'governor_writer_flush_seconds_bucket');
+    const counts = buckets.map((s) => s.value);
+    // Both exports above were committed: at least one group commit, each counted once.
+    expect(flushes).toBeGreaterThan(0);
+    expect(counts.at(-1)).toBe(flushes);
+    expect(buckets.at(-1)?.labels.le).toBe('+Inf');
+    expect(counts).toEqual([...counts].sort((a, b) => a - b));
+    const sum = histogram!.samples.find((s) => s.name === 'governor_writer_flush_seconds_sum')?.value;
+    expect(sum).toBeGreaterThan(0);
+    expect(histogram!.samples.find((s) => s.name === 'governor_writer_flush_seconds_count')?.value).toBe(
+      flushes,
+    );
+    expect(families.get('governor_writer_checkpoint_seconds')?.type).toBe('histogram');
+  });
+
   it('passes promtool check metrics (Prometheus’ parser and naming lint)', async () => {
     // The families of this plugin's providers (signals, ingest); other providers are checked by their owners.
     const text = familiesMatching((await scrape()).text, OWN_FAMILIES);

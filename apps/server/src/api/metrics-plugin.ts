@@ -1,7 +1,7 @@
 import type { GovernorConfig } from '@governor/conventions';
 import { parseDurationMs } from '@governor/conventions';
 import { type Signals, createPrometheusText, renderSignalsMetrics } from '@governor/signals';
-import type { Store } from '@governor/store';
+import type { DurationHistogram, Store } from '@governor/store';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { useZodSchemas } from './zod-validation.ts';
@@ -131,6 +131,18 @@ export function createIngestMetricsProvider(
       w.rejectedQueueFull,
     );
     counter('governor_writer_failed_flushes_total', 'Group commits that failed.', w.failedFlushes);
+    renderDurationHistogram(
+      text,
+      'governor_writer_flush_seconds',
+      "Group commits by duration: what each acknowledgement of the group waited for; the Appender's flush is synchronous, so also how long the event loop (request intake included) was held.",
+      w.flushSeconds,
+    );
+    renderDurationHistogram(
+      text,
+      'governor_writer_checkpoint_seconds',
+      'Checkpoints of the main database by duration; ingest commits to the stage meanwhile and the request rollup waits.',
+      w.checkpointSeconds,
+    );
     const lag = rollupLag?.();
     if (lag) {
       gauge(
@@ -146,4 +158,22 @@ export function createIngestMetricsProvider(
     }
     return text.toString();
   };
+}
+
+/** A DurationHistogram in the exposition: cumulative `_bucket`s ending in `+Inf`, then `_sum` and `_count`. */
+function renderDurationHistogram(
+  text: ReturnType<typeof createPrometheusText>,
+  name: string,
+  help: string,
+  histogram: DurationHistogram,
+): void {
+  const family = text.family(name, 'histogram', help);
+  let cumulative = 0;
+  histogram.boundsS.forEach((bound, i) => {
+    cumulative += histogram.counts[i] ?? 0;
+    family.sample({ le: String(bound) }, cumulative, '_bucket');
+  });
+  family.sample({ le: '+Inf' }, histogram.count, '_bucket');
+  family.sample({}, histogram.sumS, '_sum');
+  family.sample({}, histogram.count, '_count');
 }

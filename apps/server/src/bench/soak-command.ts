@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { type ParsedArgs, flagNumber, flagString } from '../cli/parse-args.ts';
 import { runSoak } from './soak-run.ts';
 
-export const BENCH_SOAK_USAGE = `governor bench soak [--minutes 10] [--fraction 0.5] [--measure-s 40] [--interval-s 30]
+export const BENCH_SOAK_USAGE = `governor bench soak [--minutes 10] [--fraction 0.5] [--measure-s 240] [--interval-s 30]
                     [--rate SPANS_PER_S] [--batch 500] [--retention-ttl-hours 0.05] [--heavy-reads]
                     [--json FILE]`;
 
@@ -12,7 +12,7 @@ export async function runBenchSoakCommand(args: ParsedArgs): Promise<number> {
     minutes: flagNumber(args, 'minutes') ?? 10,
     fraction: flagNumber(args, 'fraction') ?? 0.5,
     rateSpansPerS: flagNumber(args, 'rate'),
-    measureSeconds: flagNumber(args, 'measure-s') ?? 40,
+    measureSeconds: flagNumber(args, 'measure-s') ?? 240,
     intervalSeconds: flagNumber(args, 'interval-s') ?? 30,
     spansPerBatch: flagNumber(args, 'batch') ?? 500,
     retentionTtlHours: flagNumber(args, 'retention-ttl-hours') ?? 0.05,

@@ -16,7 +16,6 @@ import { RETENTION_TARGETS, type RetentionTarget, type RetentionTargetName } fro
 // doubled. A crash between COMMIT and the move leaves `committed` runs that the next start
 // publishes (recoverStagedExports).
 
-const HOUR_NS = 3_600_000_000_000n;
 const MINUTE_NS = 60_000_000_000n;
 const STAGING = '.staging';
 
