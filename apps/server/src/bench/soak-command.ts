@@ -4,6 +4,7 @@ import { runSoak } from './soak-run.ts';
 
 export const BENCH_SOAK_USAGE = `governor bench soak [--minutes 10] [--fraction 0.5] [--measure-s 240] [--interval-s 30]
                     [--rate SPANS_PER_S] [--batch 500] [--retention-ttl-hours 0.05] [--heavy-reads]
+                    [--duckdb-threads N]
                     [--json FILE]`;
 
 /** `governor bench soak`: prints the interval table and a summary; exit 1 if an acknowledged span is missing. */
@@ -17,6 +18,7 @@ export async function runBenchSoakCommand(args: ParsedArgs): Promise<number> {
     spansPerBatch: flagNumber(args, 'batch') ?? 500,
     retentionTtlHours: flagNumber(args, 'retention-ttl-hours') ?? 0.05,
     heavyReads: args.flags['heavy-reads'] === true,
+    duckdbThreads: flagNumber(args, 'duckdb-threads'),
     onProgress: (line) => process.stdout.write(`${line}\n`),
   });
   const r = result;

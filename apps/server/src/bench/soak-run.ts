@@ -33,6 +33,8 @@ export interface SoakOptions {
   retentionTtlHours: number;
   /** During the hold, one client reads the widest signals back to back (GET /api/signals, series). */
   heavyReads?: boolean;
+  /** The server's server.duckdb_threads (its default when absent). */
+  duckdbThreads?: number;
   onProgress: (line: string) => void;
 }
 
@@ -471,7 +473,7 @@ function soakConfig(options: SoakOptions): string {
   // The synthetic fleet's pools, so signals, the control loop and alert rules have real groups.
   return `server:
   checkpoint_interval_s: 30
-pools:
+${options.duckdbThreads === undefined ? '' : `  duckdb_threads: ${options.duckdbThreads}\n`}pools:
   - { name: llama-8b-h100, gpu_type: H100, gpus_per_replica: 1, peak_tokens_per_s_per_replica: 2500 }
   - { name: llama-70b-h100, gpu_type: H100, gpus_per_replica: 4, peak_tokens_per_s_per_replica: 900 }
   - { name: qwen-32b-a100, gpu_type: A100, gpus_per_replica: 2, peak_tokens_per_s_per_replica: 1200 }

@@ -28,6 +28,7 @@ export const BENCH_OPTIONS = {
       'interval-s',
       'batch',
       'retention-ttl-hours',
+      'duckdb-threads',
       'json',
     ],
     switches: ['heavy-reads'],
