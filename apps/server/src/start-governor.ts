@@ -28,6 +28,9 @@ import { type EventBus, createEventBus } from './events/event-bus.ts';
 import { type IngestPipeline, createIngestPipeline } from './otlp/ingest-pipeline.ts';
 import { type OtlpGrpcServer, startOtlpGrpcServer } from './otlp/otlp-grpc-server.ts';
 
+/** At shutdown, reads still running this long after intake stopped are interrupted. */
+const SHUTDOWN_READ_GRACE_MS = 2_000;
+
 export interface RunningGovernor {
   httpUrl: string;
   httpPort: number;
@@ -230,9 +233,18 @@ export async function startGovernor({ config, logger, env, http }: StartOptions)
     close() {
       closing ??= (async () => {
         shuttingDown = true;
-        await Promise.all([app.close(), grpc?.close()]);
-        // A refresh far behind would hold up the exit for minutes; the next start catches up.
+        // A refresh far behind would hold up the exit for minutes; the next start catches up. Stopped
+        // first: a read waiting for the rollups then answers from them as they are.
         store.rollup.stop();
+        // Requests in flight finish; a read still running after a short grace is interrupted and
+        // answered 503 GOV_ERR_SHUTTING_DOWN (one heavy read held a soak's exit past the 30 s limit).
+        const grace = setTimeout(() => store.stopReads(), SHUTDOWN_READ_GRACE_MS);
+        // A keep-alive connection whose request was in flight when closing began would otherwise
+        // stay open until its keep-alive timeout (72 s) before the HTTP server counts as closed.
+        const idle = setInterval(() => app.server.closeIdleConnections(), 200);
+        await Promise.all([app.close(), grpc?.close()]);
+        clearTimeout(grace);
+        clearInterval(idle);
         await rollupRefresh.stop();
         await pipeline.close();
         await control.close();

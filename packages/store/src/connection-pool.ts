@@ -34,6 +34,11 @@ export interface ConnectionPool {
   use<T>(fn: (connection: DuckDBConnection) => Promise<T>, options?: { deadlineMs?: number }): Promise<T>;
   /** Cancels the statements running now (their calls fail); later calls run normally. */
   interruptAll(): void;
+  /**
+   * Shutdown: interrupts every call in progress and fails it with `reason` (whatever error the
+   * interrupted statement raised), and every later call too, so a slow read cannot hold the exit.
+   */
+  close(reason: Error): void;
   closeAll(): void;
 }
 
@@ -62,6 +67,7 @@ export async function createConnectionPool(
     all.push(c);
   }
   const waiters: Waiter[] = [];
+  let closedWith: Error | null = null;
   const release = (c: DuckDBConnection) => {
     const next = waiters.shift();
     if (next) next.resolve(c);
@@ -81,42 +87,59 @@ export async function createConnectionPool(
     return { connection, waiter };
   };
 
+  const useOpen = async <T>(
+    fn: (connection: DuckDBConnection) => Promise<T>,
+    callOptions?: { deadlineMs?: number },
+  ): Promise<T> => {
+    const deadlineMs = callOptions?.deadlineMs ?? options.deadlineMs;
+    if (deadlineMs === undefined) {
+      const connection = await acquire().connection;
+      try {
+        return await fn(connection);
+      } finally {
+        release(connection);
+      }
+    }
+    const pending = acquire();
+    let connection: DuckDBConnection | null = null;
+    let expired = false;
+    const timer = setTimeout(() => {
+      expired = true;
+      if (connection) connection.interrupt();
+      else {
+        const i = pending.waiter ? waiters.indexOf(pending.waiter) : -1;
+        if (i >= 0) waiters.splice(i, 1)[0]!.reject(new ReadDeadlineError(deadlineMs));
+      }
+    }, deadlineMs);
+    try {
+      connection = await pending.connection;
+      if (expired) throw new ReadDeadlineError(deadlineMs);
+      return await fn(connection);
+    } catch (error) {
+      if (expired && !(error instanceof ReadDeadlineError) && /interrupt/i.test((error as Error).message))
+        throw new ReadDeadlineError(deadlineMs);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      if (connection) release(connection);
+    }
+  };
+
   return {
     async use(fn, callOptions) {
-      const deadlineMs = callOptions?.deadlineMs ?? options.deadlineMs;
-      if (deadlineMs === undefined) {
-        const connection = await acquire().connection;
-        try {
-          return await fn(connection);
-        } finally {
-          release(connection);
-        }
-      }
-      const pending = acquire();
-      let connection: DuckDBConnection | null = null;
-      let expired = false;
-      const timer = setTimeout(() => {
-        expired = true;
-        if (connection) connection.interrupt();
-        else {
-          const i = pending.waiter ? waiters.indexOf(pending.waiter) : -1;
-          if (i >= 0) waiters.splice(i, 1)[0]!.reject(new ReadDeadlineError(deadlineMs));
-        }
-      }, deadlineMs);
+      if (closedWith) throw closedWith;
       try {
-        connection = await pending.connection;
-        if (expired) throw new ReadDeadlineError(deadlineMs);
-        return await fn(connection);
+        return await useOpen(fn, callOptions);
       } catch (error) {
-        if (expired && !(error instanceof ReadDeadlineError) && /interrupt/i.test((error as Error).message))
-          throw new ReadDeadlineError(deadlineMs);
-        throw error;
-      } finally {
-        clearTimeout(timer);
-        if (connection) release(connection);
+        throw closedWith ?? error;
       }
     },
     interruptAll() {
+      for (const c of all) if (!idle.includes(c)) c.interrupt();
+    },
+    close(reason) {
+      closedWith ??= reason;
+      for (const w of waiters.splice(0)) w.reject(reason);
       for (const c of all) if (!idle.includes(c)) c.interrupt();
     },
     closeAll() {

@@ -94,7 +94,22 @@ export interface Store {
   runRetention(policy: RetentionPolicy): Promise<RetentionReport>;
   /** Disk usage per table, of the export folder, and the last retention runs. */
   storageStats(): Promise<StorageStats>;
+  /**
+   * Shutdown: interrupts the reads in progress (signals, traces, ad-hoc SQL), which fail with
+   * ShuttingDownError, and refuses new ones the same way. Writes and the final close are unaffected.
+   */
+  stopReads(): void;
   close(): Promise<void>;
+}
+
+/** Governor is stopping: reads in progress were interrupted and new ones are refused. */
+export class ShuttingDownError extends Error {
+  override readonly name = 'ShuttingDownError';
+  readonly code = 'GOV_ERR_SHUTTING_DOWN';
+  readonly retryAfterS = 5;
+  constructor() {
+    super('Governor is shutting down: the read was cancelled; retry against the restarted instance');
+  }
 }
 
 /** The store is closing: the rollup refresh no longer runs (the next start catches up). */
@@ -198,6 +213,11 @@ export async function createStore(options: StoreOptions): Promise<Store> {
       await c.run(sql, params as never);
     });
 
+  const stopReads = () => {
+    const reason = new ShuttingDownError();
+    readers.close(reason);
+    userConnections.close(reason);
+  };
   return {
     dataDir,
     exportDir,
@@ -222,8 +242,11 @@ export async function createStore(options: StoreOptions): Promise<Store> {
         return runRetention(c, exportDir, policy);
       }),
     storageStats: () => maintenance.use((c) => collectStorageStats(c, dataDir, exportDir)),
+    stopReads,
     async close() {
       stopRollup();
+      // A read still running now would block closing its connection until it ends.
+      stopReads();
       // A refresh cancelled mid-script leaves its transaction open (its own ROLLBACK is refused
       // once stopped), and the final checkpoint fails while a write transaction is open.
       await rollupConnection.use((c) => c.run('ROLLBACK')).catch(() => undefined);

@@ -1,4 +1,10 @@
-export { DataDirError, DEFAULT_READ_DEADLINE_MS, RollupStoppedError, createStore } from './create-store.ts';
+export {
+  DataDirError,
+  DEFAULT_READ_DEADLINE_MS,
+  RollupStoppedError,
+  ShuttingDownError,
+  createStore,
+} from './create-store.ts';
 export { ReadDeadlineError, ReadersBusyError } from './connection-pool.ts';
 export type { Store, StoreOptions, SqlParams } from './create-store.ts';
 export { QueueFullError, WriterClosedError } from './batch-writer.ts';
