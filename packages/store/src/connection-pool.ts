@@ -87,6 +87,10 @@ export async function createConnectionPool(
     return { connection, waiter };
   };
 
+  const interruptBusy = () => {
+    for (const c of all) if (!idle.includes(c)) c.interrupt();
+  };
+
   const useOpen = async <T>(
     fn: (connection: DuckDBConnection) => Promise<T>,
     callOptions?: { deadlineMs?: number },
@@ -134,13 +138,11 @@ export async function createConnectionPool(
         throw closedWith ?? error;
       }
     },
-    interruptAll() {
-      for (const c of all) if (!idle.includes(c)) c.interrupt();
-    },
+    interruptAll: interruptBusy,
     close(reason) {
       closedWith ??= reason;
       for (const w of waiters.splice(0)) w.reject(reason);
-      for (const c of all) if (!idle.includes(c)) c.interrupt();
+      interruptBusy();
     },
     closeAll() {
       for (const c of all) c.closeSync();

@@ -26,7 +26,7 @@ export async function runBenchSoakCommand(args: ParsedArgs): Promise<number> {
     '',
     r.capacitySpansPerS === null
       ? `held the given ${r.targetSpansPerS.toLocaleString('en-US')} spans/s for ${r.minutes} min`
-      : `capacity ${r.capacitySpansPerS.toLocaleString('en-US')} spans/s with the request rollup keeping up (${r.ingestOnlySpansPerS?.toLocaleString('en-US')} acknowledged while measuring)${r.capacityWithoutReadsSpansPerS === null ? '' : ` under the heavy reads, ${r.capacityWithoutReadsSpansPerS.toLocaleString('en-US')} without them`}; held ${r.targetSpansPerS.toLocaleString('en-US')} spans/s for ${r.minutes} min`,
+      : `capacity ${r.capacitySpansPerS.toLocaleString('en-US')} spans/s with the request rollup keeping up (${r.ingestOnlySpansPerS?.toLocaleString('en-US')} acknowledged in the measurement's second half)${r.capacityWithoutReadsSpansPerS === null ? '' : ` under the heavy reads, ${r.capacityWithoutReadsSpansPerS.toLocaleString('en-US')} without them`}; held ${r.targetSpansPerS.toLocaleString('en-US')} spans/s for ${r.minutes} min`,
     `acknowledged ${r.ackedSpans.toLocaleString('en-US')} spans, stored ${r.storedSpans.toLocaleString('en-US')}, lost ${r.lostSpans}; refused requests ${r.refusedRequests}${
       r.refusedRequests > 0
         ? ` (${Object.entries(r.refusalReasons)

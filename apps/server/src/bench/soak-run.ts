@@ -76,7 +76,7 @@ export interface SoakInterval {
 export interface SoakResult {
   /** Spans/s that ingest and the request rollup sustain together (acked ÷ (measuring + rollup catch-up)); null with a given rate. */
   capacitySpansPerS: number | null;
-  /** Spans/s acknowledged while measuring, whether the rollup kept up or not. */
+  /** Spans/s acknowledged in the measurement's second half, whether the rollup kept up or not. */
   ingestOnlySpansPerS: number | null;
   /** With heavyReads, capacitySpansPerS is measured under the heavy reads; this is without them. */
   capacityWithoutReadsSpansPerS: number | null;

@@ -52,6 +52,19 @@ describe('cutoffFor', () => {
   });
 });
 
+/** 1,000 spans over ten minutes at T0, all past a 1-hour TTL, and 20 four hours later (kept). */
+async function writeTenOldMinutesAndALateBatch(seed: number): Promise<void> {
+  for (let i = 0; i < 10; i++)
+    await store.writer.write(spansAt(T0 + BigInt(i) * 60_000_000_000n, 100, seed + i), []);
+  await store.writer.write(spansAt(T0 + 4n * HOUR_NS, 20, seed + 100), []);
+}
+
+/** Every one of those 1,020 spans is still in `spans`; the exported ones left the live table. */
+async function expectNothingLost(rowsExported: number): Promise<void> {
+  expect(await count('SELECT count(*) AS n FROM spans')).toBe(1020);
+  expect(await count('SELECT count(*) AS n FROM span_store')).toBe(1020 - rowsExported);
+}
+
 describe('runRetention', () => {
   it('exports old spans to hive-partitioned Parquet, deletes them, and keeps them queryable through `spans`', async () => {
     const liveColumns = await describeColumns('span_store');
@@ -132,9 +145,7 @@ describe('runRetention', () => {
   });
 
   it('exports a large backlog in slices of bounded size, one transaction each', async () => {
-    for (let i = 0; i < 10; i++)
-      await store.writer.write(spansAt(T0 + BigInt(i) * 60_000_000_000n, 100, 200 + i), []);
-    await store.writer.write(spansAt(T0 + 4n * HOUR_NS, 20, 300), []);
+    await writeTenOldMinutesAndALateBatch(200);
     const report = await store.runRetention({
       ttlHours: { spans: 1 },
       maxRowsPerSlice: 250,
@@ -154,9 +165,7 @@ describe('runRetention', () => {
   });
 
   it('waits for beforeSlice before every slice and rests between slices as long as each took', async () => {
-    for (let i = 0; i < 10; i++)
-      await store.writer.write(spansAt(T0 + BigInt(i) * 60_000_000_000n, 100, 200 + i), []);
-    await store.writer.write(spansAt(T0 + 4n * HOUR_NS, 20, 300), []);
+    await writeTenOldMinutesAndALateBatch(200);
     const events: { at: number; live: number; kind: 'asked' | 'allowed' }[] = [];
     const live = () => count('SELECT count(*) AS n FROM span_store');
     const report = await store.runRetention({
@@ -184,9 +193,7 @@ describe('runRetention', () => {
   });
 
   it('starts no further slice once stopped, keeping what it exported', async () => {
-    for (let i = 0; i < 10; i++)
-      await store.writer.write(spansAt(T0 + BigInt(i) * 60_000_000_000n, 100, 400 + i), []);
-    await store.writer.write(spansAt(T0 + 4n * HOUR_NS, 20, 500), []);
+    await writeTenOldMinutesAndALateBatch(400);
     const stop = new AbortController();
     let slices = 0;
     const report = await store.runRetention({
@@ -202,14 +209,11 @@ describe('runRetention', () => {
     expect(spans.status).toBe('ok');
     expect(spans.rowsExported).toBeGreaterThan(0);
     expect(spans.rowsExported).toBeLessThan(1000);
-    expect(await count('SELECT count(*) AS n FROM spans')).toBe(1020);
-    expect(await count('SELECT count(*) AS n FROM span_store')).toBe(1020 - spans.rowsExported);
+    await expectNothingLost(spans.rowsExported);
   });
 
   it('ends a rest between slices as soon as it is stopped', async () => {
-    for (let i = 0; i < 10; i++)
-      await store.writer.write(spansAt(T0 + BigInt(i) * 60_000_000_000n, 100, 600 + i), []);
-    await store.writer.write(spansAt(T0 + 4n * HOUR_NS, 20, 700), []);
+    await writeTenOldMinutesAndALateBatch(600);
     const stop = new AbortController();
     let slices = 0;
     const started = performance.now();
@@ -227,8 +231,7 @@ describe('runRetention', () => {
     expect(slices).toBe(1);
     const spans = report.targets.find((t) => t.target === 'spans')!;
     expect(spans.status).toBe('ok');
-    expect(await count('SELECT count(*) AS n FROM spans')).toBe(1020);
-    expect(await count('SELECT count(*) AS n FROM span_store')).toBe(1020 - spans.rowsExported);
+    await expectNothingLost(spans.rowsExported);
   });
 
   it('loses nothing written while an export runs', async () => {
