@@ -8,9 +8,15 @@
 -- `k_other`, so the queries return at most $max_groups + 1 groups however many tenants there are.
 -- `group_count` is the number of groups before the cap. Requests outside the filter count only
 -- towards their pool's usage, so their keys are dropped too.
+--
+-- NOT MATERIALIZED: DuckDB otherwise materializes a CTE that is read more than once, and these carry
+-- every column of request_facts (95), so the window was copied row by row before any aggregate ran.
+-- Inlined, each query reads only the columns it uses. Measured on 1.54M requests in a one-hour
+-- window grouped by five dimensions (2 threads): counts and sums 1.4 s → 0.53 s, percentiles
+-- 1.3 s → 0.94 s; a 5-minute window by pool 119–154 → 104–113 ms.
 -- @include config-pools.sql
 ,
-win_requests AS (
+win_requests AS NOT MATERIALIZED (
   SELECT
     r.* REPLACE (
       coalesce(r.model, c.model) AS model,
@@ -22,7 +28,7 @@ win_requests AS (
   LEFT JOIN cfg_pools c ON c.name = r.pool
   WHERE r.end_ns > $from_ns::BIGINT AND r.end_ns <= $to_ns::BIGINT
 ),
-keyed_raw AS (
+keyed_raw AS NOT MATERIALIZED (
   SELECT
     *,
     CASE WHEN $by_pool THEN pool END AS k_pool,
@@ -60,7 +66,7 @@ ranked_groups AS (
     count(*) OVER () AS group_count
   FROM group_sizes
 ),
-keyed_all AS (
+keyed_all AS NOT MATERIALIZED (
   SELECT
     r.* REPLACE (
       CASE WHEN r.in_filter AND g.group_rank <= $max_groups::BIGINT THEN r.k_pool END AS k_pool,
