@@ -2,7 +2,8 @@
 -- verification and the benchmark's raw-scan figure). Only spans starting in
 -- [$scan_from_ns, $scan_to_ns] are read, so requests and tasks must fit in that range.
 -- MATERIALIZED: the window queries inline their own CTEs (windowed-requests.sql), which would
--- otherwise recompute these facts from spans once per reference.
+-- otherwise recompute these facts from spans once per reference (a raw snapshot of a 5-minute
+-- window by pool over 10M stored spans: 241 s inlined, 180 s materialized; one run each).
 WITH
 src_spans AS (
   SELECT * EXCLUDE (attributes, resource, events)
