@@ -27,6 +27,7 @@ import { storeOptionsFrom } from './store-options.ts';
 import { type EventBus, createEventBus } from './events/event-bus.ts';
 import { type IngestPipeline, createIngestPipeline } from './otlp/ingest-pipeline.ts';
 import { type OtlpGrpcServer, startOtlpGrpcServer } from './otlp/otlp-grpc-server.ts';
+import { threadpoolWarning } from './threadpool-size.ts';
 
 /** At shutdown, reads still running this long after intake stopped are interrupted. */
 const SHUTDOWN_READ_GRACE_MS = 2_000;
@@ -151,6 +152,8 @@ export async function startGovernor({ config, logger, env, http }: StartOptions)
     metrics,
   });
   log = app.log;
+  const threadpool = threadpoolWarning(process.env.UV_THREADPOOL_SIZE);
+  if (threadpool) app.log.warn(threadpool);
   if (controlReset.recommendations + controlReset.audit + controlReset.alerts > 0) {
     app.log.warn(
       controlReset,

@@ -51,6 +51,14 @@ export interface StoreOptions {
 
 /** Connections for internal reads (signals, traces, control, alerts): reads run at most this many at once. */
 const READERS = 3;
+const USER_CONNECTIONS = 2;
+/**
+ * Connections the store keeps open: writer and its maintenance, readers, user SQL, internal
+ * writes, rollup, retention. Each statement holds a libuv pool thread until it returns, so the
+ * pool needs at least this many threads plus some for gunzip and fs, or the writer's next
+ * statement queues behind long reads (apps/server/threadpool-preload.cjs).
+ */
+export const STORE_CONNECTIONS = 2 + READERS + USER_CONNECTIONS + 3;
 export const DEFAULT_READ_DEADLINE_MS = 30_000;
 const DEFAULT_MAX_WAITING_READS = 64;
 
@@ -192,7 +200,7 @@ export async function createStore(options: StoreOptions): Promise<Store> {
     deadlineMs: readDeadlineMs,
     maxWaiting: options.maxWaitingReads ?? DEFAULT_MAX_WAITING_READS,
   });
-  const userConnections: ConnectionPool = await createConnectionPool(instance, 2);
+  const userConnections: ConnectionPool = await createConnectionPool(instance, USER_CONNECTIONS);
   const internalWriter = await createConnectionPool(instance, 1);
   const rollupConnection = await createConnectionPool(instance, 1);
   // Retention holds a transaction for the length of an export; it gets a connection of its own.

@@ -2,6 +2,7 @@ export {
   DataDirError,
   DEFAULT_READ_DEADLINE_MS,
   RollupStoppedError,
+  STORE_CONNECTIONS,
   ShuttingDownError,
   createStore,
 } from './create-store.ts';

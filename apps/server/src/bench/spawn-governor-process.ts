@@ -4,11 +4,15 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 // `governor start` as a child process, for the benchmark (server and load generator on separate
-// event loops) and for tests that kill it. Runs `node --import tsx cli.ts` rather than the `tsx`
+// event loops) and for tests that kill it. Runs `node -r threadpool-preload.cjs --import tsx cli.ts` rather than the `tsx`
 // wrapper so that `pid` is the server itself (a SIGKILL cannot be relayed by a wrapper).
 
 export const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 export const CLI_PATH = fileURLToPath(new URL('../cli.ts', import.meta.url));
+/** Sizes libuv's pool before it starts (see the file); `pnpm governor` preloads it too. */
+export const THREADPOOL_PRELOAD = fileURLToPath(new URL('../../threadpool-preload.cjs', import.meta.url));
+/** Node's arguments before CLI_PATH for a Governor process, as `pnpm governor` runs it. */
+export const GOVERNOR_NODE_ARGS: readonly string[] = ['-r', THREADPOOL_PRELOAD, '--import', 'tsx'];
 
 export interface GovernorProcess {
   readonly child: ChildProcess;
@@ -92,8 +96,7 @@ export async function spawnGovernorProcess(options: SpawnOptions): Promise<Gover
   const child = spawn(
     process.execPath,
     [
-      '--import',
-      'tsx',
+      ...GOVERNOR_NODE_ARGS,
       CLI_PATH,
       'start',
       '--data-dir',

@@ -3,7 +3,12 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI_PATH, REPO_ROOT, spawnGovernorProcess } from '../bench/spawn-governor-process.ts';
+import {
+  CLI_PATH,
+  GOVERNOR_NODE_ARGS,
+  REPO_ROOT,
+  spawnGovernorProcess,
+} from '../bench/spawn-governor-process.ts';
 
 // `governor start` as an operator runs it: environment in, exit code and stderr out.
 
@@ -20,7 +25,7 @@ function start(
     if (v !== undefined && !k.startsWith('GOVERNOR_')) base[k] = v;
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', CLI_PATH, 'start', '--data-dir', dataDir, '--http-port', '0', '--grpc-port', '0'],
+    [...GOVERNOR_NODE_ARGS, CLI_PATH, 'start', '--data-dir', dataDir, '--http-port', '0', '--grpc-port', '0'],
     { cwd: REPO_ROOT, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stderr = '';
@@ -82,6 +87,8 @@ describe('governor start', () => {
       await expect
         .poll(() => governor.output(), { timeout: 10_000 })
         .toMatch(/"level":20,[^\n]*"route":"\/metrics"[^\n]*"msg":"request done"/);
+      // Started as `pnpm governor start` is: libuv's pool has a thread for every DuckDB connection.
+      expect(governor.output()).not.toContain('UV_THREADPOOL_SIZE');
     } finally {
       governor.child.kill('SIGTERM');
       await governor.exited;
