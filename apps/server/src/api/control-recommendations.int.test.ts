@@ -699,6 +699,27 @@ describe('recommendations from telemetry', () => {
     expect(up('long').confidence).toBeLessThanOrEqual(0.4);
   });
 
+  test('when no task of the fleet is within the SLO, replicas that bring none within it wait for a human', async () => {
+    // Only long prompts, queued from the start: nothing meets the SLO, and none of them would
+    // uncontended either, so the fleet earns 0 tasks within the SLO per dollar now and with more
+    // replicas — no gain, only cost.
+    g = await startTestGovernor({ pools: [{ name: 'long', gpu_type: 'H100', model: 'm-long' }] });
+    const long: PoolTraffic = {
+      pool: 'long',
+      model: 'm-long',
+      replicas: 2,
+      ratePerS: 2,
+      inputTokens: 12_000,
+    };
+    const queued = { ...long, queueMs: 3000 };
+    await runTicks(g, [queued], 0, WARM_UP_MS);
+    const [tick] = await runTicks(g, [queued], WARM_UP_MS, WARM_UP_MS + 30_000);
+    const up = scaleUpsOver([tick!], 'long')[0]!;
+    expect(up.evidence.find((e) => e.signal === 'tasksWithinSloPerUsd')?.value).toBe(0);
+    expect(up.reason).toMatch(/fewer tasks within the SLO than it costs/);
+    expect(up.confidence).toBeLessThanOrEqual(0.4);
+  });
+
   test('a failing pool is weighed as any other: replicas win back its timeouts from queueing, not the tasks its long prompts miss anyway', async () => {
     // Both also time out a third of their requests.
     const up = await queueShortAndLong({ errorRate: 0.35, failureOutcome: 'timeout' });

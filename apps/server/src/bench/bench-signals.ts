@@ -99,7 +99,9 @@ export async function runSignalsBench(options: SignalsBenchOptions): Promise<voi
       );
     for (const shape of shapes)
       row('rollup', shape.label, await timeSnapshots(rollup, shape.by, options.runs));
-    log(`  (raw: 1 untimed and ${options.rawRuns} timed full scans of spans — minutes each over 20M spans on 2 cores…)`);
+    log(
+      `  (raw: 1 untimed and ${options.rawRuns} timed full scans of spans — minutes each over 20M spans on 2 cores…)`,
+    );
     row('raw', 'by pool', await timeSnapshots(raw, ['pool'], options.rawRuns));
     // The control loop's other per-tick read: each pool's last requests, which a scale-in replays.
     const readArrivals = createRequestArrivalsReader(store);

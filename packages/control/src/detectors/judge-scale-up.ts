@@ -133,7 +133,7 @@ function weighScaleUp(
   const recent = fast !== null && fast.requests >= ctx.tuning.minRequests && fast.goodput !== null;
   const goodput = recent ? fast.goodput : (main?.goodput ?? null);
   const ratePerS = s.pool.mainRatePerS;
-  if (goodput === null || s.costPerReplicaHour === null || costPerHour <= 0 || goodPerS <= 0) {
+  if (goodput === null || s.costPerReplicaHour === null || costPerHour <= 0) {
     return { beneficial: true, note: '', evidence: [] };
   }
   const loadShare = Math.max(s.load.queueShare ?? 0, s.load.contention ? 1 - 1 / s.load.contention : 0);
@@ -146,12 +146,16 @@ function weighScaleUp(
     Math.min((1 - goodput) * Math.min(1, loadShare), Math.max(0, ceiling - goodput)) * ratePerS;
   const before = (goodPerS * 3600) / costPerHour;
   const after = ((goodPerS + gainPerS) * 3600) / (costPerHour + (to - s.replicas) * s.costPerReplicaHour);
-  const beneficial = after >= before;
+  // Replicas that bring no task within the SLO only add cost, also when none is within it now
+  // (tasks within the SLO per dollar 0 → 0 is no gain, however cheap the fleet).
+  const beneficial = gainPerS > 0 && after >= before;
   return {
     beneficial,
     note: beneficial
       ? ''
-      : `; it would buy fewer tasks within the SLO than it costs (tasks within the SLO per dollar ${round(before, 1)} → ${round(after, 1)}), so it waits for a human`,
+      : gainPerS > 0
+        ? `; it would buy fewer tasks within the SLO than it costs (tasks within the SLO per dollar ${round(before, 1)} → ${round(after, 1)}), so it waits for a human`
+        : `; it would buy fewer tasks within the SLO than it costs (by the pool's prompts and its speed when calm, none more would come within the SLO; tasks within the SLO per dollar ${round(before, 1)} → ${round(after, 1)}), so it waits for a human`,
     evidence: [
       evidence('tasksWithinSloPerUsd', before, null, ctx.windowLabel),
       evidence('tasksWithinSloPerUsdAfter', after, before, ctx.windowLabel),
