@@ -270,20 +270,23 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const pending = new Set<Promise<void>>();
     const failures = new Map<string, number>();
     const noteFailure = (reason: string) => failures.set(reason, (failures.get(reason) ?? 0) + 1);
+    const rssMiB = () => (g.memory()?.rssBytes ?? 0) / 1024 / 1024;
+    // The baselines are taken before the schedule's clock starts: a /metrics scrape reads DuckDB's
+    // storage figures and can take seconds on a busy server, and no request may fall due meanwhile
+    // (they would all leave at once when it returned, measuring the generator, not the server).
+    let lastScrape = await scrapeMetrics(g.url).catch(() => null);
+    const startRss = rssMiB();
+    const startLoad = loadavg()[0]!;
+    let lastCpu = g.cpu();
     const started = performance.now();
     const loopDelay = monitorEventLoopDelay({ resolution: 10 });
     loopDelay.enable();
     const end = started + options.minutes * 60_000;
     let due = started;
     let nextSample = started + options.intervalSeconds * 1000;
-    const rssMiB = () => (g.memory()?.rssBytes ?? 0) / 1024 / 1024;
     const header =
       'time    RSS MiB  DuckDB MiB  heap MiB   spans/s   ack p50 ms   ack p99 ms   ack max ms   refused   skipped     stored   main cpu ms/s   main wait ms/s   rollup lag s   commit p99 ms   commits >100ms   checkpoint s';
     log(header);
-    let lastScrape = await scrapeMetrics(g.url).catch(() => null);
-    const startRss = rssMiB();
-    const startLoad = loadavg()[0]!;
-    let lastCpu = g.cpu();
     let sampling: Promise<void> = Promise.resolve();
     readsUntil = end;
 
