@@ -149,13 +149,15 @@ function weighScaleUp(
   // Replicas that bring no task within the SLO only add cost, also when none is within it now
   // (tasks within the SLO per dollar 0 → 0 is no gain, however cheap the fleet).
   const beneficial = gainPerS > 0 && after >= before;
+  const noGain =
+    gainPerS > 0
+      ? ''
+      : "by the pool's prompts and its speed when calm, none more would come within the SLO; ";
   return {
     beneficial,
     note: beneficial
       ? ''
-      : gainPerS > 0
-        ? `; it would buy fewer tasks within the SLO than it costs (tasks within the SLO per dollar ${round(before, 1)} → ${round(after, 1)}), so it waits for a human`
-        : `; it would buy fewer tasks within the SLO than it costs (by the pool's prompts and its speed when calm, none more would come within the SLO; tasks within the SLO per dollar ${round(before, 1)} → ${round(after, 1)}), so it waits for a human`,
+      : `; it would buy fewer tasks within the SLO than it costs (${noGain}tasks within the SLO per dollar ${round(before, 1)} → ${round(after, 1)}), so it waits for a human`,
     evidence: [
       evidence('tasksWithinSloPerUsd', before, null, ctx.windowLabel),
       evidence('tasksWithinSloPerUsdAfter', after, before, ctx.windowLabel),
