@@ -48,6 +48,7 @@ export type { DeliveryOutcome, DeliveryQueue, QueuedActuator } from './actuators
 export type { Actuator } from './actuators/actuator.ts';
 export { matchesTargetPattern, formatTargetKey } from './target-key.ts';
 export { gateCandidate } from './engine/gate-candidate.ts';
+export { previousOf } from './engine/kind-action.ts';
 export type { GateDecision } from './engine/gate-candidate.ts';
 export { runBacktest } from './run-backtest.ts';
 export type { BacktestEntry, BacktestOptions, BacktestReport } from './run-backtest.ts';

@@ -58,6 +58,7 @@ export type {
 export { HOLD_RULES, RECOMMENDATION_STATES } from './api/recommendation.ts';
 export type {
   Recommendation,
+  RecommendationActions,
   RecommendationState,
   RecommendationTarget,
   RecommendationVerification,
@@ -66,6 +67,9 @@ export type {
   Evidence,
 } from './api/recommendation.ts';
 export type {
+  ActionByKind,
+  AnyAction,
+  KindAction,
   ControlAction,
   EvaluateResponse,
   ScaleAction,

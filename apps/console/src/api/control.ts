@@ -96,7 +96,7 @@ export function normalizeAuditEntry(raw: Record<string, unknown>): AuditEntry {
 }
 
 /** "scale 4 → 6 replicas" and friends: one line an operator reads without opening JSON. */
-export function describeAction(kind: string | null, action: Record<string, unknown> | null): string {
+export function describeAction(kind: string | null, action: object | null): string {
   if (!action) return kind ?? 'action';
   const a = action as Record<string, unknown>;
   switch (kind) {

@@ -312,7 +312,10 @@ describe('hysteresis, cooldown and verification', () => {
     const a = { ...a100, prefillMsPerToken: 1.6 };
     await runTicks(g, [h, a], 0, WARM_UP_MS);
     const [tick] = await runTicks(g, [{ ...h, ...queued }, a], WARM_UP_MS, WARM_UP_MS + 30_000);
-    const applied = tick!.actions.find((a) => a.kind === 'scale' && a.target.pool === 'h100-east')!;
+    const applied = tick!.actions.find(
+      (a): a is Extract<ControlAction, { kind: 'scale' }> =>
+        a.kind === 'scale' && a.target.pool === 'h100-east',
+    )!;
     const dir = g.dataDir;
     await g.close({ keepData: true });
     g = await startTestGovernor(
@@ -330,7 +333,7 @@ describe('hysteresis, cooldown and verification', () => {
     // Still inside the cooldown after the restart: a light pool is not scaled back in yet.
     const after = await runTicks(
       g,
-      [{ ...h100, replicas: applied.action.to as number }, a],
+      [{ ...h100, replicas: applied.action.to }, a],
       WARM_UP_MS + 30_000,
       WARM_UP_MS + 150_000,
     );
@@ -547,11 +550,14 @@ describe('a scale-up judged after its window', () => {
     // H100's tail queues toward the SLO: a scale-up, applied while most requests still meet it.
     const tail = { ...h100, queueMs: 1650 };
     const [first] = await runTicks(g, [tail, a100], WARM_UP_MS, WARM_UP_MS + 30_000);
-    const up = first!.actions.find((a) => a.kind === 'scale' && a.target.pool === 'h100-east')!;
+    const up = first!.actions.find(
+      (a): a is Extract<ControlAction, { kind: 'scale' }> =>
+        a.kind === 'scale' && a.target.pool === 'h100-east',
+    )!;
     expect(up.action).toMatchObject({ from: 2 });
     // Then the whole fleet's traffic triples and a tenth of it times out, on both pools alike.
     const surge = { ratePerS: 6, queueMs: 3000, errorRate: 0.1, failureOutcome: 'timeout' as const };
-    const to = up.action.to as number;
+    const to = up.action.to;
     const ticks = await runTicks(
       g,
       [
@@ -577,7 +583,10 @@ describe('a scale-up still taking effect', () => {
     g = await startTestGovernor({ policies: [{ name: 'auto', auto_apply: true, min_confidence: 0.3 }] });
     await runTicks(g, [h100, a100], 0, WARM_UP_MS);
     const [first] = await runTicks(g, [{ ...h100, ...queued }, a100], WARM_UP_MS, WARM_UP_MS + 30_000);
-    const up = first!.actions.find((a) => a.kind === 'scale' && a.target.pool === 'h100-east')!;
+    const up = first!.actions.find(
+      (a): a is Extract<ControlAction, { kind: 'scale' }> =>
+        a.kind === 'scale' && a.target.pool === 'h100-east',
+    )!;
     expect(up.action).toEqual({ from: 2, to: 4 });
     // The new replicas report ready at once, but the queue they drain is still in the short window.
     const draining = { ...h100, ...queued, replicas: 4 };

@@ -1,6 +1,12 @@
 import { HOLD_RULES, RECOMMENDATION_KINDS, RECOMMENDATION_STATES } from '@governor/conventions';
 import type { ControlConfig } from '@governor/conventions';
-import { type ControlEngine, type ControlFailure, gateCandidate, isoToNs } from '@governor/control';
+import {
+  type ControlEngine,
+  type ControlFailure,
+  gateCandidate,
+  isoToNs,
+  previousOf,
+} from '@governor/control';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -364,10 +370,9 @@ export async function controlPlugin(app: FastifyInstance, options: ControlPlugin
       return {
         recommendations: open.map((r) => {
           const gate = gateCandidate({
-            kind: r.kind,
+            step: r,
             target: r.target,
-            action: r.action,
-            previous: r.previousAction ?? {},
+            previous: previousOf(r),
             confidence: r.confidence,
             atNs: 0n,
             policies,
@@ -383,7 +388,7 @@ export async function controlPlugin(app: FastifyInstance, options: ControlPlugin
             state: r.state,
             policy: gate.policy,
             decision: gate.decision,
-            action: gate.action,
+            action: gate.step.action,
             note: gate.note,
           };
         }),

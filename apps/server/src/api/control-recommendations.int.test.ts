@@ -1,4 +1,4 @@
-import type { Recommendation } from '@governor/conventions';
+import type { Recommendation, RecommendationKind } from '@governor/conventions';
 import { afterEach, describe, expect, test } from 'vitest';
 import {
   A100_TRAFFIC,
@@ -23,8 +23,11 @@ afterEach(async () => {
 const h100 = H100_TRAFFIC;
 const a100 = A100_TRAFFIC;
 
-const find = (recs: Recommendation[], kind: string, pool?: string) =>
-  recs.filter((r) => r.kind === kind && (pool === undefined || r.target.pool === pool));
+const find = <K extends RecommendationKind>(recs: Recommendation[], kind: K, pool?: string) =>
+  recs.filter(
+    (r): r is Extract<Recommendation, { kind: K }> =>
+      r.kind === kind && (pool === undefined || r.target.pool === pool),
+  );
 
 /** The scale-ins for `pool` recommended over some ticks. */
 const scaleInsOver = (ticks: readonly { recommendations: Recommendation[] }[], pool: string) =>
@@ -32,7 +35,7 @@ const scaleInsOver = (ticks: readonly { recommendations: Recommendation[] }[], p
     ticks.flatMap((t) => t.recommendations),
     'scale',
     pool,
-  ).filter((r) => r.action.to! < r.action.from!);
+  ).filter((r) => r.action.to < r.action.from);
 
 /** A scale-in from `from` replicas to fewer, but not to zero: what the model chose within that is its own. */
 function expectScaleInFrom(rec: Recommendation | undefined, from: number, state?: string): number {
@@ -51,7 +54,7 @@ const scaleUpsOver = (ticks: readonly { recommendations: Recommendation[] }[], p
     ticks.flatMap((t) => t.recommendations),
     'scale',
     pool,
-  ).filter((r) => r.action.to! > r.action.from!);
+  ).filter((r) => r.action.to > r.action.from);
 
 /** Governor on TEST_POOLS held at max_replicas 2, both pools warmed up with `calm`. */
 async function warmUpAtMaxReplicas(calm: Partial<PoolTraffic>): Promise<TestGovernor> {
@@ -89,7 +92,7 @@ describe('recommendations from telemetry', () => {
     expect(scale[0]!.expectedImpact).toHaveProperty('costUsdPerHour');
     expect(scale[0]!.confidence).toBeGreaterThan(0);
     expect(
-      find(tick!.recommendations, 'scale', 'a100-west').filter((r) => r.action.to! > r.action.from!),
+      find(tick!.recommendations, 'scale', 'a100-west').filter((r) => r.action.to > r.action.from),
     ).toEqual([]);
   });
 
@@ -107,12 +110,12 @@ describe('recommendations from telemetry', () => {
     expect(shift.reason).toMatch(
       /2\d(\.\d)?% of its requests fail \(timeouts and rejections aside\) vs 0% on its peers/,
     );
-    const grow = find(recs, 'scale', 'h100-east').filter((r) => r.action.to! > r.action.from!);
+    const grow = find(recs, 'scale', 'h100-east').filter((r) => r.action.to > r.action.from);
     // H100 doubles its load; far inside the SLO it is trusted with half again its current share per
     // replica, so 2 → 3 rather than 2 → 4.
     expect(grow[0]).toMatchObject({ action: { from: 2, to: 3 }, state: 'proposed' });
     expect(grow[0]!.reason).toMatch(/takes over 50% of llama-8b's traffic/);
-    expect(find(recs, 'scale', 'a100-west').filter((r) => r.action.to! > r.action.from!)).toEqual([]);
+    expect(find(recs, 'scale', 'a100-west').filter((r) => r.action.to > r.action.from)).toEqual([]);
   });
 
   test('a failing pool whose peers are load-bound themselves is reported, and its shift left to a human', async () => {
@@ -217,7 +220,7 @@ describe('recommendations from telemetry', () => {
       shift.evidence.find((e) => e.signal === 'fastestPrefillVsFloor{pool=h100-east}')!.value,
     ).toBeGreaterThan(2);
     // H100 keeps the share its slowed engines carry (1 / 2.5 of its half).
-    expect((shift.action.weights as Record<string, number>)['h100-east']).toBeCloseTo(0.2, 1);
+    expect(shift.action.weights['h100-east']).toBeCloseTo(0.2, 1);
     expect(find(tick!.recommendations, 'circuit_break')).toEqual([]);
   });
 
@@ -287,7 +290,7 @@ describe('recommendations from telemetry', () => {
       360_000,
     );
     const shift = find(tick!.recommendations, 'shift_traffic', 'h100-east')[0]!;
-    const weights = shift.action.weights as Record<string, number>;
+    const weights = shift.action.weights;
     expect(weights['h100-east']).toBeGreaterThan(0.4);
     expect(weights['h100-east']).toBeLessThan(0.49);
   });
@@ -305,7 +308,7 @@ describe('recommendations from telemetry', () => {
     const shed = find(tick!.recommendations, 'shed_load')[0]!;
     expect(shed).toMatchObject({ target: { model: 'llama-8b' }, action: { minPriority: 1 } });
     expect(shed.reason).toMatch(/in-flight workflow steps keep running/);
-    expect(find(tick!.recommendations, 'scale').filter((r) => r.action.to! > r.action.from!)).toEqual([]);
+    expect(find(tick!.recommendations, 'scale').filter((r) => r.action.to > r.action.from)).toEqual([]);
   });
 
   test('a few stray errors on a model with little traffic shed nothing', async () => {
@@ -419,7 +422,7 @@ describe('recommendations from telemetry', () => {
       action: { fromModel: 'llama-70b', toModel: 'llama-8b', fraction: 0.25 },
     });
     expect(
-      find(tick!.recommendations, 'scale', 'h100-70b').filter((r) => r.action.to! > r.action.from!),
+      find(tick!.recommendations, 'scale', 'h100-70b').filter((r) => r.action.to > r.action.from),
     ).toEqual([]);
   });
 
@@ -438,7 +441,7 @@ describe('recommendations from telemetry', () => {
     );
     const shift = find(tick!.recommendations, 'shift_traffic', 'h100-east')[0]!;
     expect(shift.reason).toMatch(/memory-bound/);
-    const weights = shift.action.weights as Record<string, number>;
+    const weights = shift.action.weights;
     expect(weights['h100-east']).toBeLessThan(0.5);
     expect(find(tick!.recommendations, 'scale', 'h100-east')).toEqual([]);
   });
@@ -467,7 +470,7 @@ describe('recommendations from telemetry', () => {
     );
     const shift = find(tick!.recommendations, 'shift_traffic', 'h100-east')[0]!;
     expect(shift.reason).toMatch(/cache-miss-bound/);
-    expect((shift.action.weights as Record<string, number>)['a100-west']).toBeGreaterThan(0.5);
+    expect(shift.action.weights['a100-west']).toBeGreaterThan(0.5);
   });
 
   test('traffic moves toward the pool that serves the model for less per token', async () => {
@@ -479,12 +482,12 @@ describe('recommendations from telemetry', () => {
     const recs = ticks.flatMap((t) => t.recommendations);
     const shift = find(recs, 'shift_traffic', 'a100-west')[0]!;
     expect(shift.reason).toMatch(/1\.\d+× the cost per token of h100-east/);
-    const weights = shift.action.weights as Record<string, number>;
+    const weights = shift.action.weights;
     // A quarter of A100's observed half of the traffic moves; weights still sum to 1.
     expect(weights['a100-west']).toBeCloseTo(0.375, 1);
     expect(weights['a100-west']! + weights['h100-east']!).toBeCloseTo(1, 5);
     // H100 was picked because it has room: it is not scaled up for the move (only if it turns load-bound).
-    expect(find(recs, 'scale', 'h100-east').filter((r) => r.action.to! > r.action.from!)).toEqual([]);
+    expect(find(recs, 'scale', 'h100-east').filter((r) => r.action.to > r.action.from)).toEqual([]);
   });
 
   test('scale-in only where N−1 replicas hold the SLO, never to zero under traffic', async () => {
@@ -511,7 +514,7 @@ describe('recommendations from telemetry', () => {
     ];
     const ticks = await runTicks(g, traffic, 0, 330_000);
     const recs = ticks.flatMap((t) => t.recommendations);
-    const scaleIn = (pool: string) => find(recs, 'scale', pool).filter((r) => r.action.to! < r.action.from!);
+    const scaleIn = (pool: string) => find(recs, 'scale', pool).filter((r) => r.action.to < r.action.from);
     // Light load far inside the SLO: fewer replicas, and the reason says how many.
     const light = expectScaleInFrom(scaleIn('light')[0], 4);
     expect(scaleIn('light')[0]!.reason).toContain(`(4 → ${light})`);
@@ -554,7 +557,7 @@ describe('recommendations from telemetry', () => {
     ];
     const ticks = await runTicks(g, traffic, 0, 330_000);
     const recs = ticks.flatMap((t) => t.recommendations);
-    const scaleIn = (pool: string) => find(recs, 'scale', pool).filter((r) => r.action.to! < r.action.from!);
+    const scaleIn = (pool: string) => find(recs, 'scale', pool).filter((r) => r.action.to < r.action.from);
     // Its TTFT p95 is far inside the SLO too, and its prefill work per second the same as the even
     // pool's: only the replay tells them apart.
     expect(scaleIn('tailed')).toEqual([]);
@@ -635,7 +638,7 @@ describe('recommendations from telemetry', () => {
       WARM_UP_MS + 30_000,
     );
     const up = (pool: string) =>
-      find(tick!.recommendations, 'scale', pool).filter((r) => r.action.to! > r.action.from!)[0]!;
+      find(tick!.recommendations, 'scale', pool).filter((r) => r.action.to > r.action.from)[0]!;
     expect(up('mixed').evidence.find((e) => e.signal.startsWith('utilization{'))!.signal).toContain(
       'learned_capacity',
     );
@@ -756,9 +759,7 @@ describe('recommendations from telemetry', () => {
     const small: PoolTraffic = { pool: 'small', model: 'm-small', replicas: 2, ratePerS: 4 };
     const big: PoolTraffic = { pool: 'big', model: 'm-big', replicas: 2, ratePerS: 1, queueMs: 3000 };
     const ticks = await runTicks(g, [small, big], 0, 60_000);
-    const up = find(ticks.at(-1)!.recommendations, 'scale', 'big').filter(
-      (r) => r.action.to! > r.action.from!,
-    );
+    const up = find(ticks.at(-1)!.recommendations, 'scale', 'big').filter((r) => r.action.to > r.action.from);
     expect(up).toHaveLength(1);
     // Two more 4-GPU replicas ($32/h on a $40/h fleet) win back at most the big pool's 1 request/s of
     // the fleet's 5: fewer tasks within the SLO per dollar.
@@ -784,7 +785,7 @@ describe('recommendations from telemetry', () => {
     // The tick where b-light has watched a whole window: a-queued, on one replica, now queues.
     const [tick] = await runTicks(g, [{ ...queued, queueMs: 3000 }, light], 300_000, 330_000);
     const scale = (pool: string, up: boolean) =>
-      find(tick!.recommendations, 'scale', pool).filter((r) => r.action.to! > r.action.from! === up);
+      find(tick!.recommendations, 'scale', pool).filter((r) => r.action.to > r.action.from === up);
     // a-queued asks for a second replica, but it is not there until it lands.
     expect(scale('a-queued', true)).toHaveLength(1);
     expect(scale('b-light', false)).toEqual([]);
@@ -879,7 +880,7 @@ describe('recommendations from telemetry', () => {
       'shift_traffic',
       'a100-west',
     ).find((r) => r.state === 'applied')!;
-    expect((shift.action.weights as Record<string, number>)['h100-east']).toBeGreaterThanOrEqual(0.8);
+    expect(shift.action.weights['h100-east']).toBeGreaterThanOrEqual(0.8);
     const shiftedAt = Date.parse(shift.appliedAt!) - T0_MS;
     const after = await runTicks(
       g,
@@ -1006,7 +1007,7 @@ describe('recommendations from telemetry', () => {
     ];
     const ticks = await runTicks(g, traffic, 0, 330_000);
     const recs = ticks.flatMap((t) => t.recommendations);
-    const scaleIn = (pool: string) => find(recs, 'scale', pool).filter((r) => r.action.to! < r.action.from!);
+    const scaleIn = (pool: string) => find(recs, 'scale', pool).filter((r) => r.action.to < r.action.from);
     // One of the pair may go to one replica, the other then keeps two: never both in the same tick.
     expect([...scaleIn('pair-a'), ...scaleIn('pair-b')].map((r) => r.action)).toEqual([{ from: 2, to: 1 }]);
     // lean-b already rests on one replica: lean-a keeps two so losing any one replica leaves two.

@@ -9,7 +9,13 @@ import {
   resourceRequestOf,
   startFakeKubernetesApi,
 } from '@governor/control/testing';
-import { ActuatorConfig, type ControlAction, PoolConfig } from '@governor/conventions';
+import {
+  type ActionByKind,
+  ActuatorConfig,
+  type ControlAction,
+  PoolConfig,
+  type RecommendationKind,
+} from '@governor/conventions';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 
@@ -102,21 +108,22 @@ async function runAll(actions: ControlAction[], rules: readonly PolicyRule[]) {
 }
 
 let n = 0;
-const act = (
+const act = <K extends RecommendationKind>(
   recommendationId: string,
   type: 'apply' | 'rollback',
-  kind: ControlAction['kind'],
+  kind: K,
   target: ControlAction['target'],
-  action: Record<string, unknown>,
-): ControlAction => ({
-  id: `a${++n}`,
-  recommendationId,
-  type,
-  kind,
-  target,
-  action,
-  at: '2026-01-01T00:05:00.000Z',
-});
+  action: ActionByKind[K],
+) =>
+  ({
+    id: `a${++n}`,
+    recommendationId,
+    type,
+    kind,
+    target,
+    action,
+    at: '2026-01-01T00:05:00.000Z',
+  }) as Extract<ControlAction, { kind: K }>;
 
 /** Every kind the actuator carries out, on both pools, each followed by its rollback. */
 const EVERY_ACTION = [

@@ -1,5 +1,5 @@
 import { RECOMMENDATION_KINDS } from '@governor/conventions';
-import type { ControlAction } from '@governor/conventions';
+import type { ControlAction, RecommendationKind } from '@governor/conventions';
 import type { Simulation } from '../sim/simulation.ts';
 
 export type ApplyStatus = 'applied' | 'duplicate' | 'rejected';
@@ -10,13 +10,22 @@ export interface ApplyResult {
   message?: string;
 }
 
+/**
+ * A ControlAction as received (over HTTP, or from a lockstep evaluate response): the kind is known,
+ * the action's fields are checked where it is applied (applyKind), one by one.
+ */
+export type ReceivedAction = Omit<ControlAction, 'kind' | 'action'> & {
+  kind: RecommendationKind;
+  action: object;
+};
+
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Checks the shape of a ControlAction received over HTTP; returns a message naming what is wrong. */
 export function parseControlAction(
   body: unknown,
-): { ok: true; action: ControlAction } | { ok: false; message: string } {
+): { ok: true; action: ReceivedAction } | { ok: false; message: string } {
   if (!isRecord(body)) return { ok: false, message: 'body must be a ControlAction JSON object' };
   if (typeof body.id !== 'string' || body.id === '')
     return { ok: false, message: '"id" must be a non-empty string' };
@@ -35,7 +44,7 @@ export function parseControlAction(
       id: body.id,
       recommendationId: typeof body.recommendationId === 'string' ? body.recommendationId : '',
       type: body.type === 'rollback' ? 'rollback' : 'apply',
-      kind: body.kind as ControlAction['kind'],
+      kind: body.kind as RecommendationKind,
       target: (body.target as ControlAction['target']) ?? {},
       action: body.action,
       at: typeof body.at === 'string' ? body.at : '',
@@ -45,7 +54,7 @@ export function parseControlAction(
 
 export interface ActionApplier {
   /** Applies an action at the simulation's current time; a repeated id is acknowledged, not re-applied. */
-  apply(action: ControlAction, source: string): ApplyResult;
+  apply(action: ReceivedAction, source: string): ApplyResult;
   readonly appliedIds: ReadonlySet<string>;
 }
 
@@ -53,8 +62,8 @@ export function createActionApplier(sim: Simulation): ActionApplier {
   const appliedIds = new Set<string>();
   const reject = (id: string, message: string): ApplyResult => ({ id, status: 'rejected', message });
 
-  const applyKind = (a: ControlAction, source: string): string | null => {
-    const body = a.action;
+  const applyKind = (a: ReceivedAction, source: string): string | null => {
+    const body = a.action as Record<string, unknown>;
     const poolName = a.target.pool;
     switch (a.kind) {
       case 'scale': {

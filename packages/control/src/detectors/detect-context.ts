@@ -2,9 +2,9 @@ import type { ControlConfig, Evidence, SloConfig } from '@governor/conventions';
 import type { ControlState, TargetMemory } from '../engine/control-types.ts';
 import type { ControlTuning } from '../engine/control-tuning.ts';
 import type { FleetObservation, PoolView } from '../observe-fleet.ts';
-import { formatTargetKey } from '../target-key.ts';
 import { secondsToNs } from '../time.ts';
 import type { RecommendationKind, RecommendationTarget } from '@governor/conventions';
+import { memoryKey } from '../engine/memory-key.ts';
 
 /** What every detector reads in one tick. Detectors are pure: they only return candidates. */
 export interface DetectContext {
@@ -37,7 +37,7 @@ export function readMemory(
   kind: RecommendationKind,
   target: RecommendationTarget,
 ): TargetMemory | undefined {
-  return ctx.state.memory.get(`${kind}|${formatTargetKey(target)}`);
+  return ctx.state.memory.get(memoryKey(kind, target));
 }
 
 /** Whether a remembered action was applied within the cooldown (the engine bars reversing it). */

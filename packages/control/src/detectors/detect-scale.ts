@@ -20,7 +20,7 @@ export function detectScale(ctx: DetectContext): Candidate[] {
     const candidate = judgePool(ctx, pool, planned);
     if (!candidate) continue;
     out.push(candidate);
-    if (typeof candidate.action.to === 'number') planned.set(pool.pool, candidate.action.to);
+    if (candidate.kind === 'scale') planned.set(pool.pool, candidate.action.to);
   }
   return out;
 }

@@ -1,3 +1,4 @@
+import type { ScaleAction } from '@governor/conventions';
 import type { Candidate, PoolLearning } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
 import { type DetectContext, evidence, isCircuitOpen, isRecovering, readMemory } from './detect-context.ts';
@@ -216,7 +217,9 @@ function judgeScaleInByModel(
   ctx: DetectContext,
   s: ScaleInputs,
   lowest: number,
-): Pick<Candidate, 'action' | 'reason' | 'evidence' | 'expectedImpact' | 'confidence'> | null {
+):
+  | ({ action: ScaleAction } & Pick<Candidate, 'reason' | 'evidence' | 'expectedImpact' | 'confidence'>)
+  | null {
   const { pool, replicas, sloMs } = s;
   if (lowest >= replicas) return null;
   const replay = replayScaleIn(ctx, s, lowest);

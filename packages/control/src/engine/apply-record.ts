@@ -14,6 +14,8 @@ import type {
   ScopeMetrics,
 } from './control-types.ts';
 import type { EngineSettings } from './engine-settings.ts';
+import { kindActionOf, setPreviousAction } from './kind-action.ts';
+import { memoryKey } from './memory-key.ts';
 import { type TickOutput, recordAudit, touchRecord } from './tick-output.ts';
 
 /** Each pool's share of a model's requests over the control window of `obs`, to three places. */
@@ -54,14 +56,12 @@ export function rememberAction(
   atNs: bigint,
 ): void {
   const step = rec.kind === 'scale' ? (direction === rec.direction ? rec.action : rec.previousAction) : null;
-  const to = Number(step?.to);
-  const from = Number(step?.from);
-  s.memory.set(`${rec.kind}|${rec.targetKey}`, {
+  s.memory.set(memoryKey(rec.kind, rec.targetKey), {
     direction,
     appliedNs: atNs,
     recommendationId: rec.id,
-    expectReplicas: Number.isFinite(to) ? to : null,
-    ...(Number.isFinite(from) ? { fromReplicas: from } : {}),
+    expectReplicas: step?.to ?? null,
+    ...(step ? { fromReplicas: step.from } : {}),
   });
 }
 
@@ -78,9 +78,9 @@ export function applyRecord(
   note: string,
 ): ControlAction {
   const weights = observedShares(obs, rec.target.model);
-  rec.previousAction = describePrevious(s.actuated, rec.kind, rec.target, rec.action, weights);
+  setPreviousAction(rec, describePrevious(s.actuated, rec, rec.target, weights));
   rec.baseline = readScopeMetrics(obs, rec, 'fast');
-  applyToActuated(s.actuated, rec.kind, rec.target, rec.action, atNs, weights, rec.cause);
+  applyToActuated(s.actuated, rec, rec.target, atNs, weights, rec.cause);
   rec.state = 'applied';
   rec.appliedNs = atNs;
   rec.updatedNs = atNs;
@@ -88,12 +88,11 @@ export function applyRecord(
   s.open.set(rec.id, rec);
   rememberAction(s, rec, rec.direction, atNs);
   const action: ControlAction = {
+    ...kindActionOf(rec),
     id: rec.actionId,
     recommendationId: rec.id,
     type: 'apply',
-    kind: rec.kind,
     target: rec.target,
-    action: rec.action,
     at: nsToIso(atNs),
   };
   out.actions.push(action);
@@ -109,11 +108,11 @@ export function applyRecord(
 /** A new proposal from a detector's candidate. */
 export function createRecord(c: Candidate, atNs: bigint): RecommendationRecord {
   return {
+    ...kindActionOf(c),
+    previousAction: null,
     id: randomUUID(),
-    kind: c.kind,
     target: c.target,
     targetKey: formatTargetKey(c.target),
-    action: c.action,
     direction: c.direction,
     reason: c.reason,
     evidence: c.evidence,
@@ -128,7 +127,6 @@ export function createRecord(c: Candidate, atNs: bigint): RecommendationRecord {
     updatedNs: atNs,
     appliedNs: null,
     verifiedNs: null,
-    previousAction: null,
     baseline: null,
     actionId: null,
     verification: null,

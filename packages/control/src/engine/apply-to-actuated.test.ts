@@ -5,32 +5,56 @@ import { createEmptyState } from './control-types.ts';
 describe('actuated state and rollback actions', () => {
   test('the previous state of each kind is the action that restores it', () => {
     const { actuated } = createEmptyState();
-    expect(describePrevious(actuated, 'scale', { pool: 'p' }, { from: 2, to: 5 }, undefined)).toEqual({
-      from: 5,
-      to: 2,
+    expect(
+      describePrevious(actuated, { kind: 'scale', action: { from: 2, to: 5 } }, { pool: 'p' }, undefined),
+    ).toEqual({
+      kind: 'scale',
+      action: { from: 5, to: 2 },
     });
-    expect(describePrevious(actuated, 'circuit_break', { pool: 'p' }, { open: true }, undefined)).toEqual({
-      open: false,
+    expect(
+      describePrevious(actuated, { kind: 'circuit_break', action: { open: true } }, { pool: 'p' }, undefined),
+    ).toEqual({
+      kind: 'circuit_break',
+      action: { open: false },
     });
-    expect(describePrevious(actuated, 'shed_load', { model: 'm' }, { minPriority: 1 }, undefined)).toEqual({
-      minPriority: null,
+    expect(
+      describePrevious(
+        actuated,
+        { kind: 'shed_load', action: { minPriority: 1 } },
+        { model: 'm' },
+        undefined,
+      ),
+    ).toEqual({
+      kind: 'shed_load',
+      action: { minPriority: null },
     });
-    applyToActuated(actuated, 'shed_load', { model: 'm' }, { minPriority: 1 }, 0n, undefined);
-    expect(describePrevious(actuated, 'shed_load', { model: 'm' }, { minPriority: 2 }, undefined)).toEqual({
-      minPriority: 1,
+    applyToActuated(
+      actuated,
+      { kind: 'shed_load', action: { minPriority: 1 } },
+      { model: 'm' },
+      0n,
+      undefined,
+    );
+    expect(
+      describePrevious(
+        actuated,
+        { kind: 'shed_load', action: { minPriority: 2 } },
+        { model: 'm' },
+        undefined,
+      ),
+    ).toEqual({
+      kind: 'shed_load',
+      action: { minPriority: 1 },
     });
     const observed = { a: 0.6, b: 0.4 };
     expect(
       describePrevious(
         actuated,
-        'shift_traffic',
+        { kind: 'shift_traffic', action: { weights: { a: 0, b: 1 } } },
         { model: 'm', pool: 'a' },
-        { weights: { a: 0, b: 1 } },
         observed,
       ),
-    ).toEqual({
-      weights: observed,
-    });
+    ).toEqual({ kind: 'shift_traffic', action: { weights: observed } });
   });
 
   test('an incident shift opens a recovery that ends when the pool has its weight back', () => {
@@ -38,9 +62,8 @@ describe('actuated state and rollback actions', () => {
     const observed = { a: 0.6, b: 0.4 };
     applyToActuated(
       actuated,
-      'shift_traffic',
+      { kind: 'shift_traffic', action: { weights: { a: 0.2, b: 0.8 } } },
       { model: 'm', pool: 'a' },
-      { weights: { a: 0.2, b: 0.8 } },
       0n,
       observed,
       'incident',
@@ -48,9 +71,8 @@ describe('actuated state and rollback actions', () => {
     expect(actuated.recovery.m).toEqual({ baseline: observed, pools: ['a'] });
     applyToActuated(
       actuated,
-      'shift_traffic',
+      { kind: 'shift_traffic', action: { weights: { a: 0.4, b: 0.6 } } },
       { model: 'm', pool: 'a' },
-      { weights: { a: 0.4, b: 0.6 } },
       1n,
       undefined,
       'recovery',
@@ -58,9 +80,8 @@ describe('actuated state and rollback actions', () => {
     expect(actuated.recovery.m?.pools).toEqual(['a']);
     applyToActuated(
       actuated,
-      'shift_traffic',
+      { kind: 'shift_traffic', action: { weights: { a: 0.6, b: 0.4 } } },
       { model: 'm', pool: 'a' },
-      { weights: { a: 0.6, b: 0.4 } },
       2n,
       undefined,
       'recovery',
@@ -69,9 +90,8 @@ describe('actuated state and rollback actions', () => {
     // An efficiency shift moves weights without opening a recovery.
     applyToActuated(
       actuated,
-      'shift_traffic',
+      { kind: 'shift_traffic', action: { weights: { a: 0.7, b: 0.3 } } },
       { model: 'm', pool: 'b' },
-      { weights: { a: 0.7, b: 0.3 } },
       3n,
       undefined,
       'efficiency',
@@ -84,9 +104,8 @@ describe('actuated state and rollback actions', () => {
     const { actuated } = createEmptyState();
     applyToActuated(
       actuated,
-      'circuit_break',
+      { kind: 'circuit_break', action: { open: true, durationS: 300 } },
       { pool: 'p' },
-      { open: true, durationS: 300 },
       1_000_000_000n,
       undefined,
     );

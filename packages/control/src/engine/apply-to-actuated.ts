@@ -1,4 +1,4 @@
-import type { RecommendationKind, RecommendationTarget } from '@governor/conventions';
+import type { KindAction, RecommendationTarget } from '@governor/conventions';
 import { formatTargetKey } from '../target-key.ts';
 import { secondsToNs } from '../time.ts';
 import type { ActuatedState, ShiftCause } from './control-types.ts';
@@ -12,48 +12,56 @@ export const SHARE_GAIN_RATIO = 1.5;
 /** The action that puts the target back the way it was before `action`. */
 export function describePrevious(
   actuated: ActuatedState,
-  kind: RecommendationKind,
+  step: KindAction,
   target: RecommendationTarget,
-  action: Record<string, unknown>,
   observedWeights: Record<string, number> | undefined,
-): Record<string, unknown> {
-  switch (kind) {
+): KindAction {
+  switch (step.kind) {
     case 'scale':
-      return { from: action.to, to: action.from };
+      return { kind: 'scale', action: { from: step.action.to, to: step.action.from } };
     case 'shift_traffic': {
       const model = target.model ?? '';
       const weights = actuated.weights[model] ?? observedWeights ?? {};
-      return { weights: { ...weights } };
+      return { kind: 'shift_traffic', action: { weights: { ...weights } } };
     }
     case 'circuit_break':
-      return { open: !(action.open === true) };
+      return { kind: 'circuit_break', action: { open: !step.action.open } };
     case 'shed_load':
-      return { minPriority: actuated.shed[formatTargetKey(target)] ?? null };
+      return { kind: 'shed_load', action: { minPriority: actuated.shed[formatTargetKey(target)] ?? null } };
     case 'retry_budget':
-      return { maxRetryRatio: actuated.retryBudget[formatTargetKey(target)] ?? null };
+      return {
+        kind: 'retry_budget',
+        action: { maxRetryRatio: actuated.retryBudget[formatTargetKey(target)] ?? null },
+      };
     case 'downgrade_model': {
-      const from = String(action.fromModel);
-      return { fromModel: from, toModel: action.toModel, fraction: actuated.downgrade[from]?.fraction ?? 0 };
+      const from = step.action.fromModel;
+      return {
+        kind: 'downgrade_model',
+        action: {
+          fromModel: from,
+          toModel: step.action.toModel,
+          fraction: actuated.downgrade[from]?.fraction ?? 0,
+        },
+      };
     }
   }
 }
 
 export function applyToActuated(
   actuated: ActuatedState,
-  kind: RecommendationKind,
+  step: KindAction,
   target: RecommendationTarget,
-  action: Record<string, unknown>,
   atNs: bigint,
   observedWeights: Record<string, number> | undefined,
   cause: ShiftCause | null = null,
 ): void {
-  switch (kind) {
+  switch (step.kind) {
     case 'scale':
-      if (target.pool) actuated.replicas[target.pool] = Number(action.to);
+      if (target.pool) actuated.replicas[target.pool] = step.action.to;
       return;
     case 'shift_traffic': {
       const model = target.model ?? '';
-      const weights = (action.weights ?? {}) as Record<string, number>;
+      const weights = step.action.weights;
       const before = actuated.weights[model] ?? observedWeights;
       actuated.weights[model] = { ...weights };
       for (const [pool, w] of Object.entries(weights)) {
@@ -75,8 +83,8 @@ export function applyToActuated(
     }
     case 'circuit_break': {
       if (!target.pool) return;
-      const open = action.open === true;
-      const durationS = typeof action.durationS === 'number' ? action.durationS : null;
+      const open = step.action.open;
+      const durationS = step.action.durationS ?? null;
       actuated.circuits[target.pool] = {
         open,
         untilNs: open && durationS ? atNs + secondsToNs(durationS) : null,
@@ -85,23 +93,22 @@ export function applyToActuated(
     }
     case 'shed_load': {
       const key = formatTargetKey(target);
-      const min = action.minPriority;
-      if (min === null || min === undefined) delete actuated.shed[key];
-      else actuated.shed[key] = Number(min);
+      const min = step.action.minPriority;
+      if (min === null) delete actuated.shed[key];
+      else actuated.shed[key] = min;
       return;
     }
     case 'retry_budget': {
       const key = formatTargetKey(target);
-      const ratio = action.maxRetryRatio;
-      if (ratio === null || ratio === undefined) delete actuated.retryBudget[key];
-      else actuated.retryBudget[key] = Number(ratio);
+      const ratio = step.action.maxRetryRatio;
+      if (ratio === null) delete actuated.retryBudget[key];
+      else actuated.retryBudget[key] = ratio;
       return;
     }
     case 'downgrade_model': {
-      const from = String(action.fromModel);
-      const fraction = Number(action.fraction ?? 0);
-      if (fraction <= 0) delete actuated.downgrade[from];
-      else actuated.downgrade[from] = { toModel: String(action.toModel), fraction };
+      const { fromModel, toModel, fraction } = step.action;
+      if (fraction <= 0) delete actuated.downgrade[fromModel];
+      else actuated.downgrade[fromModel] = { toModel, fraction };
       return;
     }
   }

@@ -5,6 +5,7 @@ import { type Candidate, createEmptyState } from './control-types.ts';
 import { createEngineSettings } from './engine-settings.ts';
 import { createTickOutput } from './tick-output.ts';
 import { toRecommendation } from './to-api.ts';
+import { decisionKey, memoryKey } from './memory-key.ts';
 
 const S = 1_000_000_000n;
 const T0 = 1_700_000_000n * S;
@@ -36,7 +37,7 @@ describe('a guard holding an open recommendation', () => {
     expect(rec).toMatchObject({ state: 'proposed', hold: null });
 
     // An operator scales the pool in by hand: pushing the other way is barred for the cooldown.
-    s.memory.set('scale|pool=h100-east', {
+    s.memory.set(memoryKey('scale', { pool: 'h100-east' }), {
       direction: 'decrease',
       appliedNs: T0 + 30n * S,
       recommendationId: 'external',
@@ -76,7 +77,7 @@ describe('a guard holding an open recommendation', () => {
 
   test('a candidate with no open recommendation is held in the audit only', () => {
     const s = createEmptyState();
-    s.rejected.set('scale|pool=h100-east|increase', T0);
+    s.rejected.set(decisionKey('scale', { pool: 'h100-east' }, 'increase'), T0);
     const out = createTickOutput();
     considerCandidate(settings, s, out, null, [], scaleUp, T0 + 30n * S);
     expect(s.open.size).toBe(0);

@@ -8,8 +8,10 @@ import type { Candidate, ControlState, Hold, RecommendationRecord } from './cont
 import type { EngineSettings } from './engine-settings.ts';
 import { gateCandidate } from './gate-candidate.ts';
 import { holdCandidate } from './guards.ts';
+import { kindActionOf, setAction } from './kind-action.ts';
 import { stableJson } from './to-api.ts';
 import { type TickOutput, recordAudit, touchRecord } from './tick-output.ts';
+import { type DecisionKey, decisionKey, memoryKey } from './memory-key.ts';
 
 export const OPEN_STATES: readonly RecommendationState[] = ['proposed', 'approved'];
 
@@ -31,14 +33,14 @@ export function considerCandidate(
   const existing = [...s.open.values()].find(
     (r) => r.kind === c.kind && r.targetKey === targetKey && OPEN_STATES.includes(r.state),
   );
-  const holdKey = `${c.kind}|${targetKey}|${c.direction}`;
+  const holdKey = decisionKey(c.kind, targetKey, c.direction);
   const hold = holdCandidate(settings, s, c, targetKey, atNs);
   if (hold) {
     noteHold(s, out, now, c, hold, holdKey, existing?.direction === c.direction ? existing : null, atNs);
     return;
   }
   s.holds.delete(holdKey);
-  const memory = s.memory.get(`${c.kind}|${targetKey}`);
+  const memory = s.memory.get(memoryKey(c.kind, targetKey));
   if (existing?.state === 'approved') return;
   let rec: RecommendationRecord;
   let created = false;
@@ -46,7 +48,7 @@ export function considerCandidate(
     // One open recommendation per target and direction, kept current as the evidence moves.
     rec = existing;
     const actionChanged = stableJson(rec.action) !== stableJson(c.action);
-    rec.action = c.action;
+    setAction(rec, c);
     rec.reason = c.reason;
     rec.evidence = c.evidence;
     rec.expectedImpact = c.expectedImpact;
@@ -86,17 +88,10 @@ export function considerCandidate(
     s.open.set(rec.id, rec);
   }
 
-  const previous = describePrevious(
-    s.actuated,
-    c.kind,
-    c.target,
-    c.action,
-    observedShares(obs, c.target.model),
-  );
+  const previous = describePrevious(s.actuated, c, c.target, observedShares(obs, c.target.model));
   const gate = gateCandidate({
-    kind: c.kind,
+    step: kindActionOf(c),
     target: c.target,
-    action: c.action,
     previous,
     confidence: c.confidence,
     atNs,
@@ -109,7 +104,7 @@ export function considerCandidate(
   rec.policy = gate.policy;
   rec.gate = gate.note;
   if (gate.decision === 'auto_apply') {
-    rec.action = gate.action;
+    setAction(rec, gate.step);
     if (created)
       recordAudit(out, now, atNs, 'proposed', 'engine', rec, rec.reason, 'proposed', {
         confidence: rec.confidence,
@@ -132,7 +127,7 @@ export function considerCandidate(
   }
   if (gate.decision === 'dry_run' && (created || gateChanged)) {
     recordAudit(out, now, atNs, 'dry_run', `policy:${gate.policy}`, rec, gate.note, 'not applied (dry run)', {
-      action: gate.action,
+      action: gate.step.action,
     });
   }
 }
@@ -147,7 +142,7 @@ function noteHold(
   now: () => number,
   c: Candidate,
   hold: Hold,
-  holdKey: string,
+  holdKey: DecisionKey,
   open: RecommendationRecord | null,
   atNs: bigint,
 ): void {

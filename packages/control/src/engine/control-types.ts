@@ -1,6 +1,8 @@
 import type {
+  ActionByKind,
   ControlAction,
   Evidence,
+  KindAction,
   HoldRule,
   RecommendationHold,
   RecommendationKind,
@@ -9,6 +11,7 @@ import type {
   RecommendationVerification,
 } from '@governor/conventions';
 import type { EngineTimeFit } from './fit-engine-time.ts';
+import type { DecisionKey, MemoryKey } from './memory-key.ts';
 
 /**
  * Which way an action pushes its target: `increase` adds capacity or intervention (more replicas,
@@ -36,10 +39,10 @@ export interface ScopeMetrics {
 }
 
 /** What a detector proposes before dedup, guards and the policy gate. */
-export interface Candidate {
-  kind: RecommendationKind;
+export type Candidate = KindAction & CandidateFields;
+
+interface CandidateFields {
   target: RecommendationTarget;
-  action: Record<string, unknown>;
   direction: Direction;
   reason: string;
   evidence: Evidence[];
@@ -59,13 +62,21 @@ export interface Candidate {
   urgent?: boolean;
 }
 
+/**
+ * A kind with its action and the state a rollback restores (the same shape, recalled when applied;
+ * null before).
+ */
+export type KindActions = {
+  [K in RecommendationKind]: { kind: K; action: ActionByKind[K]; previousAction: ActionByKind[K] | null };
+}[RecommendationKind];
+
 /** A recommendation as the engine keeps it (event times in ns); the API shape is derived from it. */
-export interface RecommendationRecord {
+export type RecommendationRecord = KindActions & RecordFields;
+
+interface RecordFields {
   id: string;
-  kind: RecommendationKind;
   target: RecommendationTarget;
   targetKey: string;
-  action: Record<string, unknown>;
   direction: Direction;
   reason: string;
   evidence: Evidence[];
@@ -80,7 +91,6 @@ export interface RecommendationRecord {
   updatedNs: bigint;
   appliedNs: bigint | null;
   verifiedNs: bigint | null;
-  previousAction: Record<string, unknown> | null;
   baseline: ScopeMetrics | null;
   actionId: string | null;
   verification: RecommendationVerification | null;
@@ -212,13 +222,13 @@ export interface AuditEntry {
 /** Everything a tick reads and changes; cloned for dry-run ticks. */
 export interface ControlState {
   open: Map<string, RecommendationRecord>;
-  memory: Map<string, TargetMemory>;
+  memory: Map<MemoryKey, TargetMemory>;
   actuated: ActuatedState;
   learning: Map<string, PoolLearning>;
   /** Event times (ns) of auto-applied actions per policy, for max_actions_per_hour. */
   autoApplied: Map<string, bigint[]>;
-  /** `kind|targetKey|direction` of recently rejected recommendations → rejection time (ns). */
-  rejected: Map<string, bigint>;
+  /** Recently rejected (kind, target, direction) → rejection time (ns). */
+  rejected: Map<DecisionKey, bigint>;
   /** Actions decided outside a tick (human apply) that the next evaluate response hands out. */
   outbox: ControlAction[];
   lastTickNs: bigint | null;
@@ -227,10 +237,10 @@ export interface ControlState {
   /** Replicas each pool reported at the last tick, to notice scaling Governor did not do. */
   observedReplicas: Record<string, number>;
   /**
-   * `kind|targetKey|direction` of candidates a guard holds back → the rule, so a hold is audited
+   * (kind, target, direction) of candidates a guard holds back → the rule, so a hold is audited
    * when it starts (or its rule changes), not at every tick it lasts.
    */
-  holds: Map<string, HoldRule>;
+  holds: Map<DecisionKey, HoldRule>;
 }
 
 export function createEmptyState(): ControlState {

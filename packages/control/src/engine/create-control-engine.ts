@@ -13,6 +13,7 @@ import { type PoliciesView, persistOutput, recordDelivery, restoreState } from '
 import { type EvaluateResult, type TickReaders, runTracedTick } from './run-tick.ts';
 import { createTickOutput, recordAudit, touchRecord } from './tick-output.ts';
 import { toAuditView, toRecommendation } from './to-api.ts';
+import { decisionKey } from './memory-key.ts';
 
 // The engine's lifecycle: restore after a restart, serialize ticks and human decisions, tick at
 // each interval boundary the watermark passes, deliver actions, close. What a tick does is in
@@ -227,7 +228,7 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
         found.state = 'rejected';
         found.updatedNs = atNs;
         state.open.delete(found.id);
-        state.rejected.set(`${found.kind}|${found.targetKey}|${found.direction}`, atNs);
+        state.rejected.set(decisionKey(found.kind, found.targetKey, found.direction), atNs);
         touchRecord(out, found);
         recordAudit(
           out,

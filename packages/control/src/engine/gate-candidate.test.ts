@@ -1,4 +1,4 @@
-import { ControlConfig, PolicyConfig } from '@governor/conventions';
+import { ControlConfig, type KindAction, PolicyConfig } from '@governor/conventions';
 import { describe, expect, test } from 'vitest';
 import { gateCandidate } from './gate-candidate.ts';
 
@@ -6,10 +6,9 @@ const control = ControlConfig.parse({ cooldown_s: 300 });
 const S = 1_000_000_000n;
 const policy = (p: Record<string, unknown>) => PolicyConfig.parse({ name: 'p', auto_apply: true, ...p });
 const base = {
-  kind: 'scale' as const,
+  step: { kind: 'scale', action: { from: 2, to: 6 } } as KindAction,
   target: { pool: 'h100-east' },
-  action: { from: 2, to: 6 },
-  previous: { from: 6, to: 2 },
+  previous: { kind: 'scale', action: { from: 6, to: 2 } } as KindAction,
   confidence: 0.8,
   atNs: 10_000n * S,
   control,
@@ -79,27 +78,25 @@ describe('policy gate', () => {
   });
 
   test('max_step bounds replicas, weight points and downgrade share per action', () => {
-    expect(gateCandidate({ ...base, policies: [policy({ max_step: 2 })] }).action).toEqual({
-      from: 2,
-      to: 4,
+    expect(gateCandidate({ ...base, policies: [policy({ max_step: 2 })] }).step).toEqual({
+      kind: 'scale',
+      action: { from: 2, to: 4 },
     });
     const shift = gateCandidate({
       ...base,
-      kind: 'shift_traffic',
+      step: { kind: 'shift_traffic', action: { weights: { a: 0, b: 1 } } },
       target: { model: 'm', pool: 'a' },
-      action: { weights: { a: 0, b: 1 } },
-      previous: { weights: { a: 0.6, b: 0.4 } },
+      previous: { kind: 'shift_traffic', action: { weights: { a: 0.6, b: 0.4 } } },
       policies: [policy({ max_step: 20 })],
     });
-    expect(shift.action).toEqual({ weights: { a: 0.4, b: 0.6 } });
+    expect(shift.step.action).toEqual({ weights: { a: 0.4, b: 0.6 } });
     const downgrade = gateCandidate({
       ...base,
-      kind: 'downgrade_model',
+      step: { kind: 'downgrade_model', action: { fromModel: 'big', toModel: 'small', fraction: 0.9 } },
       target: { model: 'big' },
-      action: { fromModel: 'big', toModel: 'small', fraction: 0.9 },
-      previous: { fromModel: 'big', toModel: 'small', fraction: 0.1 },
+      previous: { kind: 'downgrade_model', action: { fromModel: 'big', toModel: 'small', fraction: 0.1 } },
       policies: [policy({ max_step: 25 })],
     });
-    expect(downgrade.action).toMatchObject({ fraction: 0.35 });
+    expect(downgrade.step.action).toMatchObject({ fraction: 0.35 });
   });
 });

@@ -1,5 +1,6 @@
 import type {
   ControlConfig,
+  KindAction,
   PolicyConfig,
   RecommendationKind,
   RecommendationTarget,
@@ -11,17 +12,20 @@ import type { TargetMemory } from './control-types.ts';
 // The policy gate: auto-apply is opt-in per policy (packages/control/README.md). The first policy whose match
 // (kind, target) fits decides; without one, a recommendation waits for a human.
 
+/** `step` is the action as the policy lets it apply (max_step may have shortened it). */
 export type GateDecision =
-  | { decision: 'auto_apply'; policy: string; action: Record<string, unknown>; note: string }
-  | { decision: 'dry_run'; policy: string; action: Record<string, unknown>; note: string }
-  | { decision: 'propose'; policy: string | null; action: Record<string, unknown>; note: string };
+  | { decision: 'auto_apply'; policy: string; step: KindAction; note: string }
+  | { decision: 'dry_run'; policy: string; step: KindAction; note: string }
+  | { decision: 'propose'; policy: string | null; step: KindAction; note: string };
 
 export interface GateInput {
-  kind: RecommendationKind;
+  step: KindAction;
   target: RecommendationTarget;
-  action: Record<string, unknown>;
-  /** The state before the action (see describePrevious): max_step is measured from it. */
-  previous: Record<string, unknown>;
+  /**
+   * The state before the action (see describePrevious): max_step is measured from it. Null when not
+   * known (a preview of a recommendation not yet applied): measured from no weight and no share.
+   */
+  previous: KindAction | null;
   confidence: number;
   atNs: bigint;
   policies: readonly PolicyConfig[];
@@ -45,19 +49,19 @@ export function findPolicy(
 }
 
 export function gateCandidate(input: GateInput): GateDecision {
-  const policy = findPolicy(input.policies, input.kind, input.target);
+  const policy = findPolicy(input.policies, input.step.kind, input.target);
   if (!policy)
     return {
       decision: 'propose',
       policy: null,
-      action: input.action,
+      step: input.step,
       note: 'no policy matches; waiting for a human',
     };
   if (!policy.auto_apply) {
     return {
       decision: 'propose',
       policy: policy.name,
-      action: input.action,
+      step: input.step,
       note: `policy ${policy.name} does not auto-apply`,
     };
   }
@@ -65,7 +69,7 @@ export function gateCandidate(input: GateInput): GateDecision {
     return {
       decision: 'propose',
       policy: policy.name,
-      action: input.action,
+      step: input.step,
       note: `confidence ${input.confidence} is below min_confidence ${policy.min_confidence} of policy ${policy.name}`,
     };
   }
@@ -75,7 +79,7 @@ export function gateCandidate(input: GateInput): GateDecision {
     return {
       decision: 'propose',
       policy: policy.name,
-      action: input.action,
+      step: input.step,
       note: `target acted on ${agoS} s ago, inside policy ${policy.name}'s ${cooldownS} s cooldown`,
     };
   }
@@ -86,25 +90,25 @@ export function gateCandidate(input: GateInput): GateDecision {
       return {
         decision: 'propose',
         policy: policy.name,
-        action: input.action,
+        step: input.step,
         note: `policy ${policy.name} already auto-applied ${recent} actions in the last hour (max_actions_per_hour ${policy.max_actions_per_hour})`,
       };
     }
   }
-  const { action, clamped } = clampStep(input.kind, input.action, input.previous, policy.max_step);
+  const { step, clamped } = clampStep(input.step, input.previous, policy.max_step);
   const stepNote = clamped ? `; step limited to max_step ${policy.max_step}` : '';
   if (policy.dry_run) {
     return {
       decision: 'dry_run',
       policy: policy.name,
-      action,
+      step,
       note: `policy ${policy.name} is dry-run: would auto-apply${stepNote}`,
     };
   }
   return {
     decision: 'auto_apply',
     policy: policy.name,
-    action,
+    step,
     note: `auto-applied by policy ${policy.name}${stepNote}`,
   };
 }
@@ -115,42 +119,46 @@ export function gateCandidate(input: GateInput): GateDecision {
  * budgets have no step.
  */
 export function clampStep(
-  kind: RecommendationKind,
-  action: Record<string, unknown>,
-  previous: Record<string, unknown>,
+  step: KindAction,
+  previous: KindAction | null,
   maxStep: number | undefined,
-): { action: Record<string, unknown>; clamped: boolean } {
-  if (maxStep === undefined) return { action, clamped: false };
-  if (kind === 'scale') {
-    const from = Number(action.from);
-    const to = Number(action.to);
-    if (Math.abs(to - from) <= maxStep) return { action, clamped: false };
-    return { action: { ...action, to: from + Math.sign(to - from) * maxStep }, clamped: true };
+): { step: KindAction; clamped: boolean } {
+  if (maxStep === undefined) return { step, clamped: false };
+  if (step.kind === 'scale') {
+    const { from, to } = step.action;
+    if (Math.abs(to - from) <= maxStep) return { step, clamped: false };
+    return {
+      step: { kind: 'scale', action: { ...step.action, to: from + Math.sign(to - from) * maxStep } },
+      clamped: true,
+    };
   }
-  if (kind === 'shift_traffic') {
-    const next = (action.weights ?? {}) as Record<string, number>;
-    const prev = (previous.weights ?? {}) as Record<string, number>;
+  if (step.kind === 'shift_traffic') {
+    const next = step.action.weights;
+    const prev = previous?.kind === 'shift_traffic' ? previous.action.weights : {};
     const pools = new Set([...Object.keys(next), ...Object.keys(prev)]);
     let largest = 0;
     for (const p of pools) largest = Math.max(largest, Math.abs((next[p] ?? 0) - (prev[p] ?? 0)));
     const limit = maxStep / 100;
-    if (largest <= limit || largest === 0) return { action, clamped: false };
+    if (largest <= limit || largest === 0) return { step, clamped: false };
     const k = limit / largest;
     const weights: Record<string, number> = {};
     for (const p of pools) {
       weights[p] = Math.round(((prev[p] ?? 0) + k * ((next[p] ?? 0) - (prev[p] ?? 0))) * 1000) / 1000;
     }
-    return { action: { ...action, weights }, clamped: true };
+    return { step: { kind: 'shift_traffic', action: { ...step.action, weights } }, clamped: true };
   }
-  if (kind === 'downgrade_model') {
-    const from = Number(previous.fraction ?? 0);
-    const to = Number(action.fraction ?? 0);
+  if (step.kind === 'downgrade_model') {
+    const from = previous?.kind === 'downgrade_model' ? previous.action.fraction : 0;
+    const to = step.action.fraction;
     const limit = maxStep / 100;
-    if (Math.abs(to - from) <= limit) return { action, clamped: false };
+    if (Math.abs(to - from) <= limit) return { step, clamped: false };
     return {
-      action: { ...action, fraction: Math.round((from + Math.sign(to - from) * limit) * 100) / 100 },
+      step: {
+        kind: 'downgrade_model',
+        action: { ...step.action, fraction: Math.round((from + Math.sign(to - from) * limit) * 100) / 100 },
+      },
       clamped: true,
     };
   }
-  return { action, clamped: false };
+  return { step, clamped: false };
 }

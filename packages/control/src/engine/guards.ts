@@ -3,6 +3,7 @@ import type { FleetObservation } from '../observe-fleet.ts';
 import { secondsToNs } from '../time.ts';
 import type { Candidate, ControlState, Hold } from './control-types.ts';
 import type { EngineSettings } from './engine-settings.ts';
+import { decisionKey, memoryKey } from './memory-key.ts';
 
 // "When it may change", kept apart from what the detectors size: a candidate the guards hold is not
 // proposed this tick. Each hold is a named rule (HoldRule), audited when it starts and shown on the
@@ -18,7 +19,7 @@ export function holdCandidate(
   targetKey: string,
   atNs: bigint,
 ): Hold | null {
-  const memory = s.memory.get(`${c.kind}|${targetKey}`);
+  const memory = s.memory.get(memoryKey(c.kind, targetKey));
   // No reversal inside the cooldown; no pile-up on a target whose last action is still landing.
   if (memory && memory.direction !== c.direction && atNs - memory.appliedNs <= settings.cooldownNs)
     return { rule: 'no_reversal_in_cooldown', why: `the last ${memory.direction} is within the cooldown` };
@@ -33,7 +34,7 @@ export function holdCandidate(
       why: 'the last action the same way is younger than the short window',
     };
   // A human said no to this kind of change on this target: do not ask again until the TTL passes.
-  const rejectedAt = s.rejected.get(`${c.kind}|${targetKey}|${c.direction}`);
+  const rejectedAt = s.rejected.get(decisionKey(c.kind, targetKey, c.direction));
   if (rejectedAt !== undefined && atNs - rejectedAt < settings.ttlNs)
     return { rule: 'rejected_recently', why: 'rejected by a human within the recommendation TTL' };
   return null;
@@ -50,7 +51,7 @@ export function noteExternalScaling(
   atNs: bigint,
 ): void {
   for (const p of obs.pools) {
-    const asked = s.memory.get(`scale|pool=${p.pool}`);
+    const asked = s.memory.get(memoryKey('scale', { pool: p.pool }));
     if (
       asked?.expectReplicas != null &&
       asked.direction === 'increase' &&
@@ -65,7 +66,7 @@ export function noteExternalScaling(
     s.observedReplicas[p.pool] = p.replicas;
     if (previous === undefined || previous === p.replicas) continue;
     const direction = p.replicas > previous ? 'increase' : 'decrease';
-    const key = `scale|pool=${p.pool}`;
+    const key = memoryKey('scale', { pool: p.pool });
     const memory = s.memory.get(key);
     const recent = memory !== undefined && atNs - memory.appliedNs <= secondsToNs(control.settle_timeout_s);
     // Replicas are a time average over the short window: while Governor's own scale action lands

@@ -5,6 +5,7 @@ import type { ControlRepository } from '../state/control-repository.ts';
 import { applyToActuated } from './apply-to-actuated.ts';
 import { rememberAction } from './apply-record.ts';
 import type { AuditEntry, ControlState } from './control-types.ts';
+import { previousOf } from './kind-action.ts';
 import type { ControlEvent, TickOutput } from './tick-output.ts';
 
 // What the engine keeps in its repository: recommendations, the audit log and API-set policies.
@@ -42,18 +43,11 @@ export async function restoreState(
   }
   for (const rec of await repository.loadActive()) {
     if (rec.appliedNs !== null) {
-      applyToActuated(state.actuated, rec.kind, rec.target, rec.action, rec.appliedNs, undefined, rec.cause);
+      applyToActuated(state.actuated, rec, rec.target, rec.appliedNs, undefined, rec.cause);
       rememberAction(state, rec, rec.direction, rec.appliedNs);
-      if (rec.state === 'rolled_back' && rec.previousAction && rec.verifiedNs !== null) {
-        applyToActuated(
-          state.actuated,
-          rec.kind,
-          rec.target,
-          rec.previousAction,
-          rec.verifiedNs,
-          undefined,
-          rec.cause,
-        );
+      const previous = previousOf(rec);
+      if (rec.state === 'rolled_back' && previous && rec.verifiedNs !== null) {
+        applyToActuated(state.actuated, previous, rec.target, rec.verifiedNs, undefined, rec.cause);
         rememberAction(state, rec, rec.direction === 'increase' ? 'decrease' : 'increase', rec.verifiedNs);
       }
       if (rec.policy && (rec.gate ?? '').startsWith('auto-applied')) {

@@ -10,7 +10,6 @@ import type {
 import type { DetectContext } from '../detectors/detect-context.ts';
 import { type FleetObservation, observeFleet } from '../observe-fleet.ts';
 import type { ControlRepository } from '../state/control-repository.ts';
-import { formatTargetKey } from '../target-key.ts';
 import { nsToIso } from '../time.ts';
 import { applyRecord } from './apply-record.ts';
 import { OPEN_STATES, considerCandidate } from './consider-candidate.ts';
@@ -29,6 +28,7 @@ import {
 import { toRecommendation } from './to-api.ts';
 import { updateLearning } from './update-learning.ts';
 import { verifyRecord } from './verify-record.ts';
+import { type DecisionKey, type MemoryKey, decisionKey, memoryKey } from './memory-key.ts';
 
 export interface EvaluateResult {
   at: string;
@@ -168,13 +168,13 @@ async function runTick(
   // One decision per (kind, target) and tick: the first policy in attribution order wins, urgent
   // (safety) decisions first — a peer sized for shifted traffic is not also scaled in.
   const candidates = runDetectors(ctx).sort((a, b) => Number(b.urgent ?? false) - Number(a.urgent ?? false));
-  const decided = new Set<string>();
-  const considered = new Set<string>();
+  const decided = new Set<MemoryKey>();
+  const considered = new Set<DecisionKey>();
   for (const c of candidates) {
-    const key = `${c.kind}|${formatTargetKey(c.target)}`;
+    const key = memoryKey(c.kind, c.target);
     if (decided.has(key)) continue;
     decided.add(key);
-    considered.add(`${key}|${c.direction}`);
+    considered.add(decisionKey(c.kind, c.target, c.direction));
     considerCandidate(settings, s, out, obs, policies, c, atNs);
   }
   endHolds(s, out, considered);
@@ -201,10 +201,10 @@ async function runTick(
 }
 
 /** Holds on candidates no detector proposed this tick are over: a later one is audited afresh. */
-function endHolds(s: ControlState, out: TickOutput, considered: ReadonlySet<string>): void {
+function endHolds(s: ControlState, out: TickOutput, considered: ReadonlySet<DecisionKey>): void {
   for (const key of [...s.holds.keys()]) if (!considered.has(key)) s.holds.delete(key);
   for (const rec of s.open.values()) {
-    if (rec.hold === null || s.holds.has(`${rec.kind}|${rec.targetKey}|${rec.direction}`)) continue;
+    if (rec.hold === null || s.holds.has(decisionKey(rec.kind, rec.targetKey, rec.direction))) continue;
     rec.hold = null;
     touchRecord(out, rec);
   }

@@ -1,13 +1,13 @@
 import type { Recommendation, RecommendationKind, RecommendationTarget } from '@governor/conventions';
 import { nsToIso } from '../time.ts';
+import { recommendationActionsOf } from './kind-action.ts';
 import type { AuditDecision, AuditEntry, RecommendationRecord } from './control-types.ts';
 
 export function toRecommendation(r: RecommendationRecord): Recommendation {
   return {
+    ...recommendationActionsOf(r),
     id: r.id,
-    kind: r.kind,
     target: r.target,
-    action: r.action,
     reason: r.reason,
     evidence: r.evidence,
     expectedImpact: r.expectedImpact,
@@ -18,7 +18,6 @@ export function toRecommendation(r: RecommendationRecord): Recommendation {
     updatedAt: nsToIso(r.updatedNs),
     appliedAt: r.appliedNs === null ? null : nsToIso(r.appliedNs),
     verifiedAt: r.verifiedNs === null ? null : nsToIso(r.verifiedNs),
-    previousAction: r.previousAction,
     verification: r.verification,
     gate: r.gate,
     // A hold says why an open recommendation waits; once decided it waits for nothing.

@@ -4,7 +4,6 @@ import type { DetectContext } from '../detectors/detect-context.ts';
 import { assessPoolAgainstPeers } from '../detectors/assess-pool-against-peers.ts';
 import { readScaleReadiness } from '../detectors/scale-readiness.ts';
 import { minJudgedRequests, summarizeScope } from '../detectors/pool-signals.ts';
-import { parseTargetKey } from '../target-key.ts';
 import { nsToIso, secondsToNs } from '../time.ts';
 import { applyToActuated } from './apply-to-actuated.ts';
 import { observedShares, rememberAction } from './apply-record.ts';
@@ -12,6 +11,8 @@ import type { ControlState, RecommendationRecord, ScopeMetrics } from './control
 import type { EngineSettings } from './engine-settings.ts';
 import { judgeVerification } from './judge-verification.ts';
 import { type TickOutput, recordAudit, touchRecord } from './tick-output.ts';
+import { previousOf } from './kind-action.ts';
+import { memoryKey, parseMemoryKey } from './memory-key.ts';
 
 // An applied action is judged once its wait is over: verified, or rolled back to what it replaced.
 
@@ -30,10 +31,10 @@ function faultyPoolsInScope(ctx: DetectContext, rec: RecommendationRecord): Set<
 /** Whether another shift of the same model's traffic was applied after `rec` (a shift). */
 function isModelShiftedSince(s: ControlState, rec: RecommendationRecord): boolean {
   if (rec.kind !== 'shift_traffic' || !rec.target.model || rec.appliedNs === null) return false;
-  const prefix = 'shift_traffic|';
   for (const [key, m] of s.memory) {
-    if (!key.startsWith(prefix) || m.recommendationId === rec.id || m.appliedNs <= rec.appliedNs) continue;
-    if (parseTargetKey(key.slice(prefix.length)).model === rec.target.model) return true;
+    if (m.recommendationId === rec.id || m.appliedNs <= rec.appliedNs) continue;
+    const { kind, target } = parseMemoryKey(key);
+    if (kind === 'shift_traffic' && target.model === rec.target.model) return true;
   }
   return false;
 }
@@ -79,7 +80,7 @@ export function verifyRecord(
     ctx.obs.pools.filter((p) => rec.scopePools.includes(p.pool)),
     'main',
   );
-  const latest = s.memory.get(`${rec.kind}|${rec.targetKey}`);
+  const latest = s.memory.get(memoryKey(rec.kind, rec.targetKey));
   const superseded = latest !== undefined && latest.recommendationId !== rec.id;
   // A shift sets the model's whole weight vector: once a later shift of the same model (another
   // pool's incident, say) set it again, rolling this one back would restore weights from before both.
@@ -143,25 +144,35 @@ function rollBack(
   before: ScopeMetrics,
   after: ScopeMetrics,
 ): void {
+  const previous = previousOf(rec);
+  if (previous === null) {
+    // applyRecord records what an action replaces; only a record written without it (corrupt or
+    // from before that existed) gets here. Nothing known to restore: a human has to look.
+    rec.state = 'expired';
+    rec.gate = 'verification failed and what it replaced is not recorded: roll back by hand';
+    touchRecord(out, rec);
+    recordAudit(out, settings.now, atNs, 'expired', 'engine', rec, summary, 'not rolled back', {
+      before,
+      after,
+    });
+    return;
+  }
   rec.state = 'rolled_back';
-  const previous = rec.previousAction ?? {};
   applyToActuated(
     s.actuated,
-    rec.kind,
-    rec.target,
     previous,
+    rec.target,
     atNs,
     observedShares(ctx.obs, rec.target.model),
     rec.cause,
   );
   rememberAction(s, rec, rec.direction === 'increase' ? 'decrease' : 'increase', atNs);
   const action: ControlAction = {
+    ...previous,
     id: randomUUID(),
     recommendationId: rec.id,
     type: 'rollback',
-    kind: rec.kind,
     target: rec.target,
-    action: previous,
     at: nsToIso(atNs),
   };
   out.actions.push(action);
@@ -176,7 +187,7 @@ function rollBack(
     rec,
     summary,
     'rolled_back',
-    { before, after, rollback: previous },
+    { before, after, rollback: previous.action },
     action.id,
   );
 }

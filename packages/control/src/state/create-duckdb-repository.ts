@@ -1,6 +1,12 @@
 import type { PolicyConfig, RecommendationKind, RecommendationState } from '@governor/conventions';
 import type { Store } from '@governor/store';
-import type { AuditDecision, AuditEntry, Direction, RecommendationRecord } from '../engine/control-types.ts';
+import type {
+  AuditDecision,
+  AuditEntry,
+  Direction,
+  KindActions,
+  RecommendationRecord,
+} from '../engine/control-types.ts';
 import type {
   AuditFilter,
   ControlRepository,
@@ -207,12 +213,17 @@ function toBigint(value: unknown): bigint | null {
 }
 
 function fromRow(row: Row): RecommendationRecord {
-  return {
-    id: String(row.id),
+  // kind, action and previous_action were written together from one record (toRow).
+  const actions = {
     kind: row.kind as RecommendationKind,
+    action: parseJson(row.action),
+    previousAction: parseJson(row.previous_action),
+  } as KindActions;
+  return {
+    ...actions,
+    id: String(row.id),
     target: parseJson(row.target) as RecommendationRecord['target'],
     targetKey: String(row.target_key),
-    action: parseJson(row.action) as Record<string, unknown>,
     direction: row.direction as Direction,
     reason: String(row.reason),
     evidence: parseJson(row.evidence) as RecommendationRecord['evidence'],
@@ -226,7 +237,6 @@ function fromRow(row: Row): RecommendationRecord {
     updatedNs: toBigint(row.updated_ns)!,
     appliedNs: toBigint(row.applied_ns),
     verifiedNs: toBigint(row.verified_ns),
-    previousAction: parseJson(row.previous_action) as Record<string, unknown> | null,
     baseline: parseJson(row.baseline) as RecommendationRecord['baseline'],
     actionId: row.action_id === null ? null : String(row.action_id),
     verification: parseJson(row.verification) as RecommendationRecord['verification'],

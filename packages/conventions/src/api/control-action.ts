@@ -11,41 +11,57 @@ import type { RecommendationTarget } from './recommendation.ts';
 //   retry_budget     { maxRetryRatio: number }  retries allowed per first attempt (0–1); null lifts it
 //   downgrade_model  { fromModel: string, toModel: string, fraction: number }  share of new tasks moved
 
-export interface ScaleAction {
+export type ScaleAction = {
   from: number;
   to: number;
-}
-export interface ShiftTrafficAction {
+};
+export type ShiftTrafficAction = {
   weights: Record<string, number>;
-}
-export interface CircuitBreakAction {
+};
+export type CircuitBreakAction = {
   open: boolean;
   durationS?: number;
-}
-export interface ShedLoadAction {
+};
+export type ShedLoadAction = {
   minPriority: number | null;
-}
-export interface RetryBudgetAction {
+};
+export type RetryBudgetAction = {
   maxRetryRatio: number | null;
-}
-export interface DowngradeModelAction {
+};
+export type DowngradeModelAction = {
   fromModel: string;
   toModel: string;
   fraction: number;
+};
+
+/** The action shape of each recommendation kind (a rollback's action has its kind's shape too). */
+export interface ActionByKind {
+  scale: ScaleAction;
+  shift_traffic: ShiftTrafficAction;
+  circuit_break: CircuitBreakAction;
+  shed_load: ShedLoadAction;
+  retry_budget: RetryBudgetAction;
+  downgrade_model: DowngradeModelAction;
 }
 
-export interface ControlAction {
+/** A kind with its action: `kind` discriminates, so `action` narrows with it. */
+export type KindAction = {
+  [K in RecommendationKind]: { kind: K; action: ActionByKind[K] };
+}[RecommendationKind];
+
+/** The action of any kind (where the kind is carried elsewhere). */
+export type AnyAction = ActionByKind[RecommendationKind];
+
+export type ControlAction = KindAction & {
   /** Unique per action; actuators use it as the idempotency key (applied at most once). */
   id: string;
   recommendationId: string;
   /** `apply` carries out a recommendation; `rollback` undoes one (action holds the previous state). */
   type: 'apply' | 'rollback';
-  kind: RecommendationKind;
   target: RecommendationTarget;
-  action: Record<string, unknown>;
   /** RFC 3339 event time at which the action takes effect. */
   at: string;
-}
+};
 
 /** Response of POST /api/control/evaluate. */
 export interface EvaluateResponse {

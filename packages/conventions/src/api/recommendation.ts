@@ -1,4 +1,5 @@
 import type { RecommendationKind } from '../config/control-config.ts';
+import type { ActionByKind } from './control-action.ts';
 
 export const RECOMMENDATION_STATES = [
   'proposed',
@@ -25,11 +26,19 @@ export interface Evidence {
   window: string;
 }
 
-export interface Recommendation {
+/**
+ * The kind with its action and, once applied, what the target looked like before it (a rollback
+ * restores it): both have the kind's action shape.
+ */
+export type RecommendationActions = {
+  [K in RecommendationKind]: { kind: K; action: ActionByKind[K]; previousAction?: ActionByKind[K] | null };
+}[RecommendationKind];
+
+export type Recommendation = RecommendationActions & RecommendationFields;
+
+interface RecommendationFields {
   id: string;
-  kind: RecommendationKind;
   target: RecommendationTarget;
-  action: Record<string, unknown>;
   reason: string;
   evidence: Evidence[];
   expectedImpact: Record<string, unknown>;
@@ -41,8 +50,6 @@ export interface Recommendation {
   updatedAt: string;
   appliedAt?: string | null;
   verifiedAt?: string | null;
-  /** What the target looked like before the action was applied; a rollback restores it. */
-  previousAction?: Record<string, unknown> | null;
   /** Outcome of the check after control.verify_after_s: expected vs observed impact. */
   verification?: RecommendationVerification | null;
   /** Why the policy gate did (not) auto-apply it, e.g. "below min_confidence 0.8". */

@@ -6,7 +6,9 @@ import { RecommendationCard } from './RecommendationCard.tsx';
 
 afterEach(cleanup);
 
-function makeRecommendation(overrides: Partial<Recommendation> = {}): Recommendation {
+function makeRecommendation(
+  overrides: Partial<Omit<Recommendation, 'kind' | 'action' | 'previousAction'>> = {},
+): Recommendation {
   return {
     id: 'rec-1',
     kind: 'scale',

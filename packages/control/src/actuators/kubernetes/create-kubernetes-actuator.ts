@@ -185,12 +185,12 @@ export function createKubernetesActuator(options: KubernetesActuatorOptions): Ac
     }
   }
 
-  async function scale(action: ControlAction): Promise<void> {
+  async function scale(action: ControlAction & { kind: 'scale' }): Promise<void> {
     const pool = poolOf(action);
     const workload = workloadOf(pool);
     if (!workload) throw new ActionRejected(`pool ${pool.name} has no kubernetes: {kind, name, namespace}`);
     const object = `${apiPath(workload, workload.namespace, workload.name)}/scale`;
-    const replicas = (await recalled(action, object))?.replicas ?? Number(action.action.to);
+    const replicas = (await recalled(action, object))?.replicas ?? action.action.to;
     if (!Number.isInteger(replicas) || replicas < 0)
       throw new ActionRejected(`scale to ${String(action.action.to)} is not a replica count`);
     const current = (await api.getNamespacedCustomObjectScale(workload)) as {
@@ -217,7 +217,7 @@ export function createKubernetesActuator(options: KubernetesActuatorOptions): Ac
     await patch();
   }
 
-  async function reweigh(action: ControlAction): Promise<void> {
+  async function reweigh(action: ControlAction & { kind: 'shift_traffic' | 'circuit_break' }): Promise<void> {
     const route = config.traffic?.httproute;
     if (!route)
       throw new ActionRejected(
@@ -293,9 +293,12 @@ export function createKubernetesActuator(options: KubernetesActuatorOptions): Ac
   }
 
   /** backendRef key → integer weight for the backendRefs the action changes. */
-  function targetWeights(action: ControlAction, before: Record<string, number>): Record<string, number> {
+  function targetWeights(
+    action: ControlAction & { kind: 'shift_traffic' | 'circuit_break' },
+    before: Record<string, number>,
+  ): Record<string, number> {
     if (action.kind === 'shift_traffic') {
-      const weights = (action.action.weights ?? {}) as Record<string, number>;
+      const weights = action.action.weights;
       return Object.fromEntries(
         Object.entries(weights).map(([pool, share]) => {
           const config = pools.get(pool);
@@ -307,7 +310,7 @@ export function createKubernetesActuator(options: KubernetesActuatorOptions): Ac
       );
     }
     const key = poolBackendKey(poolOf(action));
-    if (action.action.open === true) return { [key]: 0 };
+    if (action.action.open) return { [key]: 0 };
     // Closing a circuit without a remembered weight: an equal share with the route's other backends.
     const others = Object.entries(before).filter(([name, w]) => name !== key && w > 0);
     const equal =

@@ -1,7 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ActuatorConfig, type ControlAction, PoolConfig } from '@governor/conventions';
+import {
+  type ActionByKind,
+  ActuatorConfig,
+  type ControlAction,
+  PoolConfig,
+  type RecommendationKind,
+} from '@governor/conventions';
 import { createStore } from '@governor/store';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -183,21 +189,22 @@ function start(
   };
 }
 
-const action = (
+const action = <K extends RecommendationKind>(
   id: string,
   type: 'apply' | 'rollback',
-  kind: ControlAction['kind'],
-  body: Record<string, unknown>,
+  kind: K,
+  body: ActionByKind[K],
   target = { pool: 'h100' },
-): ControlAction => ({
-  id,
-  recommendationId: 'rec-1',
-  type,
-  kind,
-  target,
-  action: body,
-  at: '2026-01-01T00:05:00.000Z',
-});
+) =>
+  ({
+    id,
+    recommendationId: 'rec-1',
+    type,
+    kind,
+    target,
+    action: body,
+    at: '2026-01-01T00:05:00.000Z',
+  }) as Extract<ControlAction, { kind: K }>;
 
 const summary = () =>
   api.requests.map((r) => `${r.method} ${r.path}${r.query.dryRun ? ' dryRun=All' : ''} → ${r.status}`);
