@@ -7,7 +7,7 @@ import { syntheticTraceRequest } from '@governor/otlp/fixtures';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { QueueFullError, WriterClosedError } from './batch-writer.ts';
 import { type Store, createStore } from './create-store.ts';
-import { STAGE_FILE } from './ingest-stage.ts';
+import { MOVE_SLICE_ROWS, STAGE_FILE } from './ingest-stage.ts';
 import { measureAppendRate } from './measure-append-rate.ts';
 
 const classifier = createHopClassifier();
@@ -155,6 +155,44 @@ describe('ingest stage recovery', () => {
     expect(await countSpans(store)).toBe(14);
     const [staged] = await store.query<{ n: number }>('SELECT count(*) AS n FROM stage.main.span_store');
     expect(staged!.n).toBe(0);
+  });
+});
+
+describe('a move interrupted part way', () => {
+  it('resumes after its last recorded slice, copies no row twice, and reads each row once meanwhile', async () => {
+    const staged = MOVE_SLICE_ROWS * 2 + 1_000;
+    store = await createStore({ dataDir: dir });
+    await store.writer.write(spanRows(staged), []);
+    await store.close();
+    store = null;
+    // A crash after the first slice of a move: the stage holds every row, the main table the first
+    // slice of them too, recorded in the slice's own transaction.
+    const instance = await DuckDBInstance.create(join(dir, 'governor.duckdb'));
+    const c = await instance.connect();
+    await c.run(`ATTACH '${join(dir, STAGE_FILE)}' AS stage`);
+    await c.run('INSERT INTO stage.main.span_store SELECT * FROM span_store');
+    await c.run('INSERT INTO stage.main.ingest_stage_epoch VALUES (77)');
+    await c.run('BEGIN TRANSACTION');
+    await c.run(
+      `INSERT INTO span_store BY NAME SELECT * FROM stage.main.span_store WHERE rowid < ${MOVE_SLICE_ROWS}`,
+    );
+    await c.run(
+      `INSERT INTO ingest_stage_moves (epoch, table_name, through_rowid) VALUES (77, 'span_store', ${MOVE_SLICE_ROWS - 1})`,
+    );
+    await c.run('COMMIT');
+    const view = await c.runAndReadAll('SELECT count(*)::INTEGER FROM spans');
+    expect(view.getRowsJS()[0]![0]).toBe(staged * 2);
+    c.closeSync();
+    instance.closeSync();
+
+    store = await createStore({ dataDir: dir });
+    expect(await countSpans(store)).toBe(staged * 2);
+    const [left] = await store.query<{ n: number }>(
+      'SELECT count(*)::INTEGER AS n FROM stage.main.span_store',
+    );
+    expect(left!.n).toBe(0);
+    const [viewed] = await store.query<{ n: number }>('SELECT count(*)::INTEGER AS n FROM spans');
+    expect(viewed!.n).toBe(staged * 2);
   });
 });
 

@@ -60,26 +60,67 @@ export interface MovedRows {
   metricPoints: number;
 }
 
+/** Staged rows copied per transaction: about one group commit's worth, so the main database's
+ * appends wait for no longer than a commit of their own while a move runs beside them. */
+export const MOVE_SLICE_ROWS = 5_000;
+
+const MOVED_TABLES = ['span_store', 'metric_store'] as const;
+
 /**
- * Copies the staged rows into the main tables (unless their epoch is already recorded there: a
- * crash between copy and delete), then empties and checkpoints the stage. The caller makes sure
- * nothing writes to the stage meanwhile.
+ * Copies the staged rows into the main tables (unless their epoch is already marked moved: a crash
+ * between copy and delete), then empties and checkpoints the stage. The caller makes sure nothing
+ * writes to the stage meanwhile.
+ *
+ * Each table is copied in slices of MOVE_SLICE_ROWS rowids, one transaction each, recording how far
+ * it got; a move interrupted part way resumes after the last recorded slice. One transaction for
+ * all rows held the main tables' append for the whole copy (about a second per 100,000 spans), and
+ * every group commit of the ingest writer — a synchronous call on the event loop — waited for it.
  */
 export async function moveStagedRows(connection: DuckDBConnection): Promise<MovedRows> {
   const reader = await connection.runAndReadAll(`SELECT
       (SELECT count(*) FROM ${STAGE_CATALOG}.main.span_store)::BIGINT,
       (SELECT count(*) FROM ${STAGE_CATALOG}.main.metric_store)::BIGINT,
       (SELECT count(*) FROM ${STAGE_CATALOG}.main.ingest_stage_epoch)::BIGINT,
-      (SELECT count(*) FROM ingest_stage_moves m JOIN ${STAGE_CATALOG}.main.ingest_stage_epoch e ON m.epoch = e.epoch)::BIGINT`);
-  const [spans, metricPoints, epochs, alreadyMoved] = (reader.getRowsJS()[0] ?? []).map((v) =>
+      (SELECT count(*) FROM ingest_stage_moves m JOIN ${STAGE_CATALOG}.main.ingest_stage_epoch e ON m.epoch = e.epoch
+        WHERE m.table_name IS NULL)::BIGINT,
+      (SELECT max(epoch) FROM ${STAGE_CATALOG}.main.ingest_stage_epoch)::BIGINT`);
+  const [spans, metricPoints, epochs, alreadyMoved, epoch] = (reader.getRowsJS()[0] ?? []).map((v) =>
     Number(v ?? 0),
-  ) as [number, number, number, number];
+  ) as [number, number, number, number, number];
   if (spans + metricPoints + epochs === 0) return { spans: 0, metricPoints: 0 };
   const moved = spans + metricPoints > 0 && alreadyMoved === 0;
-  if (moved) await runScript(connection, MOVE_SQL);
+  if (moved) {
+    for (const table of MOVED_TABLES) await moveTableInSlices(connection, table, epoch);
+    await runScript(connection, MOVE_SQL);
+  }
   await runScript(connection, EMPTY_SQL);
   if (spans + metricPoints > 0) await connection.run(`CHECKPOINT ${STAGE_CATALOG}`);
   return moved ? { spans, metricPoints } : { spans: 0, metricPoints: 0 };
+}
+
+/** Copies `table`'s staged rows after the last slice recorded for `epoch`, a slice per transaction. */
+async function moveTableInSlices(
+  connection: DuckDBConnection,
+  table: (typeof MOVED_TABLES)[number],
+  epoch: number,
+): Promise<void> {
+  const staged = `${STAGE_CATALOG}.main.${table}`;
+  const reader = await connection.runAndReadAll(`SELECT
+      (SELECT max(rowid) FROM ${staged})::BIGINT,
+      (SELECT max(through_rowid) FROM ingest_stage_moves WHERE epoch = ${epoch} AND table_name = '${table}')::BIGINT`);
+  const [last, done] = reader.getRowsJS()[0] ?? [];
+  if (last === null || last === undefined) return;
+  const lastRowid = Number(last);
+  for (let from = done === null || done === undefined ? 0 : Number(done) + 1; from <= lastRowid; ) {
+    const through = Math.min(from + MOVE_SLICE_ROWS - 1, lastRowid);
+    await runStatements(connection, [
+      'BEGIN TRANSACTION',
+      `INSERT INTO ${table} BY NAME SELECT * FROM ${staged} WHERE rowid BETWEEN ${from} AND ${through}`,
+      `INSERT INTO ingest_stage_moves (epoch, table_name, through_rowid) VALUES (${epoch}, '${table}', ${through})`,
+      'COMMIT',
+    ]);
+    from = through + 1;
+  }
 }
 
 async function runScript(connection: DuckDBConnection, script: string): Promise<void> {

@@ -26,13 +26,15 @@ export async function refreshHistoryViews(
 
 /**
  * The table plus what the writer committed to the ingest stage during a checkpoint (acknowledged,
- * not yet moved): a span is readable as soon as its write is acknowledged. Between the move's two
- * commits (rows copied with their epoch recorded, then the stage emptied) the staged copy is
- * skipped, so no row reads twice.
+ * not yet moved): a span is readable as soon as its write is acknowledged. Staged rows the move has
+ * already copied (slices recorded in ingest_stage_moves, in the same transaction as the copy) are
+ * skipped, and all of them once the epoch is marked moved, so no row reads twice.
  */
 function liveRows(table: string): string {
-  return `SELECT * FROM ${table} UNION ALL SELECT * FROM ${STAGE_CATALOG}.main.${table}
-    WHERE NOT EXISTS (SELECT 1 FROM ingest_stage_moves m JOIN ${STAGE_CATALOG}.main.ingest_stage_epoch e ON m.epoch = e.epoch)`;
+  const moves = `ingest_stage_moves m JOIN ${STAGE_CATALOG}.main.ingest_stage_epoch e ON m.epoch = e.epoch`;
+  return `SELECT * FROM ${table} UNION ALL SELECT * FROM ${STAGE_CATALOG}.main.${table} s
+    WHERE s.rowid > coalesce((SELECT max(m.through_rowid) FROM ${moves} WHERE m.table_name = '${table}'), -1)
+      AND NOT EXISTS (SELECT 1 FROM ${moves} WHERE m.table_name IS NULL)`;
 }
 
 export function quote(text: string): string {
