@@ -105,13 +105,17 @@ async function moveTableInSlices(
   epoch: number,
 ): Promise<void> {
   const staged = `${STAGE_CATALOG}.main.${table}`;
+  // Rowids need not start at 0 (rows deleted from the stage before may keep theirs): from the first.
   const reader = await connection.runAndReadAll(`SELECT
+      (SELECT min(rowid) FROM ${staged})::BIGINT,
       (SELECT max(rowid) FROM ${staged})::BIGINT,
       (SELECT max(through_rowid) FROM ingest_stage_moves WHERE epoch = ${epoch} AND table_name = '${table}')::BIGINT`);
-  const [last, done] = reader.getRowsJS()[0] ?? [];
-  if (last === null || last === undefined) return;
+  const [first, last, done] = reader.getRowsJS()[0] ?? [];
+  if (first === null || first === undefined || last === null || last === undefined) return;
   const lastRowid = Number(last);
-  for (let from = done === null || done === undefined ? 0 : Number(done) + 1; from <= lastRowid; ) {
+  const start =
+    done === null || done === undefined ? Number(first) : Math.max(Number(first), Number(done) + 1);
+  for (let from = start; from <= lastRowid; ) {
     const through = Math.min(from + MOVE_SLICE_ROWS - 1, lastRowid);
     await runStatements(connection, [
       'BEGIN TRANSACTION',
