@@ -68,7 +68,6 @@ export type {
 } from './api/recommendation.ts';
 export type {
   ActionByKind,
-  AnyAction,
   KindAction,
   ControlAction,
   EvaluateResponse,

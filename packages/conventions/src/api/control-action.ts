@@ -49,9 +49,6 @@ export type KindAction = {
   [K in RecommendationKind]: { kind: K; action: ActionByKind[K] };
 }[RecommendationKind];
 
-/** The action of any kind (where the kind is carried elsewhere). */
-export type AnyAction = ActionByKind[RecommendationKind];
-
 export type ControlAction = KindAction & {
   /** Unique per action; actuators use it as the idempotency key (applied at most once). */
   id: string;
