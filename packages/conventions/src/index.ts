@@ -66,6 +66,8 @@ export type {
   HoldRule,
   Evidence,
 } from './api/recommendation.ts';
+export { IMPACT_MEASURES } from './api/expected-impact.ts';
+export type { ExpectedImpact, ImpactChange, ImpactMeasure, WeightChange } from './api/expected-impact.ts';
 export type {
   ActionByKind,
   KindAction,

@@ -15,6 +15,7 @@ import { govParse, withHint, withInvalidCode, useZodSchemas } from './zod-valida
 import { GovernorError } from '../errors.ts';
 import { PolicyJson, policyFromJson, policyToJson } from './policy-json.ts';
 import { desiredReplicasPlugin } from './desired-replicas-plugin.ts';
+import { ExpectedImpactBody } from './expected-impact-schema.ts';
 
 // The control loop's API (docs/api.md): one tick on demand, the recommendation lifecycle for
 // humans, the audit log and the auto-apply policies.
@@ -71,7 +72,7 @@ const RecommendationBody = openObject({
       window: z.string(),
     }),
   ),
-  expectedImpact: z.record(z.string(), z.unknown()),
+  expectedImpact: ExpectedImpactBody,
   confidence: z.number(),
   state: z.enum(RECOMMENDATION_STATES),
   policy: z.string().nullable(),

@@ -1,4 +1,4 @@
-import type { ScaleAction } from '@governor/conventions';
+import type { ExpectedImpact, ScaleAction } from '@governor/conventions';
 import type { Candidate, PoolLearning } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
 import { type DetectContext, evidence, isCircuitOpen, isRecovering, readMemory } from './detect-context.ts';
@@ -336,10 +336,7 @@ function judgeSparseScaleIn(ctx: DetectContext, s: ScaleInputs, floor: number): 
  * The replay's prediction, which verification holds the action to: TTFT p95 and the share of requests
  * within the SLO, now and on the fewer replicas.
  */
-function replayedTtft(replay: ReplayedScaleIn): {
-  ttftP95Ms?: { from: number; to: number };
-  withinSloShare?: { from: number; to: number };
-} {
+function replayedTtft(replay: ReplayedScaleIn): Pick<ExpectedImpact, 'ttftP95Ms' | 'withinSloShare'> {
   if (!replay.outlook) return {};
   const { now, after } = replay.outlook;
   return {

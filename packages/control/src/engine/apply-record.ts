@@ -6,7 +6,6 @@ import { formatTargetKey } from '../target-key.ts';
 import { nsToIso } from '../time.ts';
 import { applyToActuated, describePrevious } from './apply-to-actuated.ts';
 import type {
-  AuditDecision,
   Candidate,
   ControlState,
   Direction,
@@ -74,7 +73,7 @@ export function applyRecord(
   rec: RecommendationRecord,
   atNs: bigint,
   actor: string,
-  decision: AuditDecision,
+  decision: 'auto_applied' | 'applied',
   note: string,
 ): ControlAction {
   const weights = observedShares(obs, rec.target.model);
@@ -98,10 +97,8 @@ export function applyRecord(
   out.actions.push(action);
   out.events.push({ type: 'control.action', data: action });
   touchRecord(out, rec);
-  recordAudit(out, settings.now, atNs, decision, actor, rec, note, 'applied', {
-    action: rec.action,
-    previousAction: rec.previousAction,
-  });
+  const details = { action: rec.action, previousAction: rec.previousAction };
+  recordAudit(out, settings.now, atNs, { decision, details }, actor, rec, note, 'applied');
   return action;
 }
 

@@ -59,7 +59,16 @@ export function considerCandidate(
     rec.hold = null;
     if (actionChanged) {
       touchRecord(out, rec);
-      recordAudit(out, now, atNs, 'refreshed', 'engine', rec, rec.reason, 'proposed', { action: rec.action });
+      recordAudit(
+        out,
+        now,
+        atNs,
+        { decision: 'refreshed', details: { action: rec.action } },
+        'engine',
+        rec,
+        rec.reason,
+        'proposed',
+      );
     } else if (holdEnded) {
       touchRecord(out, rec);
     } else {
@@ -78,7 +87,7 @@ export function considerCandidate(
         out,
         now,
         atNs,
-        'superseded',
+        { decision: 'superseded', details: {} },
         'engine',
         existing,
         `the opposite action is now recommended (${rec.id})`,
@@ -106,9 +115,16 @@ export function considerCandidate(
   if (gate.decision === 'auto_apply') {
     setAction(rec, gate.step);
     if (created)
-      recordAudit(out, now, atNs, 'proposed', 'engine', rec, rec.reason, 'proposed', {
-        confidence: rec.confidence,
-      });
+      recordAudit(
+        out,
+        now,
+        atNs,
+        { decision: 'proposed', details: { confidence: rec.confidence } },
+        'engine',
+        rec,
+        rec.reason,
+        'proposed',
+      );
     applyRecord(settings, s, out, obs, rec, atNs, `policy:${gate.policy}`, 'auto_applied', gate.note);
     const list = s.autoApplied.get(gate.policy) ?? [];
     list.push(atNs);
@@ -120,15 +136,28 @@ export function considerCandidate(
   }
   if (created) {
     touchRecord(out, rec, true);
-    recordAudit(out, now, atNs, 'proposed', 'engine', rec, rec.reason, 'proposed', {
-      confidence: rec.confidence,
-      gate: gate.note,
-    });
+    recordAudit(
+      out,
+      now,
+      atNs,
+      { decision: 'proposed', details: { confidence: rec.confidence, gate: gate.note } },
+      'engine',
+      rec,
+      rec.reason,
+      'proposed',
+    );
   }
   if (gate.decision === 'dry_run' && (created || gateChanged)) {
-    recordAudit(out, now, atNs, 'dry_run', `policy:${gate.policy}`, rec, gate.note, 'not applied (dry run)', {
-      action: gate.step.action,
-    });
+    recordAudit(
+      out,
+      now,
+      atNs,
+      { decision: 'dry_run', details: { action: gate.step.action } },
+      `policy:${gate.policy}`,
+      rec,
+      gate.note,
+      'not applied (dry run)',
+    );
   }
 }
 
@@ -157,11 +186,10 @@ function noteHold(
     out,
     now,
     atNs,
-    'held',
+    { decision: 'held', details: { action: c.action, direction: c.direction, confidence: c.confidence } },
     `guard:${hold.rule}`,
     subject,
     hold.why,
     open ? 'kept waiting' : 'not proposed',
-    { action: c.action, direction: c.direction, confidence: c.confidence },
   );
 }

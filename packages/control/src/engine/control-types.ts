@@ -2,6 +2,7 @@ import type {
   ActionByKind,
   ControlAction,
   Evidence,
+  ExpectedImpact,
   KindAction,
   HoldRule,
   RecommendationHold,
@@ -46,7 +47,7 @@ interface CandidateFields {
   direction: Direction;
   reason: string;
   evidence: Evidence[];
-  expectedImpact: Record<string, unknown>;
+  expectedImpact: ExpectedImpact;
   confidence: number;
   /** The pools whose signals judge this action at verification. */
   scopePools: string[];
@@ -80,7 +81,7 @@ interface RecordFields {
   direction: Direction;
   reason: string;
   evidence: Evidence[];
-  expectedImpact: Record<string, unknown>;
+  expectedImpact: ExpectedImpact;
   confidence: number;
   state: RecommendationState;
   policy: string | null;
@@ -182,41 +183,6 @@ export interface PoolLearning {
   capacitiesAtNs: bigint | null;
   /** Consecutive ticks the pool was an outlier against its peers. */
   outlierStreak: number;
-}
-
-export type AuditDecision =
-  | 'proposed'
-  | 'refreshed'
-  | 'auto_applied'
-  | 'dry_run'
-  | 'approved'
-  | 'rejected'
-  | 'applied'
-  | 'expired'
-  | 'superseded'
-  | 'held'
-  | 'verified'
-  | 'rolled_back'
-  | 'delivered'
-  | 'delivery_failed'
-  | 'policies_updated';
-
-export interface AuditEntry {
-  id: string;
-  /** Event time (ns) of the tick or request that made the decision. */
-  atNs: bigint;
-  /** Wall-clock time (ms) it was recorded. */
-  recordedAtMs: number;
-  recommendationId: string | null;
-  actionId: string | null;
-  kind: RecommendationKind | null;
-  target: RecommendationTarget | null;
-  decision: AuditDecision;
-  /** `policy:<name>`, `user:<name>`, `engine` or `actuator:<name>`. */
-  actor: string;
-  reason: string;
-  result: string;
-  details: Record<string, unknown>;
 }
 
 /** Everything a tick reads and changes; cloned for dry-run ticks. */

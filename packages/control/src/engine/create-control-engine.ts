@@ -201,7 +201,7 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
           out,
           now,
           atNs,
-          'approved',
+          { decision: 'approved', details: {} },
           `user:${actor}`,
           found,
           note ?? 'approved; applies at the next tick',
@@ -234,7 +234,7 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
           out,
           now,
           atNs,
-          'rejected',
+          { decision: 'rejected', details: {} },
           `user:${actor}`,
           found,
           note ??
@@ -304,14 +304,11 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
           out,
           now,
           nowNs(),
-          'policies_updated',
+          { decision: 'policies_updated', details: { policies: next.map((p) => p.name) } },
           `user:${actor}`,
           null,
           `${next.length} polic${next.length === 1 ? 'y' : 'ies'} set through the API`,
           'updated',
-          {
-            policies: next.map((p) => p.name),
-          },
         );
         await persistOutput(repository, out, emit);
         return structuredClone(policySource);

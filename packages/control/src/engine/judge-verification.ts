@@ -1,4 +1,4 @@
-import type { SloConfig } from '@governor/conventions';
+import type { ExpectedImpact, SloConfig } from '@governor/conventions';
 import type { RecommendationRecord, ScopeMetrics } from './control-types.ts';
 
 // After control.verify_after_s, an applied action is judged on its scope (the pools it was meant to
@@ -35,8 +35,8 @@ function fellBeyondNoise(
  * The drop in the share of requests within the SLO the action was predicted to cost
  * (`expectedImpact.withinSloShare`, the scale-in replay's), or 0 when it predicted none.
  */
-export function predictedShareDrop(expectedImpact: Record<string, unknown>): number {
-  const share = expectedImpact.withinSloShare as { from?: unknown; to?: unknown } | undefined;
+export function predictedShareDrop(expectedImpact: ExpectedImpact): number {
+  const share = expectedImpact.withinSloShare;
   if (typeof share?.from !== 'number' || typeof share.to !== 'number') return 0;
   return Math.max(0, share.from - share.to);
 }

@@ -4,7 +4,8 @@ import type { DeliveryOutcome } from '../actuators/create-delivery-queue.ts';
 import type { ControlRepository } from '../state/control-repository.ts';
 import { applyToActuated } from './apply-to-actuated.ts';
 import { rememberAction } from './apply-record.ts';
-import type { AuditEntry, ControlState } from './control-types.ts';
+import type { AuditEntry } from './audit-entry.ts';
+import type { ControlState } from './control-types.ts';
 import { previousOf } from './kind-action.ts';
 import type { ControlEvent, TickOutput } from './tick-output.ts';
 

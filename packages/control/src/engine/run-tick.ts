@@ -139,7 +139,7 @@ async function runTick(
         out,
         now,
         atNs,
-        'expired',
+        { decision: 'expired', details: {} },
         'engine',
         rec,
         `not acted on within ${control.recommendation_ttl_s} s`,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ControlAction } from '@governor/conventions';
-import type { AuditDecision, AuditEntry, RecommendationRecord } from './control-types.ts';
+import type { AuditEntry, DecisionDetails } from './audit-entry.ts';
+import type { RecommendationRecord } from './control-types.ts';
 import { toRecommendation } from './to-api.ts';
 
 // What one tick (or one human decision) changes, collected before anything is written: the records
@@ -36,15 +37,15 @@ export function recordAudit(
   out: TickOutput,
   now: () => number,
   atNs: bigint,
-  decision: AuditDecision,
+  decided: DecisionDetails,
   actor: string,
   rec: AuditSubject | null,
   reason: string,
   result: string,
-  details: Record<string, unknown> = {},
   actionId: string | null = null,
 ): void {
-  out.audit.push({
+  const entry: AuditEntry = {
+    ...decided,
     id: randomUUID(),
     atNs,
     recordedAtMs: now(),
@@ -52,12 +53,11 @@ export function recordAudit(
     actionId: actionId ?? rec?.actionId ?? null,
     kind: rec?.kind ?? null,
     target: rec?.target ?? null,
-    decision,
     actor,
     reason,
     result,
-    details,
-  });
+  };
+  out.audit.push(entry);
 }
 
 /** Marks `rec` as changed this tick, with the event that tells subscribers. */

@@ -1,7 +1,8 @@
 import type { Recommendation, RecommendationKind, RecommendationTarget } from '@governor/conventions';
 import { nsToIso } from '../time.ts';
 import { recommendationActionsOf } from './kind-action.ts';
-import type { AuditDecision, AuditEntry, RecommendationRecord } from './control-types.ts';
+import type { AuditDecision, AuditEntry, DecisionDetails } from './audit-entry.ts';
+import type { RecommendationRecord } from './control-types.ts';
 
 export function toRecommendation(r: RecommendationRecord): Recommendation {
   return {
@@ -25,8 +26,10 @@ export function toRecommendation(r: RecommendationRecord): Recommendation {
   };
 }
 
-/** One row of GET /api/actions. */
-export interface AuditView {
+/** One row of GET /api/actions: `decision` discriminates, so `details` narrows with it. */
+export type AuditView<D extends AuditDecision = AuditDecision> = DecisionDetails<D> & AuditViewFields;
+
+interface AuditViewFields {
   id: string;
   /** Event time of the decision (RFC 3339). */
   at: string;
@@ -36,14 +39,12 @@ export interface AuditView {
   actionId: string | null;
   kind: RecommendationKind | null;
   target: RecommendationTarget | null;
-  decision: AuditDecision;
   actor: string;
   reason: string;
   result: string;
-  details: Record<string, unknown>;
 }
 
-export function toAuditView(e: AuditEntry): AuditView {
+export function toAuditView<D extends AuditDecision>(e: AuditEntry<D>): AuditView<D> {
   return {
     id: e.id,
     at: nsToIso(e.atNs),

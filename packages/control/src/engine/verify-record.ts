@@ -1,4 +1,4 @@
-import type { ControlAction } from '@governor/conventions';
+import type { ControlAction, ExpectedImpact } from '@governor/conventions';
 import { randomUUID } from 'node:crypto';
 import type { DetectContext } from '../detectors/detect-context.ts';
 import { assessPoolAgainstPeers } from '../detectors/assess-pool-against-peers.ts';
@@ -122,11 +122,16 @@ export function verifyRecord(
   if (judgement.verdict === 'verified') {
     rec.state = 'verified';
     touchRecord(out, rec);
-    recordAudit(out, settings.now, atNs, 'verified', 'engine', rec, judgement.summary, 'verified', {
-      before,
-      after,
-      expectedImpact: rec.expectedImpact,
-    });
+    recordAudit(
+      out,
+      settings.now,
+      atNs,
+      { decision: 'verified', details: { before, after, expectedImpact: rec.expectedImpact } },
+      'engine',
+      rec,
+      judgement.summary,
+      'verified',
+    );
     return;
   }
   rollBack(settings, s, out, ctx, rec, atNs, judgement.summary, before, after);
@@ -151,10 +156,16 @@ function rollBack(
     rec.state = 'expired';
     rec.gate = 'verification failed and what it replaced is not recorded: roll back by hand';
     touchRecord(out, rec);
-    recordAudit(out, settings.now, atNs, 'expired', 'engine', rec, summary, 'not rolled back', {
-      before,
-      after,
-    });
+    recordAudit(
+      out,
+      settings.now,
+      atNs,
+      { decision: 'expired', details: { before, after } },
+      'engine',
+      rec,
+      summary,
+      'not rolled back',
+    );
     return;
   }
   rec.state = 'rolled_back';
@@ -182,21 +193,20 @@ function rollBack(
     out,
     settings.now,
     atNs,
-    'rolled_back',
+    { decision: 'rolled_back', details: { before, after, rollback: previous.action } },
     'engine',
     rec,
     summary,
     'rolled_back',
-    { before, after, rollback: previous.action },
     action.id,
   );
 }
 
 /** What the action predicted for after it (each `{from, to}` of its expectedImpact, the `to`). */
-function predictedAfter(expectedImpact: Record<string, unknown>): Record<string, number | null> {
+function predictedAfter(expectedImpact: ExpectedImpact): Record<string, number | null> {
   const out: Record<string, number | null> = {};
   for (const [key, value] of Object.entries(expectedImpact)) {
-    const to = (value as { to?: unknown } | null)?.to;
+    const to = typeof value === 'object' ? value.to : null;
     if (typeof to === 'number' && Number.isFinite(to)) out[key] = to;
   }
   return out;

@@ -1,5 +1,6 @@
 import type { PolicyConfig, RecommendationKind, RecommendationState } from '@governor/conventions';
-import type { AuditEntry, RecommendationRecord } from '../engine/control-types.ts';
+import type { AuditEntry } from '../engine/audit-entry.ts';
+import type { RecommendationRecord } from '../engine/control-types.ts';
 
 // Where recommendations, the audit log and API-set policies live: DuckDB for a running Governor,
 // memory for replay (a backtest must not write into the history it reads).

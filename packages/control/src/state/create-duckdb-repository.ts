@@ -1,18 +1,14 @@
 import type { PolicyConfig, RecommendationKind, RecommendationState } from '@governor/conventions';
 import type { Store } from '@governor/store';
-import type {
-  AuditDecision,
-  AuditEntry,
-  Direction,
-  KindActions,
-  RecommendationRecord,
-} from '../engine/control-types.ts';
+import type { AuditEntry } from '../engine/audit-entry.ts';
+import type { Direction, KindActions, RecommendationRecord } from '../engine/control-types.ts';
 import type {
   AuditFilter,
   ControlRepository,
   RecommendationFilter,
   StoredPolicies,
 } from './control-repository.ts';
+import { readAuditDetails } from './read-audit-details.ts';
 
 // Tables from migrations 0020–0025. Event times are BIGINT ns; JSON columns hold the API shapes.
 
@@ -227,7 +223,7 @@ function fromRow(row: Row): RecommendationRecord {
     direction: row.direction as Direction,
     reason: String(row.reason),
     evidence: parseJson(row.evidence) as RecommendationRecord['evidence'],
-    expectedImpact: parseJson(row.expected_impact) as Record<string, unknown>,
+    expectedImpact: parseJson(row.expected_impact) as RecommendationRecord['expectedImpact'],
     confidence: Number(row.confidence),
     state: row.state as RecommendationState,
     policy: row.policy === null ? null : String(row.policy),
@@ -246,18 +242,23 @@ function fromRow(row: Row): RecommendationRecord {
 }
 
 function fromAuditRow(row: Row): AuditEntry {
+  const id = String(row.id);
+  const decided = readAuditDetails(row.decision, parseJson(row.details));
+  // Every row is written from an AuditEntry (appendAudit): one that does not read back as one was
+  // not written by Governor.
+  if (decided === null)
+    throw new Error(`audit entry ${id}: details that no ${String(row.decision)} decision writes`);
   return {
-    id: String(row.id),
+    ...decided,
+    id,
     atNs: toBigint(row.at_ns)!,
     recordedAtMs: Number(row.recorded_at_ms),
     recommendationId: row.recommendation_id === null ? null : String(row.recommendation_id),
     actionId: row.action_id === null ? null : String(row.action_id),
     kind: (row.kind ?? null) as RecommendationKind | null,
     target: parseJson(row.target) as AuditEntry['target'],
-    decision: row.decision as AuditDecision,
     actor: String(row.actor),
     reason: String(row.reason),
     result: String(row.result),
-    details: (parseJson(row.details) ?? {}) as Record<string, unknown>,
   };
 }

@@ -1,4 +1,5 @@
-import type { AuditEntry, RecommendationRecord } from '../engine/control-types.ts';
+import type { AuditEntry } from '../engine/audit-entry.ts';
+import type { RecommendationRecord } from '../engine/control-types.ts';
 import type {
   AuditFilter,
   ControlRepository,

@@ -1,5 +1,6 @@
 import type { RecommendationKind } from '../config/control-config.ts';
 import type { ActionByKind } from './control-action.ts';
+import type { ExpectedImpact } from './expected-impact.ts';
 
 export const RECOMMENDATION_STATES = [
   'proposed',
@@ -41,7 +42,7 @@ interface RecommendationFields {
   target: RecommendationTarget;
   reason: string;
   evidence: Evidence[];
-  expectedImpact: Record<string, unknown>;
+  expectedImpact: ExpectedImpact;
   confidence: number;
   state: RecommendationState;
   policy: string | null;

@@ -19,7 +19,7 @@ function makeRecommendation(
       { signal: 'ttftMs.p95{pool=h100-east}', value: 1800, threshold: 800, window: '5m' },
       { signal: 'engineTimeVsBaseline{pool=h100-east}', value: 1.1, threshold: 1.5, window: '5m' },
     ],
-    expectedImpact: { ttftP95Ms: 650 },
+    expectedImpact: { ttftP95Ms: { from: 1800, to: 650 } },
     confidence: 0.82,
     state: 'proposed',
     policy: null,
