@@ -87,6 +87,10 @@ describe.each(['SIGTERM', 'SIGINT'] as const)('governor start under load on %s',
     await load.stop();
     expect(first.output()).toMatch(new RegExp(`${signal} received`));
     expect(first.output()).toMatch(/Governor stopped cleanly/);
+    // Where a slow stop spent its time is in the log: each part with its seconds.
+    expect(first.output()).toMatch(
+      /shutdown took [\d.]+ s \(rollup refresh [\d.]+ s, retention [\d.]+ s, HTTP and gRPC [\d.]+ s, .*store \(final move and checkpoint\) [\d.]+ s/,
+    );
 
     const restarted = await spawnGovernorProcess({ dataDir });
     servers.push(restarted);
