@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AuditView } from '@governor/control';
@@ -29,11 +29,14 @@ const SCALE = '/apis/apps/v1/namespaces/llm/deployments/vllm-llama8b-h100/scale'
 
 let g: TestGovernor | null = null;
 let api: FakeKubernetesApi | null = null;
+let kubeDir: string | null = null;
 afterEach(async () => {
   await g?.close();
   await api?.close();
+  if (kubeDir) rmSync(kubeDir, { recursive: true, force: true });
   g = null;
   api = null;
+  kubeDir = null;
 });
 
 async function until<T>(read: () => T | undefined, what: string, timeoutMs = 20_000): Promise<T> {
@@ -56,8 +59,8 @@ async function startCluster(replicas: number): Promise<FakeKubernetesApi> {
     status: { replicas, selector: 'app=vllm-llama8b-h100' },
   };
   const cluster = await startFakeKubernetesApi({ [SCALE]: scale });
-  const dir = mkdtempSync(join(tmpdir(), 'governor-kube-'));
-  const kubeconfig = join(dir, 'config');
+  kubeDir = mkdtempSync(join(tmpdir(), 'governor-kube-'));
+  const kubeconfig = join(kubeDir, 'config');
   writeFileSync(
     kubeconfig,
     JSON.stringify({
