@@ -32,6 +32,11 @@ export async function runStartCommand(args: ParsedArgs): Promise<number> {
     `Governor is up: console and API on ${governor.httpUrl}, OTLP/HTTP ${governor.httpUrl}/v1/traces, OTLP/gRPC ${config.server.host}:${governor.grpcPort}, data in ${governor.store.dataDir}`,
   );
 
+  if (process.platform === 'linux' && process.env.MALLOC_ARENA_MAX === undefined) {
+    log.warn(
+      'MALLOC_ARENA_MAX is not set: glibc gives each busy thread its own malloc arena and the RSS grows by hundreds of MB under load; start with MALLOC_ARENA_MAX=2 (`pnpm governor` does; docs/operations.md, "Memory")',
+    );
+  }
   let demo: DemoFleet | null = null;
   if (args.flags.demo === true) demo = startDemoFleet(governor.httpUrl, (m) => log.info(m));
 
