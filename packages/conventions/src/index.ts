@@ -66,8 +66,14 @@ export type {
   HoldRule,
   Evidence,
 } from './api/recommendation.ts';
-export { IMPACT_MEASURES } from './api/expected-impact.ts';
-export type { ExpectedImpact, ImpactChange, ImpactMeasure, WeightChange } from './api/expected-impact.ts';
+export { IMPACT_MEASURES, isImpactMeasure } from './api/expected-impact.ts';
+export type {
+  ExpectedImpact,
+  ImpactChange,
+  ImpactMeasure,
+  PredictedAfter,
+  WeightChange,
+} from './api/expected-impact.ts';
 export type {
   ActionByKind,
   KindAction,

@@ -1,4 +1,9 @@
-import type { ControlAction, ExpectedImpact } from '@governor/conventions';
+import {
+  type ControlAction,
+  type ExpectedImpact,
+  type PredictedAfter,
+  isImpactMeasure,
+} from '@governor/conventions';
 import { randomUUID } from 'node:crypto';
 import type { DetectContext } from '../detectors/detect-context.ts';
 import { assessPoolAgainstPeers } from '../detectors/assess-pool-against-peers.ts';
@@ -203,11 +208,15 @@ function rollBack(
 }
 
 /** What the action predicted for after it (each `{from, to}` of its expectedImpact, the `to`). */
-function predictedAfter(expectedImpact: ExpectedImpact): Record<string, number | null> {
-  const out: Record<string, number | null> = {};
-  for (const [key, value] of Object.entries(expectedImpact)) {
-    const to = typeof value === 'object' ? value.to : null;
+function predictedAfter(expectedImpact: ExpectedImpact): PredictedAfter {
+  const out: PredictedAfter = {};
+  const keep = (key: keyof PredictedAfter, to: number | null | undefined) => {
     if (typeof to === 'number' && Number.isFinite(to)) out[key] = to;
+  };
+  // In the order the detector wrote them, as before.
+  for (const key of Object.keys(expectedImpact)) {
+    if (key === 'weight') keep(key, expectedImpact.weight?.to);
+    else if (isImpactMeasure(key)) keep(key, expectedImpact[key]?.to);
   }
   return out;
 }

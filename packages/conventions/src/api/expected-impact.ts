@@ -30,6 +30,10 @@ export const IMPACT_MEASURES = [
 ] as const;
 export type ImpactMeasure = (typeof IMPACT_MEASURES)[number];
 
+export function isImpactMeasure(value: string): value is ImpactMeasure {
+  return (IMPACT_MEASURES as readonly string[]).includes(value);
+}
+
 /** A measure now (`from`) and as predicted after the action (`to`). */
 export type ImpactChange = {
   from: number | null;
@@ -47,3 +51,6 @@ export type ExpectedImpact = {
   summary?: string;
   weight?: WeightChange;
 } & { [M in ImpactMeasure]?: ImpactChange };
+
+/** What verification reads as predicted: each measure's `to`, and the shifted pool's share. */
+export type PredictedAfter = { [M in ImpactMeasure | 'weight']?: number };

@@ -1,6 +1,6 @@
 import type { RecommendationKind } from '../config/control-config.ts';
 import type { ActionByKind } from './control-action.ts';
-import type { ExpectedImpact } from './expected-impact.ts';
+import type { ExpectedImpact, PredictedAfter } from './expected-impact.ts';
 
 export const RECOMMENDATION_STATES = [
   'proposed',
@@ -83,5 +83,5 @@ export interface RecommendationVerification {
   before: Record<string, number | null>;
   after: Record<string, number | null>;
   /** What the action predicted for after it (the `to` of each `{from, to}` in its expectedImpact). */
-  predicted?: Record<string, number | null>;
+  predicted?: PredictedAfter;
 }
