@@ -39,6 +39,12 @@ export interface ConnectionPool {
    * interrupted statement raised), and every later call too, so a slow read cannot hold the exit.
    */
   close(reason: Error): void;
+  /**
+   * Shutdown of a pool that writes: later calls fail with `reason`, calls waiting for a connection
+   * too, and the calls running now finish (not interrupted: a write in progress is kept). Resolves
+   * once none runs, so no transaction of this pool is open when the database is checkpointed.
+   */
+  drain(reason: Error): Promise<void>;
   closeAll(): void;
 }
 
@@ -68,10 +74,12 @@ export async function createConnectionPool(
   }
   const waiters: Waiter[] = [];
   let closedWith: Error | null = null;
+  let drained: (() => void) | null = null;
   const release = (c: DuckDBConnection) => {
     const next = waiters.shift();
     if (next) next.resolve(c);
     else idle.push(c);
+    if (drained && idle.length === all.length) drained();
   };
   /** A free connection, or a place in the queue (`waiter`, to leave it when the deadline passes). */
   const acquire = (): { connection: Promise<DuckDBConnection>; waiter: Waiter | null } => {
@@ -143,6 +151,14 @@ export async function createConnectionPool(
       closedWith ??= reason;
       for (const w of waiters.splice(0)) w.reject(reason);
       interruptBusy();
+    },
+    drain(reason) {
+      closedWith ??= reason;
+      for (const w of waiters.splice(0)) w.reject(reason);
+      if (idle.length === all.length) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        drained = resolve;
+      });
     },
     closeAll() {
       for (const c of all) c.closeSync();

@@ -63,3 +63,22 @@ describe('createStore DuckDB settings', () => {
     expect((await s.runUserQuery('SELECT 1 AS one', { limit: 1, timeoutMs: 5_000 })).rows).toEqual([[1]]);
   });
 });
+
+describe('closing the store while a state write runs', () => {
+  it('lets the write finish, refuses later ones, and still checkpoints', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'governor-store-close-'));
+    store = await createStore({ dataDir: dir });
+    // A write of the control loop's or the alerts' kind, long enough to be running at the close.
+    const write = store.execute('CREATE TABLE close_probe AS SELECT range AS i FROM range(60000000)');
+    await new Promise((r) => setTimeout(r, 200));
+    const closing = store.close();
+    await expect(store.execute('SELECT 1')).rejects.toThrow(/shutting down/);
+    // Before, the final CHECKPOINT ran beside it and failed: "there are other write transactions active".
+    await closing;
+    await write;
+    store = null;
+    store = await createStore({ dataDir: dir });
+    const [row] = await store.query<{ n: number }>('SELECT count(*)::INTEGER AS n FROM close_probe');
+    expect(row?.n).toBe(60_000_000);
+  }, 120_000);
+});

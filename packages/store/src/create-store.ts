@@ -115,8 +115,10 @@ export class ShuttingDownError extends Error {
   override readonly name = 'ShuttingDownError';
   readonly code = 'GOV_ERR_SHUTTING_DOWN';
   readonly retryAfterS = 5;
-  constructor() {
-    super('Governor is shutting down: the read was cancelled; retry against the restarted instance');
+  constructor(
+    message = 'Governor is shutting down: the read was cancelled; retry against the restarted instance',
+  ) {
+    super(message);
   }
 }
 
@@ -256,13 +258,25 @@ export async function createStore(options: StoreOptions): Promise<Store> {
       // A read still running now would block closing its connection until it ends.
       stopReads();
       // A refresh cancelled mid-script leaves its transaction open (its own ROLLBACK is refused
-      // once stopped), and the final checkpoint fails while a write transaction is open.
-      await rollupConnection.use((c) => c.run('ROLLBACK')).catch(() => undefined);
+      // once stopped), and the final checkpoint fails while a write transaction is open. A ROLLBACK
+      // can itself be cancelled by the interrupt that stopped the refresh (a soak's stop failed so:
+      // "Cannot CHECKPOINT: there are other write transactions active"), so the connection is
+      // closed too — once idle, which rolls back whatever it still holds.
+      await rollupConnection
+        .use(async (c) => {
+          await c.run('ROLLBACK').catch(() => undefined);
+        })
+        .catch(() => undefined);
+      rollupConnection.closeAll();
+      // The final checkpoint fails while any write transaction is open ("Cannot CHECKPOINT: there
+      // are other write transactions active", seen at the end of a soak): the control loop's and the
+      // alerts' state writes and retention finish what they are doing and take no more.
+      const closing = new ShuttingDownError('Governor is shutting down: the store takes no more writes');
+      await Promise.all([internalWriter.drain(closing), maintenance.drain(closing)]);
       await writer.close();
       readers.closeAll();
       userConnections.closeAll();
       internalWriter.closeAll();
-      rollupConnection.closeAll();
       maintenance.closeAll();
       writerConnection.closeSync();
       writerMaintenance.closeSync();
