@@ -93,7 +93,11 @@ export async function spawnGovernorProcess(options: SpawnOptions): Promise<Gover
   for (const [k, v] of Object.entries(process.env))
     if (v !== undefined && !k.startsWith('GOVERNOR_')) env[k] = v;
   // As `pnpm governor` runs it (docs/operations.md, "Memory"): glibc's malloc limited to two arenas.
-  Object.assign(env, { GOVERNOR_LOG_LEVEL: 'warn', MALLOC_ARENA_MAX: env.MALLOC_ARENA_MAX ?? '2' }, options.env);
+  Object.assign(
+    env,
+    { GOVERNOR_LOG_LEVEL: 'warn', MALLOC_ARENA_MAX: env.MALLOC_ARENA_MAX ?? '2' },
+    options.env,
+  );
   const child = spawn(
     process.execPath,
     [
