@@ -75,6 +75,7 @@ export async function createConnectionPool(
   const waiters: Waiter[] = [];
   let closedWith: Error | null = null;
   let drained: (() => void) | null = null;
+  let draining: Promise<void> | null = null;
   const release = (c: DuckDBConnection) => {
     const next = waiters.shift();
     if (next) next.resolve(c);
@@ -156,9 +157,10 @@ export async function createConnectionPool(
       closedWith ??= reason;
       for (const w of waiters.splice(0)) w.reject(reason);
       if (idle.length === all.length) return Promise.resolve();
-      return new Promise<void>((resolve) => {
+      draining ??= new Promise<void>((resolve) => {
         drained = resolve;
       });
+      return draining;
     },
     closeAll() {
       for (const c of all) c.closeSync();

@@ -81,7 +81,7 @@ export type DecisionDetails<D extends AuditDecision = AuditDecision> = {
 
 export type AuditEntry<D extends AuditDecision = AuditDecision> = DecisionDetails<D> & AuditEntryFields;
 
-interface AuditEntryFields {
+export interface AuditEntryFields {
   id: string;
   /** Event time (ns) of the tick or request that made the decision. */
   atNs: bigint;

@@ -1,7 +1,7 @@
-import type { Recommendation, RecommendationKind, RecommendationTarget } from '@governor/conventions';
+import type { Recommendation } from '@governor/conventions';
 import { nsToIso } from '../time.ts';
 import { recommendationActionsOf } from './kind-action.ts';
-import type { AuditDecision, AuditEntry, DecisionDetails } from './audit-entry.ts';
+import type { AuditDecision, AuditEntry, AuditEntryFields, DecisionDetails } from './audit-entry.ts';
 import type { RecommendationRecord } from './control-types.ts';
 
 export function toRecommendation(r: RecommendationRecord): Recommendation {
@@ -29,20 +29,8 @@ export function toRecommendation(r: RecommendationRecord): Recommendation {
 /** One row of GET /api/actions: `decision` discriminates, so `details` narrows with it. */
 export type AuditView<D extends AuditDecision = AuditDecision> = DecisionDetails<D> & AuditViewFields;
 
-interface AuditViewFields {
-  id: string;
-  /** Event time of the decision (RFC 3339). */
-  at: string;
-  /** Wall-clock time it was recorded (RFC 3339). */
-  recordedAt: string;
-  recommendationId: string | null;
-  actionId: string | null;
-  kind: RecommendationKind | null;
-  target: RecommendationTarget | null;
-  actor: string;
-  reason: string;
-  result: string;
-}
+/** The entry's fields with its times as RFC 3339: `at` (event time) and `recordedAt` (wall clock). */
+type AuditViewFields = Omit<AuditEntryFields, 'atNs' | 'recordedAtMs'> & { at: string; recordedAt: string };
 
 export function toAuditView<D extends AuditDecision>(e: AuditEntry<D>): AuditView<D> {
   return {
