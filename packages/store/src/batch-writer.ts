@@ -105,6 +105,14 @@ export interface BatchWriter {
    * rowid (the request rollup) wait for this.
    */
   whenMoved(): Promise<void>;
+  /**
+   * Runs `fn` while no checkpoint of the main database runs. A checkpoint compacts row groups that
+   * lost rows (retention's deletes) and renumbers span_store's rowids — even under an open
+   * transaction — so a reader that finds rows by rowid across several statements (the request
+   * rollup: plan, then apply) holds this. A checkpoint waits for the holders running; holders
+   * arriving while one waits or runs wait for it to end.
+   */
+  holdRowids<T>(fn: () => Promise<T>): Promise<T>;
   /** Stops intake, commits what is queued, checkpoints. */
   close(): Promise<void>;
 }
@@ -175,6 +183,32 @@ export async function createBatchWriter(
   };
   let stagedSpans = 0;
   let stagedPoints = 0;
+  // holdRowids: running holders, and the checkpoint that waits for them or runs (null when none).
+  let rowidHolders = 0;
+  let holdersDone: (() => void) | null = null;
+  let checkpointing: Promise<void> | null = null;
+
+  /**
+   * Waits until no holder of span_store's rowids runs and admits none until the returned release
+   * is called (after the checkpoint).
+   */
+  const excludeRowidHolders = async (): Promise<() => void> => {
+    while (checkpointing) await checkpointing;
+    let release!: () => void;
+    checkpointing = new Promise<void>((resolve) => {
+      release = () => {
+        checkpointing = null;
+        resolve();
+      };
+    });
+    if (rowidHolders > 0) {
+      await new Promise<void>((resolve) => {
+        holdersDone = resolve;
+      });
+    }
+    return release;
+  };
+  const checkpointMain = () => maintenance.run(`CHECKPOINT "${options.mainCatalog.replaceAll('"', '""')}"`);
 
   const openAppenders = async (t: Target): Promise<Required<{ [K in keyof Appenders]: DuckDBAppender }>> => {
     const set = appenders[t];
@@ -290,17 +324,22 @@ export async function createBatchWriter(
   const runCycle = async () => {
     // A failed move leaves rows in the stage: move them before staging more (target is 'main').
     if (stats.stagedRows > 0) await moveStaged();
+    // Holders of span_store's rowids finish first, while commits still go to the main tables.
+    const releaseRowids = await excludeRowidHolders();
     const epoch = nextEpoch++;
-    await beginStageEpoch(maintenance, epoch);
+    try {
+      await beginStageEpoch(maintenance, epoch);
+    } catch (error) {
+      releaseRowids();
+      throw error;
+    }
     target = 'stage';
     await currentGroup;
     closeAppenders('main');
     const started = now();
     rowsSinceCheckpoint = 0;
     try {
-      await cpu.measureBackground('checkpoint', () =>
-        maintenance.run(`CHECKPOINT "${options.mainCatalog.replaceAll('"', '""')}"`),
-      );
+      await cpu.measureBackground('checkpoint', checkpointMain);
       const ms = now() - started;
       stats.checkpoints++;
       stats.lastCheckpointMs = ms;
@@ -309,6 +348,8 @@ export async function createBatchWriter(
     } catch {
       // Committed data stays safe in the WAL; the next cycle retries.
       stats.failedCheckpoints++;
+    } finally {
+      releaseRowids();
     }
     lastCheckpointAt = now();
     target = 'main';
@@ -408,7 +449,25 @@ export async function createBatchWriter(
       closeAppenders('main');
       closeAppenders('stage');
       await moveStaged();
-      await maintenance.run(`CHECKPOINT "${options.mainCatalog.replaceAll('"', '""')}"`);
+      const releaseRowids = await excludeRowidHolders();
+      try {
+        await checkpointMain();
+      } finally {
+        releaseRowids();
+      }
+    },
+    async holdRowids(fn) {
+      while (checkpointing) await checkpointing;
+      rowidHolders++;
+      try {
+        return await fn();
+      } finally {
+        if (--rowidHolders === 0 && holdersDone) {
+          const done = holdersDone;
+          holdersDone = null;
+          done();
+        }
+      }
     },
   };
 }

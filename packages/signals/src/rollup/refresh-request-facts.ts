@@ -91,29 +91,29 @@ function createFactsRefresher(store: Store): FactsRefresher {
   let lastRunFailed = false;
 
   /** The next batch of new spans, or null when there is none. */
-  const nextBatch = async (allowCatchUp: boolean): Promise<Batch | null> => {
+  const nextBatch = async (): Promise<Batch | null> => {
     const [state = {}] = await store.rollup.query<Row>(STATE_SQL);
     const lastRowid = toBigIntOrNull(state.last_rowid) ?? -1n;
-    if (
-      allowCatchUp &&
-      lastRowid >= 0n &&
-      typeof state.fp_trace_id === 'string' &&
-      typeof state.fp_span_id === 'string'
-    ) {
-      const [fp] = await store.rollup.query<{ n: number }>(FINGERPRINT_SQL, {
-        rowid: lastRowid,
-        trace_id: state.fp_trace_id,
-        span_id: state.fp_span_id,
-      });
+    if (lastRowid >= 0n) {
+      // No fingerprint (an older version's refresh found no row at its last rowid) counts as moved.
+      const fpTrace = typeof state.fp_trace_id === 'string' ? state.fp_trace_id : null;
+      const fpSpan = typeof state.fp_span_id === 'string' ? state.fp_span_id : null;
+      const fingerprinted = fpTrace !== null && fpSpan !== null;
+      const [fp] = fingerprinted
+        ? await store.rollup.query<{ n: number }>(FINGERPRINT_SQL, {
+            rowid: lastRowid,
+            trace_id: fpTrace,
+            span_id: fpSpan,
+          })
+        : [];
       if ((fp?.n ?? 0) === 0) {
         // Another span sits at the last refreshed rowid: deletions (retention) compacted span_store
         // and moved rowids. Compaction keeps the order of the rows, so where that span is now, the
         // spans up to it are the ones refreshed before (the first copy, should it have been
         // delivered twice: at worst a few spans are refreshed again).
-        const [moved] = await store.rollup.query<Row>(MOVED_FINGERPRINT_SQL, {
-          trace_id: state.fp_trace_id,
-          span_id: state.fp_span_id,
-        });
+        const [moved] = fingerprinted
+          ? await store.rollup.query<Row>(MOVED_FINGERPRINT_SQL, { trace_id: fpTrace, span_id: fpSpan })
+          : [];
         const movedTo = toBigIntOrNull(moved?.rowid);
         if (movedTo !== null) {
           const [next] = await store.rollup.query<Row>(NEXT_ROWID_SQL, { last_rowid: movedTo });
@@ -288,16 +288,21 @@ function createFactsRefresher(store: Store): FactsRefresher {
       elapsedMs: 0,
     };
     const written = writtenSoFar();
-    for (let first = true; ; first = false) {
-      const batch = await nextBatch(first);
-      if (!batch) break;
-      const applied = await applyBatch(batch);
-      const [state = {}] = await store.rollup.query<Row>(STATE_SQL);
-      result.runs++;
-      result.tracesTouched += applied.traces;
-      result.requestsWritten += toNumberOrNull(state.last_requests_written) ?? 0;
-      result.caughtUp ||= batch.mode === 'catch-up';
-      if (batch.hiRowid >= batch.maxRowid) break;
+    for (;;) {
+      // A checkpoint between finding a batch by rowid and applying it would renumber the rows
+      // (after retention's deletes) and the apply would read others: none starts meanwhile.
+      const batch = await store.writer.holdRowids(async () => {
+        const found = await nextBatch();
+        if (!found) return null;
+        const applied = await applyBatch(found);
+        const [state = {}] = await store.rollup.query<Row>(STATE_SQL);
+        result.runs++;
+        result.tracesTouched += applied.traces;
+        result.requestsWritten += toNumberOrNull(state.last_requests_written) ?? 0;
+        result.caughtUp ||= found.mode === 'catch-up';
+        return found;
+      });
+      if (!batch || batch.hiRowid >= batch.maxRowid) break;
     }
     writtenAtLastRun = written;
     // Every span counted in `written` (read after the move, before the batches) is in the rollup now.
