@@ -7,6 +7,8 @@ export const BENCH_SOAK_USAGE = `governor bench soak [--minutes 10] [--fraction 
                     [--duckdb-threads N]
                     [--json FILE]`;
 
+const signed = (v: number | null) => (v === null ? '–' : `${v > 0 ? '+' : ''}${v}`);
+
 /** `governor bench soak`: prints the interval table and a summary; exit 1 if an acknowledged span is missing. */
 export async function runBenchSoakCommand(args: ParsedArgs): Promise<number> {
   const result = await runSoak({
@@ -41,7 +43,7 @@ export async function runBenchSoakCommand(args: ParsedArgs): Promise<number> {
         : ''
     }, skipped (64 in flight) ${r.skippedRequests}`,
     `retention: ${r.retention.runs} runs exported ${r.retention.exportedSpans.toLocaleString('en-US')} spans to ${r.retention.exportFiles} Parquet files during the run, in ${r.retention.sliceSeconds} s of slices (longest ${r.retention.maxSliceSeconds} s)${r.retention.slices.length > 0 ? `; slices (s into the hold: rows, s): ${r.retention.slices.map((x) => `${x.atS}: ${x.rows.toLocaleString('en-US')}, ${x.seconds}`).join('; ')}` : ''}`,
-    `server RSS: ${r.rss.startMiB} MiB at the start of the hold, ${r.rss.endMiB} MiB at the end, max sampled ${r.rss.maxMiB} MiB, peak ${r.rss.peakMiB ?? '–'} MiB; over the second half ${r.rss.secondHalfMiBPerMin === null ? '–' : `${r.rss.secondHalfMiBPerMin > 0 ? '+' : ''}${r.rss.secondHalfMiBPerMin}`} MiB/min`,
+    `server RSS: ${r.rss.startMiB} MiB at the start of the hold, ${r.rss.endMiB} MiB at the end, max sampled ${r.rss.maxMiB} MiB, peak ${r.rss.peakMiB ?? '–'} MiB; trend (least squares over ${r.rss.samples} samples, every 2 s) ${signed(r.rss.secondHalfMiBPerMin)} MiB/min over the second half, ${signed(r.rss.afterFirstTwoMinutesMiBPerMin)} MiB/min after the first two minutes; median per minute: ${r.rss.perMinuteMedianMiB.map((m) => m ?? '–').join(', ')} MiB`,
     `ack latency over the hold: p50 ${r.ack.p50Ms} ms, p99 ${r.ack.p99Ms} ms, max ${r.ack.maxMs} ms (the load generator's own event-loop delay: p99 ${r.clientLoopDelay.p99Ms} ms, max ${r.clientLoopDelay.maxMs} ms)`,
     ...(r.heavyReads
       ? [

@@ -106,13 +106,20 @@ export interface SoakResult {
   rss: {
     startMiB: number;
     endMiB: number;
+    /** Of the 2-s samples. */
     maxMiB: number;
     peakMiB: number | null;
+    /** RSS samples taken over the hold (every 2 s). */
+    samples: number;
     /**
-     * Least-squares slope of the sampled RSS over the hold's second half, MiB per minute: after the
-     * caches have filled, a flat RSS stays near 0 and a leak shows as a steady climb.
+     * Least-squares slope of the 2-s RSS samples over the hold's second half, MiB per minute: after
+     * the caches have filled, a flat RSS stays near 0 and a leak shows as a steady climb.
      */
     secondHalfMiBPerMin: number | null;
+    /** The same over the whole hold but its first two minutes. */
+    afterFirstTwoMinutesMiBPerMin: number | null;
+    /** Median of the 2-s samples in each minute of the hold. */
+    perMinuteMedianMiB: (number | null)[];
   };
   ack: { p50Ms: number | null; p99Ms: number | null; maxMs: number | null };
   /**
@@ -140,6 +147,8 @@ export interface SoakResult {
 
 const ADMIN_TOKEN = `soak-admin-${Math.random().toString(36).slice(2)}-${Date.now()}`;
 const MAX_IN_FLIGHT = 64;
+/** How often the hold samples the server's RSS. */
+const RSS_SAMPLE_MS = 2000;
 /** While measuring capacity, a lane whose request was refused waits this long before the next. */
 const REFUSED_PAUSE_MS = 100;
 
@@ -284,6 +293,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const end = started + options.minutes * 60_000;
     let due = started;
     let nextSample = started + options.intervalSeconds * 1000;
+    // RSS every 2 s: the 30-s rows alone give a trend too noisy to call flat or rising (the buffer
+    // pool and the V8 heap swing by hundreds of MiB between two rows).
+    const rssSamples: { atS: number; rssMiB: number }[] = [];
+    let nextRssSample = started;
     const header =
       'time    RSS MiB  DuckDB MiB  heap MiB   spans/s   ack p50 ms   ack p99 ms   ack max ms   refused   skipped     stored   main cpu ms/s   main wait ms/s   rollup lag s   commit p99 ms   commits >100ms   checkpoint s';
     log(header);
@@ -331,6 +344,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
           pending.delete(tracked);
         });
         pending.add(tracked);
+      }
+      if (now >= nextRssSample) {
+        nextRssSample += RSS_SAMPLE_MS;
+        rssSamples.push({ atS: (now - started) / 1000, rssMiB: rssMiB() });
       }
       if (now >= nextSample) {
         nextSample += options.intervalSeconds * 1000;
@@ -390,7 +407,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
           log(formatRow(row));
         })();
       }
-      await sleepMs(Math.max(0, Math.min(due, nextSample) - performance.now()));
+      await sleepMs(Math.max(0, Math.min(due, nextSample, nextRssSample) - performance.now()));
     }
     await Promise.all(pending);
     await sampling;
@@ -449,9 +466,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       rss: {
         startMiB: Math.round(startRss),
         endMiB: Math.round(endRss),
-        maxMiB: Math.max(Math.round(startRss), ...intervals.map((i) => i.rssMiB)),
+        maxMiB: Math.round(Math.max(startRss, ...rssSamples.map((x) => x.rssMiB))),
         peakMiB: memory ? Math.round(memory.peakRssBytes / 1024 / 1024) : null,
-        secondHalfMiBPerMin: slopePerMin(intervals.filter((i) => i.atS > (options.minutes * 60) / 2)),
+        samples: rssSamples.length,
+        secondHalfMiBPerMin: slopePerMin(rssSamples.filter((x) => x.atS > (options.minutes * 60) / 2)),
+        afterFirstTwoMinutesMiBPerMin: slopePerMin(rssSamples.filter((x) => x.atS > 120)),
+        perMinuteMedianMiB: perMinuteMedians(rssSamples, options.minutes),
       },
       clientLoopDelay: {
         p99Ms: Math.round(loopDelay.percentile(99) / 1e5) / 10,
@@ -658,7 +678,6 @@ async function retentionTotals(url: string, holdStartedAtMs: number) {
   };
 }
 
-/** DuckDB's quantile_cont of sorted values, to 0.1 ms; null when there are none. */
 /** Least-squares slope of rssMiB over atS, per minute; null with fewer than 3 samples. */
 export function slopePerMin(samples: readonly { atS: number; rssMiB: number }[]): number | null {
   if (samples.length < 3) return null;
@@ -674,6 +693,21 @@ export function slopePerMin(samples: readonly { atS: number; rssMiB: number }[])
   return sxx === 0 ? null : Math.round((sxy / sxx) * 60 * 10) / 10;
 }
 
+/** Median RSS of each whole minute of samples (null for a minute without any). */
+export function perMinuteMedians(
+  samples: readonly { atS: number; rssMiB: number }[],
+  minutes: number,
+): (number | null)[] {
+  return Array.from({ length: minutes }, (_, m) => {
+    const inMinute = samples
+      .filter((x) => x.atS >= m * 60 && x.atS < (m + 1) * 60)
+      .map((x) => x.rssMiB)
+      .sort((a, b) => a - b);
+    return inMinute.length === 0 ? null : Math.round(quantileContOfSorted(inMinute, 0.5));
+  });
+}
+
+/** DuckDB's quantile_cont of sorted values, to 0.1 ms; null when there are none. */
 function quantile(sorted: readonly number[], q: number): number | null {
   return sorted.length === 0 ? null : Math.round(quantileContOfSorted(sorted, q) * 10) / 10;
 }
