@@ -24,7 +24,7 @@ export interface StoreOptions {
   dataDir: string;
   maxQueuedRows?: number;
   checkpointIntervalMs?: number;
-  /** Checkpoint after this many rows even before the interval (default 250,000). */
+  /** Checkpoint after this many rows even before the interval (default 100,000). */
   checkpointRows?: number;
   /**
    * DuckDB memory_limit for the whole instance, e.g. '1GB' (10^9 bytes) or '512MiB'; default that of
