@@ -37,7 +37,13 @@ describe('reads waiting for the request rollup', () => {
   it('fail with GOV_ERR_READ_TIMEOUT at the read deadline while the refresh goes on, and a retry after it answers in full', async () => {
     dir = mkdtempSync(join(tmpdir(), 'governor-rollup-deadline-'));
     const deadlineMs = 1000;
-    store = await createStore({ dataDir: dir, readDeadlineMs: deadlineMs, checkpointIntervalMs: 3_600_000 });
+    // No checkpoint meanwhile (by time or rows): the rollup waits for one, which is not what this measures.
+    store = await createStore({
+      dataDir: dir,
+      readDeadlineMs: deadlineMs,
+      checkpointIntervalMs: 3_600_000,
+      checkpointRows: 10_000_000,
+    });
     const signals = createSignals(store, testConfig({ signals: { lateness_ms: 0 } }), {
       now: () => Number(START_NS / 1_000_000n) + 3_600_000,
     });
