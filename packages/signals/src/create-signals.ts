@@ -4,7 +4,7 @@ import {
   MAX_SIGNAL_GROUPS,
   maxAcceptedEventNs,
 } from '@governor/conventions';
-import type { Store } from '@governor/store';
+import { type Store, withReadDeadline } from '@governor/store';
 import { formatDurationMs, nsToRfc3339 } from './format-duration.ts';
 import { loadSql } from './load-sql.ts';
 import { readSignalValue } from './read-signal-value.ts';
@@ -259,7 +259,7 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
     });
   };
 
-  return {
+  const signals: Signals = {
     source,
     newestEventNs,
     async watermarkNs() {
@@ -370,6 +370,17 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
       });
       return { signal: opts.signal, step, watermark: watermarkAt, series: [...series.values()] };
     },
+  };
+  // Each read — its wait for the rollup and every query it runs — gets one read deadline in all.
+  const oneRead = <T>(fn: () => Promise<T>) => withReadDeadline(store.readDeadlineMs, fn);
+  return {
+    ...signals,
+    watermarkNs: () => oneRead(() => signals.watermarkNs()),
+    traces: (search) => oneRead(() => signals.traces(search)),
+    trace: (traceId) => oneRead(() => signals.trace(traceId)),
+    tasks: (query) => oneRead(() => signals.tasks(query)),
+    snapshot: (opts) => oneRead(() => signals.snapshot(opts)),
+    series: (opts) => oneRead(() => signals.series(opts)),
   };
 }
 

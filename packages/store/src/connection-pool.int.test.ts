@@ -6,6 +6,7 @@ import {
   ReadersBusyError,
   createConnectionPool,
 } from './connection-pool.ts';
+import { withReadDeadline } from './read-deadline-scope.ts';
 
 // A read past its deadline is interrupted inside DuckDB and frees its connection; callers past the
 // queue bound are refused at once instead of piling up behind a heavy read.
@@ -53,5 +54,35 @@ describe('connection pool', () => {
     expect(await heavy).toBeInstanceOf(ReadDeadlineError);
     // The caller still in the queue gets the connection once the heavy read is interrupted.
     expect(await queued).toEqual([[2]]);
+  });
+
+  it("gives each call of one read only what is left of that read's deadline, not a deadline of its own", async () => {
+    instance = await DuckDBInstance.create(':memory:', { threads: '1' });
+    pool = await createConnectionPool(instance, 1, { deadlineMs: 60_000 });
+    const p = pool;
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    // Time already spent (waiting for the rollup, earlier queries) counts: a call after the read's
+    // deadline is refused without running; one with time left is interrupted when the read's is up.
+    const late = await withReadDeadline(200, async () => {
+      await sleep(250);
+      return run(p, 'SELECT 1');
+    }).catch((e: unknown) => e);
+    expect(late).toBeInstanceOf(ReadDeadlineError);
+    expect((late as ReadDeadlineError).deadlineMs).toBe(200);
+    const cut = await withReadDeadline(1000, async () => {
+      await sleep(500);
+      return run(p, ENDLESS_SQL);
+    }).catch((e: unknown) => e);
+    expect(cut).toBeInstanceOf(ReadDeadlineError);
+    expect((cut as ReadDeadlineError).deadlineMs).toBe(1000);
+    // An inner read keeps the outer one's earlier deadline; outside any read the pool's own applies.
+    const nested = await withReadDeadline(200, () =>
+      withReadDeadline(60_000, async () => {
+        await sleep(250);
+        return run(p, 'SELECT 1');
+      }),
+    ).catch((e: unknown) => e);
+    expect((nested as ReadDeadlineError).deadlineMs).toBe(200);
+    expect(await run(p, 'SELECT 42')).toEqual([[42]]);
   });
 });

@@ -1,3 +1,4 @@
+import { readDeadlineLeft } from './read-deadline-scope.ts';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 
 // A few connections of one instance; a DuckDB connection runs one query at a time. A pool may be
@@ -104,7 +105,13 @@ export async function createConnectionPool(
     fn: (connection: DuckDBConnection) => Promise<T>,
     callOptions?: { deadlineMs?: number },
   ): Promise<T> => {
-    const deadlineMs = callOptions?.deadlineMs ?? options.deadlineMs;
+    let deadlineMs = callOptions?.deadlineMs ?? options.deadlineMs;
+    // Inside one read with a deadline of its own (withReadDeadline), a call gets what is left of it.
+    const read = deadlineMs === undefined ? null : readDeadlineLeft();
+    if (read && deadlineMs !== undefined && read.leftMs < deadlineMs) {
+      if (read.leftMs <= 0) throw new ReadDeadlineError(read.totalMs);
+      deadlineMs = read.leftMs;
+    }
     if (deadlineMs === undefined) {
       const connection = await acquire().connection;
       try {
@@ -113,6 +120,8 @@ export async function createConnectionPool(
         release(connection);
       }
     }
+    // The error names the whole read's deadline, not the part of it left for this call.
+    const reportedMs = read && deadlineMs === read.leftMs ? read.totalMs : deadlineMs;
     const pending = acquire();
     let connection: DuckDBConnection | null = null;
     let expired = false;
@@ -121,16 +130,16 @@ export async function createConnectionPool(
       if (connection) connection.interrupt();
       else {
         const i = pending.waiter ? waiters.indexOf(pending.waiter) : -1;
-        if (i >= 0) waiters.splice(i, 1)[0]!.reject(new ReadDeadlineError(deadlineMs));
+        if (i >= 0) waiters.splice(i, 1)[0]!.reject(new ReadDeadlineError(reportedMs));
       }
     }, deadlineMs);
     try {
       connection = await pending.connection;
-      if (expired) throw new ReadDeadlineError(deadlineMs);
+      if (expired) throw new ReadDeadlineError(reportedMs);
       return await fn(connection);
     } catch (error) {
       if (expired && !(error instanceof ReadDeadlineError) && /interrupt/i.test((error as Error).message))
-        throw new ReadDeadlineError(deadlineMs);
+        throw new ReadDeadlineError(reportedMs);
       throw error;
     } finally {
       clearTimeout(timer);

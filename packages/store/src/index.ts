@@ -7,6 +7,7 @@ export {
   createStore,
 } from './create-store.ts';
 export { ReadDeadlineError, ReadersBusyError } from './connection-pool.ts';
+export { readDeadlineLeft, withReadDeadline } from './read-deadline-scope.ts';
 export type { Store, StoreOptions, SqlParams } from './create-store.ts';
 export { QueueFullError, WriterClosedError } from './batch-writer.ts';
 export type { BatchWriter, WriterStats } from './batch-writer.ts';

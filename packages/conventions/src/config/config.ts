@@ -90,7 +90,7 @@ export const ServerConfig = z
       .positive()
       .default(30_000)
       .describe(
-        'An internal read (signals, traces, alerts, the control loop), waiting for one of the three readers or for the request rollup to take in what was acknowledged included, is interrupted past this and answered 503 GOV_ERR_READ_TIMEOUT: one heavy read or a rollup far behind cannot hold the readers.',
+        'An internal read (signals, traces, alerts, the control loop) — its wait for the request rollup to take in what was acknowledged, its waits for one of the three readers and every query it runs, together — is interrupted past this and answered 503 GOV_ERR_READ_TIMEOUT: one heavy read or a rollup far behind cannot hold the readers.',
       ),
     max_waiting_reads: z
       .number()

@@ -1,4 +1,4 @@
-import { ReadDeadlineError, RollupStoppedError } from '@governor/store';
+import { ReadDeadlineError, RollupStoppedError, readDeadlineLeft } from '@governor/store';
 import type { FactsRefresher } from './refresh-request-facts.ts';
 
 /**
@@ -16,6 +16,10 @@ export async function waitForRollups(
   stopSignal?: AbortSignal,
 ): Promise<void> {
   if (stopSignal?.aborted) return;
+  // Inside one read (withReadDeadline) the wait gets what is left of that read's deadline.
+  const read = readDeadlineLeft();
+  const waitMs = read ? Math.min(deadlineMs, read.leftMs) : deadlineMs;
+  const reportedMs = read && waitMs < deadlineMs ? read.totalMs : deadlineMs;
   let timer: NodeJS.Timeout | undefined;
   let onStop: (() => void) | undefined;
   // A wait can sit behind a checkpoint cycle (rows staged), which stop() does not cancel.
@@ -28,11 +32,11 @@ export async function waitForRollups(
       () =>
         reject(
           new ReadDeadlineError(
-            deadlineMs,
-            `the request rollup did not take in the spans acknowledged so far within ${deadlineMs} ms (ingest is ahead of the rollup refresh, or a checkpoint is moving staged rows), so the read was not run; retry after Retry-After seconds, or raise server.read_deadline_ms`,
+            reportedMs,
+            `the request rollup did not take in the spans acknowledged so far within ${reportedMs} ms (ingest is ahead of the rollup refresh, or a checkpoint is moving staged rows), so the read was not run; retry after Retry-After seconds, or raise server.read_deadline_ms`,
           ),
         ),
-      deadlineMs,
+      waitMs,
     );
   });
   try {
