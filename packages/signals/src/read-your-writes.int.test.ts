@@ -1,11 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type SpanRow, createHopClassifier, normalizeTraceRequest } from '@governor/otlp';
-import { syntheticTraceRequest } from '@governor/otlp/fixtures';
+import type { SpanRow } from '@governor/otlp';
 import { type Store, createStore } from '@governor/store';
 import { afterEach, describe, expect, it } from 'vitest';
-import { testConfig } from '../test/store-harness.ts';
+import { syntheticSpanBatch, testConfig } from '../test/store-harness.ts';
 import { createSignals } from './create-signals.ts';
 
 // An acknowledged span is in the signals, the trace list and its trace's waterfall as soon as its
@@ -21,18 +20,8 @@ afterEach(async () => {
 });
 
 const START_NS = 1_760_000_000_000_000_000n;
-const classifier = createHopClassifier();
-function batch(seed: number): SpanRow[] {
-  return normalizeTraceRequest(
-    syntheticTraceRequest({
-      spans: 200,
-      seed,
-      startNs: START_NS + BigInt(seed) * 1_000_000_000n,
-      idPrefix: seed.toString(16).padStart(8, '0'),
-    }),
-    { classifier, aliases: {} },
-  ).rows;
-}
+const batch = (seed: number) =>
+  syntheticSpanBatch(seed, { spans: 200, startNs: START_NS, spacingNs: 1_000_000_000n });
 
 describe('read-your-writes for signals and traces', () => {
   it('counts, lists and shows every acknowledged trace at once, while checkpoints run', async () => {

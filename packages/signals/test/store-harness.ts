@@ -8,8 +8,10 @@ import {
   type FleetIdentity,
   createHopClassifier,
   normalizeMetricsRequest,
+  type SpanRow,
   normalizeTraceRequest,
 } from '@governor/otlp';
+import { syntheticTraceRequest } from '@governor/otlp/fixtures';
 import { type Store, createStore } from '@governor/store';
 
 /** A store in a fresh temp directory; close() removes it. */
@@ -45,4 +47,23 @@ export function testConfig(raw: Record<string, unknown> = {}): GovernorConfig {
   const parsed = parseGovernorConfig(raw);
   if (!parsed.ok) throw new Error(`bad test config: ${JSON.stringify(parsed.issues)}`);
   return parsed.config;
+}
+
+/**
+ * Batch number `seed` of synthetic spans as the writer takes them: `spans` spans starting at
+ * startNs + seed × spacingNs, with trace ids unique to the seed.
+ */
+export function syntheticSpanBatch(
+  seed: number,
+  options: { spans: number; startNs: bigint; spacingNs: bigint },
+): SpanRow[] {
+  return normalizeTraceRequest(
+    syntheticTraceRequest({
+      spans: options.spans,
+      seed,
+      startNs: options.startNs + BigInt(seed) * options.spacingNs,
+      idPrefix: seed.toString(16).padStart(8, '0'),
+    }),
+    { classifier, aliases: {} },
+  ).rows;
 }

@@ -1,10 +1,9 @@
-import { type SpanRow, createHopClassifier, normalizeTraceRequest } from '@governor/otlp';
-import { syntheticTraceRequest } from '@governor/otlp/fixtures';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Store, createStore } from '@governor/store';
 import { afterEach, describe, expect, it } from 'vitest';
+import { syntheticSpanBatch } from '../../test/store-harness.ts';
 import { getFactsRefresher } from './refresh-request-facts.ts';
 
 // The refresh finds new spans by rowid and applies them in a later statement. A checkpoint after
@@ -20,18 +19,8 @@ afterEach(async () => {
 });
 
 const START_NS = 1_767_225_600_000_000_000n;
-const classifier = createHopClassifier();
-function batch(seed: number): SpanRow[] {
-  return normalizeTraceRequest(
-    syntheticTraceRequest({
-      spans: 500,
-      seed,
-      startNs: START_NS + BigInt(seed) * 1_000_000_000n,
-      idPrefix: seed.toString(16).padStart(8, '0'),
-    }),
-    { classifier, aliases: {} },
-  ).rows;
-}
+const batch = (seed: number) =>
+  syntheticSpanBatch(seed, { spans: 500, startNs: START_NS, spacingNs: 1_000_000_000n });
 
 const NEXT_ROWID = /SELECT max\(rowid\) AS max_rowid FROM span_store WHERE rowid >/;
 

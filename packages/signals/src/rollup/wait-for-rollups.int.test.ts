@@ -1,11 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type SpanRow, createHopClassifier, normalizeTraceRequest } from '@governor/otlp';
-import { syntheticTraceRequest } from '@governor/otlp/fixtures';
 import { ReadDeadlineError, type Store, createStore } from '@governor/store';
 import { afterEach, describe, expect, it } from 'vitest';
-import { testConfig } from '../../test/store-harness.ts';
+import { syntheticSpanBatch, testConfig } from '../../test/store-harness.ts';
 import { createSignals } from '../create-signals.ts';
 
 // A signals read waits for the request rollup to take in what was acknowledged, but only as long as
@@ -20,18 +18,8 @@ afterEach(async () => {
 });
 
 const START_NS = 1_760_000_000_000_000_000n;
-const classifier = createHopClassifier();
-function batch(seed: number): SpanRow[] {
-  return normalizeTraceRequest(
-    syntheticTraceRequest({
-      spans: 500,
-      seed,
-      startNs: START_NS + BigInt(seed) * 100_000_000n,
-      idPrefix: seed.toString(16).padStart(8, '0'),
-    }),
-    { classifier, aliases: {} },
-  ).rows;
-}
+const batch = (seed: number) =>
+  syntheticSpanBatch(seed, { spans: 500, startNs: START_NS, spacingNs: 100_000_000n });
 
 describe('reads waiting for the request rollup', () => {
   it('fail with GOV_ERR_READ_TIMEOUT at the read deadline while the refresh goes on, and a retry after it answers in full', async () => {
