@@ -11,6 +11,7 @@ import { readSignalValue } from './read-signal-value.ts';
 import {
   type FactsRefresher,
   type RefreshResult,
+  type RollupLag,
   getFactsRefresher,
 } from './rollup/refresh-request-facts.ts';
 import { waitForRollups } from './rollup/wait-for-rollups.ts';
@@ -117,7 +118,13 @@ export interface Signals {
    */
   refresh(opts?: { force?: boolean }): Promise<RefreshResult | null>;
   /** How far the request rollup is behind ingest (FactsRefresher.lag); null for source 'raw'. */
-  rollupLag(): { ms: number; failing: boolean } | null;
+  rollupLag(): RollupLag | null;
+  /**
+   * Runs `fn` as one read: the signals calls inside it (e.g. the watermark, then a series up to it)
+   * share one read deadline instead of getting one each. An HTTP handler that makes several calls
+   * answers or fails within server.read_deadline_ms this way.
+   */
+  read<T>(fn: () => Promise<T>): Promise<T>;
   /** Requests (traces) matching a search, newest first. */
   traces(search: TraceSearch): Promise<TraceSummary[]>;
   /** All spans of a trace as a hop waterfall; null when no span has that id. */
@@ -259,7 +266,7 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
     });
   };
 
-  const signals: Signals = {
+  const signals: Omit<Signals, 'read'> = {
     source,
     newestEventNs,
     async watermarkNs() {
@@ -375,6 +382,7 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
   const oneRead = <T>(fn: () => Promise<T>) => withReadDeadline(store.readDeadlineMs, fn);
   return {
     ...signals,
+    read: oneRead,
     watermarkNs: () => oneRead(() => signals.watermarkNs()),
     traces: (search) => oneRead(() => signals.traces(search)),
     trace: (traceId) => oneRead(() => signals.trace(traceId)),

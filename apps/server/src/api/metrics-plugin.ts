@@ -1,6 +1,6 @@
 import type { GovernorConfig } from '@governor/conventions';
 import { parseDurationMs } from '@governor/conventions';
-import { type Signals, createPrometheusText, renderSignalsMetrics } from '@governor/signals';
+import { type RollupLag, type Signals, createPrometheusText, renderSignalsMetrics } from '@governor/signals';
 import type { DurationHistogram, Store } from '@governor/store';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -44,13 +44,21 @@ export function createSignalsMetricsProvider(
   config: GovernorConfig,
 ): () => Promise<string> {
   const windowMs = parseDurationMs(config.signals.default_window);
+  // One read (one deadline) for the watermark and both snapshots: a scrape answers or fails in time.
+  const read = () =>
+    signals.read(async () => {
+      const watermark = await signals.watermarkNs();
+      if (watermark === null) return null;
+      const [byPool, fleet] = await Promise.all([
+        signals.snapshot({ windowMs, by: ['pool'], atNs: watermark }),
+        signals.snapshot({ windowMs, by: [], atNs: watermark }),
+      ]);
+      return { watermark, byPool, fleet };
+    });
   return async () => {
-    const watermark = await signals.watermarkNs();
-    if (watermark === null) return '';
-    const [byPool, fleet] = await Promise.all([
-      signals.snapshot({ windowMs, by: ['pool'], atNs: watermark }),
-      signals.snapshot({ windowMs, by: [], atNs: watermark }),
-    ]);
+    const found = await read();
+    if (found === null) return '';
+    const { watermark, byPool, fleet } = found;
     const text = createPrometheusText();
     renderSignalsMetrics(text, {
       byPool,
@@ -66,7 +74,7 @@ export function createSignalsMetricsProvider(
 export function createIngestMetricsProvider(
   counters: IngestCounters,
   store: Store,
-  rollupLag?: () => { ms: number; failing: boolean } | null,
+  rollupLag?: () => RollupLag | null,
 ): () => string {
   return () => {
     const text = createPrometheusText();
@@ -147,8 +155,13 @@ export function createIngestMetricsProvider(
     if (lag) {
       gauge(
         'governor_rollup_lag_seconds',
-        'Wall-clock time the request rollup (what signals, alerts and the control loop read) is behind ingest: 0 when it holds every written span. Span exports are refused past ingest.max_rollup_lag.',
+        'Wall-clock time the request rollup (what signals, alerts and the control loop read) is behind ingest: 0 when it holds every written span; a checkpoint stalls it for seconds. Span exports are refused while this and governor_rollup_catch_up_seconds are past ingest.max_rollup_lag.',
         lag.ms / 1000,
+      );
+      gauge(
+        'governor_rollup_catch_up_seconds',
+        'Time the request rollup needs to take in the spans written but not yet rolled up, at the speed of its recent refreshes: what a read arriving now waits for. Span exports are refused while this and governor_rollup_lag_seconds are past ingest.max_rollup_lag.',
+        lag.catchUpMs / 1000,
       );
       gauge(
         'governor_rollup_failing',

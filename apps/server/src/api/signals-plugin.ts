@@ -99,24 +99,26 @@ export async function signalsPlugin(app: FastifyInstance, options: SignalsPlugin
         response: { 200: SignalSeries, ...ERROR_RESPONSES },
       },
     },
-    async (request) => {
-      const { signal, by, from, to, step, ...filter } = request.query;
-      const stepMs = parseWindowMs(step, 'step', '1m');
-      const toNs = to ?? (await signals.watermarkNs()) ?? BigInt(Date.now()) * 1_000_000n;
-      const fromNs = from ?? toNs - DEFAULT_SERIES_RANGE_NS;
-      if (fromNs >= toNs) throw new GovernorError('GOV_ERR_SIGNALS_BAD_TIME', '`from` must be before `to`');
-      const points = (toNs - fromNs + BigInt(stepMs) * 1_000_000n - 1n) / (BigInt(stepMs) * 1_000_000n);
-      if (points > BigInt(MAX_SERIES_POINTS)) {
-        throw new GovernorError(
-          'GOV_ERR_SIGNALS_TOO_MANY_POINTS',
-          `from…to holds ${points} steps of ${step ?? '1m'}; at most ${MAX_SERIES_POINTS} are allowed — use a larger step or a shorter range`,
+    // The watermark and the series are one read: one read deadline for both.
+    async (request) =>
+      signals.read(async () => {
+        const { signal, by, from, to, step, ...filter } = request.query;
+        const stepMs = parseWindowMs(step, 'step', '1m');
+        const toNs = to ?? (await signals.watermarkNs()) ?? BigInt(Date.now()) * 1_000_000n;
+        const fromNs = from ?? toNs - DEFAULT_SERIES_RANGE_NS;
+        if (fromNs >= toNs) throw new GovernorError('GOV_ERR_SIGNALS_BAD_TIME', '`from` must be before `to`');
+        const points = (toNs - fromNs + BigInt(stepMs) * 1_000_000n - 1n) / (BigInt(stepMs) * 1_000_000n);
+        if (points > BigInt(MAX_SERIES_POINTS)) {
+          throw new GovernorError(
+            'GOV_ERR_SIGNALS_TOO_MANY_POINTS',
+            `from…to holds ${points} steps of ${step ?? '1m'}; at most ${MAX_SERIES_POINTS} are allowed — use a larger step or a shorter range`,
+          );
+        }
+        return withSpan(
+          'governor.signals.series',
+          { 'governor.signals.signal': signal, 'governor.signals.step_ms': stepMs },
+          () => signals.series({ signal, by, fromNs, toNs, stepMs, filter: dimensionFilter(filter) }),
         );
-      }
-      return withSpan(
-        'governor.signals.series',
-        { 'governor.signals.signal': signal, 'governor.signals.step_ms': stepMs },
-        () => signals.series({ signal, by, fromNs, toNs, stepMs, filter: dimensionFilter(filter) }),
-      );
-    },
+      }),
   );
 }

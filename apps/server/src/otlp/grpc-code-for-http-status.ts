@@ -47,7 +47,7 @@ export function grpcCodeForHttpStatus(status: number): number {
 
 /**
  * The `google.rpc.Status` message of an OTLP error: Governor's code first, so an exporter's or the
- * Collector's log line ("GOV_ERR_INGEST_ROLLUP_BEHIND: the request rollup is …") leads to its row in
+ * Collector's log line ("GOV_ERR_INGEST_ROLLUP_BEHIND: the request rollup needs …") leads to its row in
  * docs/errors.md. The Status has no other field an OTLP client reads.
  */
 export function otlpErrorMessage(error: GovernorError): string {

@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { type GovernorConfig, maxAcceptedEventNs, maxRollupLagMs } from '@governor/conventions';
 import { type ExportResult, OtlpDecodeError } from '@governor/otlp';
 import { QueueFullError, type Store, WriterClosedError } from '@governor/store';
+import type { RollupLag } from '@governor/signals';
 import { GovernorError } from '../errors.ts';
 import {
   type DecodedBody,
@@ -46,10 +47,11 @@ export interface IngestPipelineOptions {
   /** Server clock, ms since the epoch (the event-time guard's reference). */
   now?: () => number;
   /**
-   * How far the request rollup is behind (Signals.rollupLag): span exports are refused while it is
-   * more than ingest.max_rollup_lag behind and not failing. Absent: no such back-pressure.
+   * How far the request rollup is behind (Signals.rollupLag): span exports are refused while it
+   * is more than ingest.max_rollup_lag behind by the wall clock and also needs longer than that to
+   * take in the spans waiting (RollupLag.catchUpMs), unless it is failing. Absent: no such back-pressure.
    */
-  rollupLag?: () => { ms: number; failing: boolean } | null;
+  rollupLag?: () => RollupLag | null;
 }
 
 /** Retry-After of an export refused because the rollup is behind: about one refresh interval. */
@@ -132,12 +134,14 @@ export function createIngestPipeline(
     ingest(signal, body, format) {
       // Checked before decoding: a refused export costs nothing but its body read.
       const lag = signal === 'traces' ? options.rollupLag?.() : null;
-      if (lag && !lag.failing && lag.ms > maxLagMs) {
+      // Behind by the clock and by what is waiting at the rollup's speed: a checkpoint stalls the
+      // rollup for seconds with few spans waiting, and refusing spans would not end the stall.
+      if (lag && !lag.failing && lag.ms > maxLagMs && lag.catchUpMs > maxLagMs) {
         countRejection('rollup_behind');
         return Promise.reject(
           new GovernorError(
             'GOV_ERR_INGEST_ROLLUP_BEHIND',
-            `the request rollup is ${(lag.ms / 1000).toFixed(1)} s behind ingest (ingest.max_rollup_lag ${config.ingest.max_rollup_lag}): spans arrive faster than Governor can roll them up; retry after ${ROLLUP_BEHIND_RETRY_AFTER_S} s`,
+            `the request rollup needs ${(lag.catchUpMs / 1000).toFixed(1)} s to take in the spans waiting (ingest.max_rollup_lag ${config.ingest.max_rollup_lag}): spans arrive faster than Governor can roll them up; retry after ${ROLLUP_BEHIND_RETRY_AFTER_S} s`,
             ROLLUP_BEHIND_RETRY_AFTER_S,
           ),
         );

@@ -50,7 +50,7 @@ describe('back-pressure from the request rollup', () => {
     expect(refused.status).toBe(503);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     // The Status message names the code an operator looks up in docs/errors.md, then says why.
-    expect(await refused.text()).toMatch(/GOV_ERR_INGEST_ROLLUP_BEHIND: the request rollup is/);
+    expect(await refused.text()).toMatch(/GOV_ERR_INGEST_ROLLUP_BEHIND: the request rollup needs/);
     expect(await t.count('SELECT count(*) FROM spans')).toBe(stored);
     expect(await metricValue('governor_ingest_requests_rejected_total', '{reason="rollup_behind"}')).toBe(1);
 

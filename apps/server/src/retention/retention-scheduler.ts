@@ -41,7 +41,8 @@ export interface RollupLagSource {
 
 /**
  * Retention is deferrable, the request rollup is not: while the rollup is more than a third of
- * ingest.max_rollup_lag behind, span exports are a step from being refused, so a slice waits — at
+ * ingest.max_rollup_lag behind by the wall clock (falling behind, or stalled by a checkpoint that a
+ * slice would compete with for the CPU, and whose deletes make the next one longer), a slice waits — at
  * most `maxWaitMs`, after which it runs anyway (a fleet that never lets the rollup catch up must
  * still not fill the disk). A failing rollup does not hold retention up.
  */

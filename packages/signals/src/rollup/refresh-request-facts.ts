@@ -49,13 +49,30 @@ export interface FactsRefresher {
   ensureFresh(): Promise<RefreshResult | null>;
   /** Newest span end seen by the refreshes (event time), null before any span. */
   newestSpanEndNs(): Promise<bigint | null>;
-  /**
-   * How far the rollup is behind ingest, in wall-clock ms: 0 when every span written so far is in
-   * request_facts, else the time since it last was (the start of the last run that completed).
-   * `failing`: the last run failed, so the lag says nothing about capacity.
-   */
-  lag(): { ms: number; failing: boolean };
+  /** How far the rollup is behind ingest (RollupLag). */
+  lag(): RollupLag;
 }
+
+export interface RollupLag {
+  /**
+   * Wall-clock ms: 0 when every span written so far is in request_facts, else the time since it
+   * last was (the start of the last run that completed).
+   */
+  ms: number;
+  /**
+   * What a read arriving now would wait for: ms the refresh needs for the spans written but not yet
+   * rolled up, at the speed its recent runs had (spans per ms of run time, half-life a minute; each
+   * run's fixed cost is spread over its spans, so small runs make this an overestimate). A
+   * checkpoint stalls the rollup without slowing it: `ms` grows, this stays small; ingest faster
+   * than the rollup makes both grow. The wall-clock `ms` until a run with spans has been timed.
+   */
+  catchUpMs: number;
+  /** The last run failed, so neither figure says anything about capacity. */
+  failing: boolean;
+}
+
+/** Half-life, in wall-clock time, of the refresh's measured speed. */
+const SPEED_HALF_LIFE_MS = 60_000;
 
 const refreshers = new WeakMap<Store, FactsRefresher>();
 
@@ -89,6 +106,17 @@ function createFactsRefresher(store: Store): FactsRefresher {
   let currentAtMs = Date.now();
   let coveredWritten = 0;
   let lastRunFailed = false;
+  // The refresh's speed: spans taken in and ms of run time, both decayed by SPEED_HALF_LIFE_MS.
+  let speedSpans = 0;
+  let speedMs = 0;
+  let speedAtMs = Date.now();
+  const timeRun = (spans: number, ms: number) => {
+    const nowMs = Date.now();
+    const decay = 0.5 ** ((nowMs - speedAtMs) / SPEED_HALF_LIFE_MS);
+    speedAtMs = nowMs;
+    speedSpans = speedSpans * decay + spans;
+    speedMs = speedMs * decay + ms;
+  };
 
   /** The next batch of new spans, or null when there is none. */
   const nextBatch = async (): Promise<Batch | null> => {
@@ -280,6 +308,7 @@ function createFactsRefresher(store: Store): FactsRefresher {
     // Spans acknowledged during a checkpoint sit in the ingest stage, not yet in span_store where
     // this reads them by rowid: wait for the move, so an acknowledged span is in the next read.
     await store.writer.whenMoved();
+    const workStarted = performance.now();
     const result: RefreshResult = {
       runs: 0,
       tracesTouched: 0,
@@ -305,6 +334,10 @@ function createFactsRefresher(store: Store): FactsRefresher {
       if (!batch || batch.hiRowid >= batch.maxRowid) break;
     }
     writtenAtLastRun = written;
+    // Timed from after the wait for staged rows (a checkpoint's stall is not the refresh's speed);
+    // a checkpoint met between two batches counts, which errs towards a slower rollup.
+    if (written > coveredWritten)
+      timeRun(written - coveredWritten, Math.max(1, performance.now() - workStarted));
     // Every span counted in `written` (read after the move, before the batches) is in the rollup now.
     currentAtMs = startedAtMs;
     coveredWritten = written;
@@ -351,8 +384,10 @@ function createFactsRefresher(store: Store): FactsRefresher {
     lag() {
       // Spans parked in the ingest stage during a checkpoint count too: acknowledged, not rolled up.
       const w = store.writer.stats();
-      const ms = w.spansWritten + w.stagedSpans > coveredWritten ? Math.max(0, Date.now() - currentAtMs) : 0;
-      return { ms, failing: lastRunFailed };
+      const waiting = w.spansWritten + w.stagedSpans - coveredWritten;
+      const ms = waiting > 0 ? Math.max(0, Date.now() - currentAtMs) : 0;
+      const catchUpMs = waiting <= 0 ? 0 : speedSpans > 0 ? (waiting * speedMs) / speedSpans : ms;
+      return { ms, catchUpMs, failing: lastRunFailed };
     },
     async newestSpanEndNs() {
       const [state] = await store.query<Row>(STATE_SQL);

@@ -72,4 +72,29 @@ describe('reads waiting for the request rollup', () => {
     const last = await signals.snapshot({ windowMs: 7_200_000, by: [], atNs });
     expect(last.groups[0]?.requests).toBe(traces.size);
   }, 120_000);
+
+  it('share one deadline when one read makes several calls (signals.read): the watermark, then a snapshot up to it', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'governor-rollup-deadline-'));
+    const deadlineMs = 1000;
+    store = await createStore({ dataDir: dir, readDeadlineMs: deadlineMs });
+    const signals = createSignals(store, testConfig({ signals: { lateness_ms: 0 } }), {
+      now: () => Number(START_NS / 1_000_000n) + 3_600_000,
+    });
+    await store.writer.write(batch(1), []);
+    const pause = () => new Promise((resolve) => setTimeout(resolve, deadlineMs + 200));
+    const watermarkThenSnapshot = async () => {
+      const atNs = (await signals.watermarkNs()) ?? START_NS;
+      await pause();
+      return signals.snapshot({ windowMs: 7_200_000, by: [], atNs });
+    };
+    // Two reads, each within its own deadline, answer…
+    expect((await watermarkThenSnapshot()).groups[0]?.requests).toBeGreaterThan(0);
+    // …as one read, the snapshot starts past the read's deadline and is refused without running.
+    const error = await signals.read(watermarkThenSnapshot).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ReadDeadlineError);
+    expect((error as Error).message).toContain(`${deadlineMs} ms`);
+  }, 60_000);
 });
