@@ -70,6 +70,9 @@ export interface SoakInterval {
   commitsOver100Ms: number | null;
   /** Seconds the main database spent checkpointing in the interval (governor_writer_checkpoint_seconds). */
   checkpointS: number | null;
+  /** CPU ms per second of the request rollup's refresh and of checkpoints (governor_ingest_stage_cpu_seconds_total). */
+  refreshCpuMsPerS: number | null;
+  checkpointCpuMsPerS: number | null;
   mainWaitingMsPerS: number | null;
 }
 
@@ -298,7 +301,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const rssSamples: { atS: number; rssMiB: number }[] = [];
     let nextRssSample = started;
     const header =
-      'time    RSS MiB  DuckDB MiB  heap MiB   spans/s   ack p50 ms   ack p99 ms   ack max ms   refused   skipped     stored   main cpu ms/s   main wait ms/s   rollup lag s   commit p99 ms   commits >100ms   checkpoint s';
+      'time    RSS MiB  DuckDB MiB  heap MiB   spans/s   ack p50 ms   ack p99 ms   ack max ms   refused   skipped     stored   main cpu ms/s   main wait ms/s   rollup lag s   commit p99 ms   commits >100ms   checkpoint s   refresh cpu ms/s   checkpoint cpu ms/s';
     log(header);
     let sampling: Promise<void> = Promise.resolve();
     readsUntil = end;
@@ -379,6 +382,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
           commitP99Ms: null,
           commitsOver100Ms: null,
           checkpointS: null,
+          refreshCpuMsPerS: null,
+          checkpointCpuMsPerS: null,
         };
         lastCpu = cpu;
         window = [];
@@ -610,16 +615,22 @@ async function rollupLagS(url: string): Promise<number> {
 }
 
 interface MetricsScrape {
+  /** performance.now() when the scrape was answered. */
+  atMs: number;
   heapMiB: number;
   /** governor_writer_flush_seconds_bucket: cumulative count by bound (s), +Inf last. */
   flushBuckets: [number, number][];
   checkpointSumS: number;
+  /** governor_ingest_stage_cpu_seconds_total of the rollup refresh and of checkpoints. */
+  refreshCpuS: number;
+  checkpointCpuS: number;
 }
 
 /** What the soak reads from the server's /metrics each interval, as Prometheus would scrape it. */
 async function scrapeMetrics(url: string): Promise<MetricsScrape> {
   const response = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
   const lines = (await response.text()).split('\n');
+  const atMs = performance.now();
   const value = (prefix: string) =>
     Number(
       lines
@@ -633,9 +644,12 @@ async function scrapeMetrics(url: string): Promise<MetricsScrape> {
     if (m) flushBuckets.push([m[1] === '+Inf' ? Number.POSITIVE_INFINITY : Number(m[1]), Number(m[2])]);
   }
   return {
+    atMs,
     heapMiB: Math.round(value('nodejs_heap_used_bytes ') / 1024 / 1024),
     flushBuckets,
     checkpointSumS: value('governor_writer_checkpoint_seconds_sum '),
+    refreshCpuS: value('governor_ingest_stage_cpu_seconds_total{stage="rollup_refresh"} '),
+    checkpointCpuS: value('governor_ingest_stage_cpu_seconds_total{stage="checkpoint"} '),
   };
 }
 
@@ -651,7 +665,15 @@ function writerDelta(before: MetricsScrape, after: MetricsScrape) {
     commitP99Ms: p99 === undefined ? null : p99 * 1000,
     commitsOver100Ms: total - under100,
     checkpointS: Math.round((after.checkpointSumS - before.checkpointSumS) * 10) / 10,
+    refreshCpuMsPerS: cpuMsPerS(before.refreshCpuS, after.refreshCpuS, before.atMs, after.atMs),
+    checkpointCpuMsPerS: cpuMsPerS(before.checkpointCpuS, after.checkpointCpuS, before.atMs, after.atMs),
   };
+}
+
+/** CPU ms per wall second between two readings of a CPU-seconds counter (null when either is missing). */
+function cpuMsPerS(beforeS: number, afterS: number, beforeMs: number, afterMs: number): number | null {
+  if (!Number.isFinite(beforeS) || !Number.isFinite(afterS) || afterMs <= beforeMs) return null;
+  return Math.round(((afterS - beforeS) * 1e6) / (afterMs - beforeMs));
 }
 
 async function retentionTotals(url: string, holdStartedAtMs: number) {
@@ -715,7 +737,7 @@ function quantile(sorted: readonly number[], q: number): number | null {
 function formatRow(r: SoakInterval): string {
   const n = (v: number | null, width: number) => (v === null ? '–' : String(v)).padStart(width);
   const mmss = `${String(Math.floor(r.atS / 60)).padStart(2, '0')}:${String(r.atS % 60).padStart(2, '0')}`;
-  return `${mmss.padEnd(5)} ${n(r.rssMiB, 9)} ${n(r.duckdbMiB, 11)} ${n(r.heapMiB, 9)} ${n(r.spansPerS, 9)} ${n(r.ackP50Ms, 12)} ${n(r.ackP99Ms, 12)} ${n(r.ackMaxMs, 12)} ${n(r.refused, 9)} ${n(r.skipped, 9)} ${n(r.storedSpans, 10)} ${n(r.mainOnCpuMsPerS, 15)} ${n(r.mainWaitingMsPerS, 16)} ${n(r.rollupLagS, 14)} ${n(r.commitP99Ms, 15)} ${n(r.commitsOver100Ms, 16)} ${n(r.checkpointS, 14)}`;
+  return `${mmss.padEnd(5)} ${n(r.rssMiB, 9)} ${n(r.duckdbMiB, 11)} ${n(r.heapMiB, 9)} ${n(r.spansPerS, 9)} ${n(r.ackP50Ms, 12)} ${n(r.ackP99Ms, 12)} ${n(r.ackMaxMs, 12)} ${n(r.refused, 9)} ${n(r.skipped, 9)} ${n(r.storedSpans, 10)} ${n(r.mainOnCpuMsPerS, 15)} ${n(r.mainWaitingMsPerS, 16)} ${n(r.rollupLagS, 14)} ${n(r.commitP99Ms, 15)} ${n(r.commitsOver100Ms, 16)} ${n(r.checkpointS, 14)} ${n(r.refreshCpuMsPerS, 20)} ${n(r.checkpointCpuMsPerS, 23)}`;
 }
 
 function fmt(n: number): string {
