@@ -1,4 +1,5 @@
 import type { GovernorConfig } from '@governor/conventions';
+import type { RollupLag } from '@governor/signals';
 import type { RetentionPolicy, RetentionReport, Store } from '@governor/store';
 import type { FastifyBaseLogger } from 'fastify';
 
@@ -36,7 +37,8 @@ export function retentionPolicyFrom(config: GovernorConfig): RetentionPolicy {
 
 /** How far behind the request rollup may be when a retention slice starts (see `yieldToRollup`). */
 export interface RollupLagSource {
-  rollupLag(): { ms: number; failing: boolean } | null;
+  /** Retention goes by the wall-clock lag (a checkpoint's stall counts, see yieldToRollup). */
+  rollupLag(): Pick<RollupLag, 'ms' | 'failing'> | null;
 }
 
 /**

@@ -75,12 +75,15 @@ describe('reads waiting for the request rollup', () => {
 
   it('share one deadline when one read makes several calls (signals.read): the watermark, then a snapshot up to it', async () => {
     dir = mkdtempSync(join(tmpdir(), 'governor-rollup-deadline-'));
-    const deadlineMs = 1000;
+    // Room for a small snapshot on a loaded machine; the pause outlasts it.
+    const deadlineMs = 2000;
     store = await createStore({ dataDir: dir, readDeadlineMs: deadlineMs });
     const signals = createSignals(store, testConfig({ signals: { lateness_ms: 0 } }), {
       now: () => Number(START_NS / 1_000_000n) + 3_600_000,
     });
     await store.writer.write(batch(1), []);
+    // Rolled up beforehand, so neither read below waits for the refresh.
+    await signals.refresh();
     const pause = () => new Promise((resolve) => setTimeout(resolve, deadlineMs + 200));
     const watermarkThenSnapshot = async () => {
       const atNs = (await signals.watermarkNs()) ?? START_NS;
