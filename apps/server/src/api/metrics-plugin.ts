@@ -160,7 +160,7 @@ export function createIngestMetricsProvider(
       );
       gauge(
         'governor_rollup_catch_up_seconds',
-        'Time the request rollup needs to take in the spans written but not yet rolled up, at the speed of its recent refreshes: what a read arriving now waits for. Span exports are refused while this and governor_rollup_lag_seconds are past ingest.max_rollup_lag.',
+        'Time the request rollup needs to take in the spans written but not yet rolled up, by the cost of its recent refreshes (a fixed cost per run plus a cost per span, fitted over the last minutes): what a read arriving now waits for. Span exports are refused while this and governor_rollup_lag_seconds are past ingest.max_rollup_lag.',
         lag.catchUpMs / 1000,
       );
       gauge(

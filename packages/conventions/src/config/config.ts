@@ -420,7 +420,7 @@ export const IngestConfig = z
       )
       .default('15s')
       .describe(
-        'Span exports are refused with 503 and Retry-After (GOV_ERR_INGEST_ROLLUP_BEHIND) while the request rollup, which signals, alerts and the control loop read, is further behind ingest than this by the wall clock (governor_rollup_lag_seconds) and also needs longer than this to take in the spans written but not yet rolled up, at the speed of its recent refreshes (governor_rollup_catch_up_seconds): a checkpoint stalls the rollup for seconds with few spans waiting, which refusing spans would not end. Spans then wait in the exporters instead of in an ever longer backlog the reads would wait for; keep it well under server.read_deadline_ms, since a read waits for the rollup first. Not while the rollup is failing: then spans are kept. Metric points are always taken.',
+        'Span exports are refused with 503 and Retry-After (GOV_ERR_INGEST_ROLLUP_BEHIND) while the request rollup, which signals, alerts and the control loop read, is further behind ingest than this by the wall clock (governor_rollup_lag_seconds) and also needs longer than this to take in the spans written but not yet rolled up, by the cost of its recent refreshes, a fixed cost per run plus a cost per span (governor_rollup_catch_up_seconds): a checkpoint stalls the rollup for seconds with few spans waiting, which refusing spans would not end. Spans then wait in the exporters instead of in an ever longer backlog the reads would wait for; keep it well under server.read_deadline_ms, since a read waits for the rollup first. Not while the rollup is failing: then spans are kept. Metric points are always taken.',
       ),
   })
   .strict()

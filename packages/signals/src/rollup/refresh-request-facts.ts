@@ -1,6 +1,7 @@
 import type { Store } from '@governor/store';
 import { loadSql } from '../load-sql.ts';
 import { toBigIntOrNull, toNumberOrNull } from '../sql-params.ts';
+import { createRunCostModel } from './run-cost-model.ts';
 
 // Incremental maintenance of request_facts (one row per trace, see trace-facts.sql). A refresh
 // finds the spans appended since the previous one (by rowid), recomputes the traces they belong to
@@ -61,17 +62,17 @@ export interface RollupLag {
   ms: number;
   /**
    * What a read arriving now would wait for: ms the refresh needs for the spans written but not yet
-   * rolled up, at the speed its recent runs had (spans per ms of run time, half-life a minute; each
-   * run's fixed cost is spread over its spans, so small runs make this an overestimate). A
-   * checkpoint stalls the rollup without slowing it: `ms` grows, this stays small; ingest faster
-   * than the rollup makes both grow. The wall-clock `ms` until a run with spans has been timed.
+   * rolled up, by the cost of its recent runs (a fixed cost per run plus a cost per span, fitted
+   * with a half-life of a minute: RunCostModel). A checkpoint stalls the rollup without slowing it:
+   * `ms` grows, this stays small; ingest faster than the rollup makes both grow. The wall-clock `ms`
+   * until a run with spans has been timed.
    */
   catchUpMs: number;
   /** The last run failed, so neither figure says anything about capacity. */
   failing: boolean;
 }
 
-/** Half-life, in wall-clock time, of the refresh's measured speed. */
+/** Half-life, in wall-clock time, of the runs the refresh's cost is fitted to. */
 const SPEED_HALF_LIFE_MS = 60_000;
 
 const refreshers = new WeakMap<Store, FactsRefresher>();
@@ -106,17 +107,9 @@ function createFactsRefresher(store: Store): FactsRefresher {
   let currentAtMs = Date.now();
   let coveredWritten = 0;
   let lastRunFailed = false;
-  // The refresh's speed: spans taken in and ms of run time, both decayed by SPEED_HALF_LIFE_MS.
-  let speedSpans = 0;
-  let speedMs = 0;
-  let speedAtMs = Date.now();
-  const timeRun = (spans: number, ms: number) => {
-    const nowMs = Date.now();
-    const decay = 0.5 ** ((nowMs - speedAtMs) / SPEED_HALF_LIFE_MS);
-    speedAtMs = nowMs;
-    speedSpans = speedSpans * decay + spans;
-    speedMs = speedMs * decay + ms;
-  };
+  // What a run costs: ms ≈ fixed + perSpan × spans, fitted to the recent runs (decayed by
+  // SPEED_HALF_LIFE_MS).
+  const runCost = createRunCostModel(SPEED_HALF_LIFE_MS, Number(MAX_SPANS_PER_RUN));
 
   /** The next batch of new spans, or null when there is none. */
   const nextBatch = async (): Promise<Batch | null> => {
@@ -337,7 +330,7 @@ function createFactsRefresher(store: Store): FactsRefresher {
     // Timed from after the wait for staged rows (a checkpoint's stall is not the refresh's speed);
     // a checkpoint met between two batches counts, which errs towards a slower rollup.
     if (written > coveredWritten)
-      timeRun(written - coveredWritten, Math.max(1, performance.now() - workStarted));
+      runCost.observe(written - coveredWritten, Math.max(1, performance.now() - workStarted), Date.now());
     // Every span counted in `written` (read after the move, before the batches) is in the rollup now.
     currentAtMs = startedAtMs;
     coveredWritten = written;
@@ -386,7 +379,7 @@ function createFactsRefresher(store: Store): FactsRefresher {
       const w = store.writer.stats();
       const waiting = w.spansWritten + w.stagedSpans - coveredWritten;
       const ms = waiting > 0 ? Math.max(0, Date.now() - currentAtMs) : 0;
-      const catchUpMs = waiting <= 0 ? 0 : speedSpans > 0 ? (waiting * speedMs) / speedSpans : ms;
+      const catchUpMs = waiting <= 0 ? 0 : (runCost.predictMs(waiting) ?? ms);
       return { ms, catchUpMs, failing: lastRunFailed };
     },
     async newestSpanEndNs() {
