@@ -1,9 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { createRunCostModel } from './run-cost-model.ts';
+import { type RunCostModel, createRunCostModel } from './run-cost-model.ts';
 
 const HALF_LIFE_MS = 60_000;
 /** A rollup whose runs cost `fixedMs` plus `perSpanMs` a span. */
 const costOf = (fixedMs: number, perSpanMs: number) => (spans: number) => fixedMs + perSpanMs * spans;
+
+/** Observes a run of each size, `stepMs` apart from `startMs`, each costing `cost(size)`. */
+function observeRuns(
+  model: RunCostModel,
+  sizes: number[],
+  cost: (spans: number) => number,
+  startMs = 0,
+  stepMs = 1000,
+): void {
+  for (const [i, spans] of sizes.entries()) model.observe(spans, cost(spans), startMs + i * stepMs);
+}
 
 describe('the rollup run cost model', () => {
   it('predicts nothing before a run was observed', () => {
@@ -15,7 +26,7 @@ describe('the rollup run cost model', () => {
     const model = createRunCostModel(HALF_LIFE_MS);
     // Small runs while the rollup keeps up, as reads trigger them.
     const sizes = [800, 2500, 1200, 4000, 3000, 1500, 5000, 2000];
-    sizes.forEach((spans, i) => model.observe(spans, cost(spans), i * 500));
+    observeRuns(model, sizes, cost, 0, 500);
     const backlog = 200_000;
     const predicted = model.predictMs(backlog)!;
     expect(predicted).toBeCloseTo(cost(backlog), 0);
@@ -27,14 +38,14 @@ describe('the rollup run cost model', () => {
 
   it('grows with the spans waiting, so a rollup that falls behind shows', () => {
     const model = createRunCostModel(HALF_LIFE_MS);
-    [1000, 10_000, 40_000].forEach((spans, i) => model.observe(spans, costOf(140, 0.02)(spans), i * 1000));
+    observeRuns(model, [1000, 10_000, 40_000], costOf(140, 0.02));
     const predictions = [1000, 10_000, 100_000, 1_000_000].map((n) => model.predictMs(n)!);
     for (let i = 1; i < predictions.length; i++) expect(predictions[i]!).toBeGreaterThan(predictions[i - 1]!);
   });
 
   it('counts the fixed cost once per run a backlog needs', () => {
     const model = createRunCostModel(HALF_LIFE_MS, 100_000);
-    [1000, 10_000, 40_000].forEach((spans, i) => model.observe(spans, costOf(140, 0.02)(spans), i * 1000));
+    observeRuns(model, [1000, 10_000, 40_000], costOf(140, 0.02));
     expect(model.predictMs(300_000)!).toBeCloseTo(3 * 140 + 0.02 * 300_000, 0);
   });
 
@@ -49,10 +60,10 @@ describe('the rollup run cost model', () => {
     const model = createRunCostModel(HALF_LIFE_MS);
     const fast = costOf(100, 0.01);
     const slow = costOf(100, 0.05);
-    [1000, 20_000, 5000, 40_000].forEach((spans, i) => model.observe(spans, fast(spans), i * 1000));
+    observeRuns(model, [1000, 20_000, 5000, 40_000], fast);
     const before = model.predictMs(100_000)!;
     // Five minutes later (five half-lives) the same sizes cost five times as much per span.
-    [1000, 20_000, 5000, 40_000].forEach((spans, i) => model.observe(spans, slow(spans), 300_000 + i * 1000));
+    observeRuns(model, [1000, 20_000, 5000, 40_000], slow, 300_000);
     const after = model.predictMs(100_000)!;
     expect(before).toBeCloseTo(fast(100_000), -1);
     expect(after).toBeGreaterThan(0.9 * slow(100_000));
