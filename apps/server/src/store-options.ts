@@ -10,6 +10,7 @@ export function storeOptionsFrom(server: ServerConfig, dataDir: string = server.
     dataDir,
     memoryLimit: server.duckdb_memory_limit,
     threads: server.duckdb_threads,
+    vacuum: server.duckdb_vacuum,
     readDeadlineMs: server.read_deadline_ms,
     maxWaitingReads: server.max_waiting_reads,
   };

@@ -34,6 +34,11 @@ export interface StoreOptions {
   /** DuckDB worker threads for the whole instance; default 2. */
   threads?: number;
   /**
+   * Whether checkpoints merge row groups with deleted rows (DuckDB's max_vacuum_tasks); default
+   * false: row groups whose rows were all deleted are still dropped (`server.duckdb_vacuum`).
+   */
+  vacuum?: boolean;
+  /**
    * Deadline of an internal read (`query`), waiting for a reader included; past it the query is
    * interrupted and fails with ReadDeadlineError. Default 30,000 ms.
    */
@@ -166,6 +171,10 @@ export async function createStore(options: StoreOptions): Promise<Store> {
     checkpoint_threshold: '16GB',
     memory_limit: options.memoryLimit ?? DEFAULT_DUCKDB_MEMORY_LIMIT,
     threads: String(options.threads ?? 2),
+    // Vacuum rewrites row groups that have deletes, inside the checkpoint the request rollup waits
+    // for: under retention it doubled the checkpoints' time
+    // (packages/signals/bench/bench-checkpoint-vacuum.ts).
+    max_vacuum_tasks: options.vacuum ? '100' : '0',
   });
   const setup = await instance.connect();
   await runMigrations(setup, options.extraMigrationDirs ?? []);
