@@ -150,7 +150,7 @@ export const ServerConfig = z
       .boolean()
       .default(false)
       .describe(
-        "Let DuckDB's checkpoints merge row groups that have deleted rows (its max_vacuum_tasks). Off, a checkpoint still drops row groups whose rows were all deleted, which is what retention's deletes of whole time ranges leave, but keeps partly deleted ones as they are: the holes the request rollup leaves when it rewrites a trace's row are not reclaimed. On, checkpoints under retention took about twice as long (docs/operations.md, Checkpoints) and the request rollup waits for each.",
+        "Let DuckDB's checkpoints merge row groups that have deleted rows (its max_vacuum_tasks). Off, a checkpoint still drops row groups whose rows were all deleted, which is what retention's deletes of whole time ranges leave, but keeps partly deleted ones as they are: the holes the request rollup leaves when it rewrites a trace's row are not reclaimed. On, checkpoints under retention took about twice as long (2.25× wall time, 2.42× CPU: docs/operations.md) and the request rollup waits for each.",
       ),
   })
   .strict()
