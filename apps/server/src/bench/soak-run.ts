@@ -227,7 +227,14 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       // Capacity is what ingest and the request rollup sustain together: the rollup (which the
       // reads and ingest's back-pressure wait for) may still be working through the measurement's spans.
       const catchUpStarted = performance.now();
-      await waitUntil(async () => rollupCaughtUp(g.url), 600_000);
+      await waitUntil(async () => rollupCaughtUp(g.url), 600_000).catch(async (error: Error) => {
+        const state = await api<{ rows?: unknown[][] }>(g.url, '/api/sql', {
+          sql: 'SELECT (SELECT last_rowid FROM request_facts_state WHERE id = 1)::VARCHAR, (SELECT max(rowid) FROM span_store)::VARCHAR, (SELECT last_mode FROM request_facts_state WHERE id = 1), (SELECT refreshed_at FROM request_facts_state WHERE id = 1)::VARCHAR',
+        }).catch((e: Error) => ({ rows: [[e.message]] }));
+        throw new Error(
+          `the request rollup did not take in the measurement's spans within 10 minutes (${error.message}); last refreshed rowid, newest rowid, mode, refreshed at: ${JSON.stringify(state.rows?.[0])}; server output:\n${g.output().slice(-4000)}`,
+        );
+      });
       const rollupCatchUpS = (performance.now() - catchUpStarted) / 1000;
       const ingestOnly = secondHalf / (options.measureSeconds / 2);
       const capacity = secondHalf / (options.measureSeconds / 2 + rollupCatchUpS);
