@@ -118,6 +118,28 @@ describe('recommendations from telemetry', () => {
     expect(find(recs, 'scale', 'a100-west').filter((r) => r.action.to > r.action.from)).toEqual([]);
   });
 
+  test("a pool's extra faults are an incident past the error budget the attainment target leaves, not within it", async () => {
+    // 15% of A100's requests fail, none of H100's. At slo_attainment_target 0.95 (5% may fail) that
+    // breaks the objective; at 0.8 (20% may) it does not, and traffic stays where it is.
+    const outliersAt = async (target: number) => {
+      g = await startTestGovernor({ control: { slo_attainment_target: target } });
+      await runTicks(g, [h100, a100], 0, WARM_UP_MS);
+      const ticks = await runTicks(g, [h100, { ...a100, errorRate: 0.15 }], WARM_UP_MS, WARM_UP_MS + 60_000);
+      await g.close();
+      g = null;
+      const recs = ticks.flatMap((t) => t.recommendations);
+      // Taken away for an incident: a shift off the pool, or its circuit opened.
+      return [...find(recs, 'shift_traffic', 'a100-west'), ...find(recs, 'circuit_break', 'a100-west')];
+    };
+    const strict = await outliersAt(0.95);
+    expect(strict.length).toBeGreaterThan(0);
+    expect(strict[0]!.reason).toMatch(/1\d(\.\d)?% of its requests fail \(timeouts and rejections aside\)/);
+    expect(
+      strict[0]!.evidence.find((e) => e.signal === 'faultTestConfidence{pool=a100-west}')?.value,
+    ).toBeGreaterThanOrEqual(0.99);
+    expect(await outliersAt(0.8)).toEqual([]);
+  });
+
   test('a failing pool whose peers are load-bound themselves is reported, and its shift left to a human', async () => {
     g = await startTestGovernor();
     await runTicks(g, [h100, a100], 0, WARM_UP_MS);

@@ -8,7 +8,10 @@ import {
   round,
   summarizeScope,
 } from './pool-signals.ts';
-import type { Evidence } from '@governor/conventions';
+import type { Evidence, SignalGroup } from '@governor/conventions';
+import { faultTest, slowerThanPeers } from '../health/pool-health.ts';
+import type { ControlTuning } from '../engine/control-tuning.ts';
+import { errorBudget } from '../objective/operating-bounds.ts';
 
 // One pool's errors and speed against its peers serving the same model: the assessment the outlier
 // detector, traffic recovery and verification read, and how it reads as evidence and a reason.
@@ -20,6 +23,8 @@ export interface PoolAssessment {
   errorRate: number | null;
   peerErrorRate: number | null;
   errorOutlier: boolean;
+  /** Significance of its faults being above its peers' (faultTest), 0 when not judged. */
+  faultConfidence: number;
   slowdown: number | null;
   peerSlowdown: number | null;
   /** Load per replica now over the load while the baseline was learned. */
@@ -58,6 +63,7 @@ export function assessPoolAgainstPeers(
     errorRate: readFaultRate(g),
     peerErrorRate: null,
     errorOutlier: false,
+    faultConfidence: 0,
     slowdown: null,
     peerSlowdown: null,
     loadRatio: null,
@@ -80,10 +86,7 @@ export function assessPoolAgainstPeers(
     .sort((a, b) => a - b);
   if (result.engineSlowdown !== null && peerEngine.length > 0) {
     result.peerEngineSlowdown = peerEngine[Math.floor((peerEngine.length - 1) / 2)]!;
-    result.slowEngine =
-      result.engineSlowdown >= tuning.latencyOutlierRatio &&
-      result.peerEngineSlowdown <= tuning.peerNormalRatio &&
-      result.engineSlowdown >= tuning.latencyPeerFactor * Math.max(1, result.peerEngineSlowdown);
+    result.slowEngine = slowBeyondPeers(tuning, result.engineSlowdown, peerEngine);
   }
   if (!g || requests < minSample || peers.length === 0) {
     result.latencyOutlier = result.slowEngine;
@@ -92,11 +95,17 @@ export function assessPoolAgainstPeers(
 
   result.peerErrorRate = summarizeScope(peers, 'fast').faultRate ?? null;
   if (result.errorRate !== null && result.peerErrorRate !== null) {
-    const threshold = Math.max(
-      tuning.errorOutlierMinRate,
-      tuning.errorOutlierPeerFactor * result.peerErrorRate + tuning.errorOutlierPeerMargin,
-    );
-    result.errorOutlier = result.errorRate >= threshold;
+    // Faults against the peers' share, as a two-proportion test on the requests actually seen (a
+    // sampled group's count is scaled up; its evidence is what was stored): significant at the
+    // evidence level, and more than the error budget beyond the peers' share — fewer would not keep
+    // the model from its attainment target, so moving traffic over them buys nothing.
+    const mine = observed(g);
+    const theirs = peers.map((p) => ({ n: observed(p.fast), rate: readFaultRate(p.fast) }));
+    const peerN = theirs.reduce((s, t) => s + (t.rate === null ? 0 : t.n), 0);
+    const peerFaults = theirs.reduce((s, t) => s + (t.rate === null ? 0 : t.rate * t.n), 0);
+    const test = faultTest(result.errorRate * mine, mine, peerFaults, peerN);
+    result.faultConfidence = test.confidence;
+    result.errorOutlier = test.confidence >= tuning.evidenceLevel && test.excess >= errorBudget(ctx.control);
   }
 
   result.slowdown = readSlowdown(ctx, pool);
@@ -106,10 +115,7 @@ export function assessPoolAgainstPeers(
     result.peerSlowdown = peerSlowdowns[Math.floor((peerSlowdowns.length - 1) / 2)]!;
     result.loadRatio = readLoadRatio(ctx, pool);
     result.latencyOutlier =
-      result.slowdown !== null &&
-      result.slowdown >= tuning.latencyOutlierRatio &&
-      result.peerSlowdown <= tuning.peerNormalRatio &&
-      result.slowdown >= tuning.latencyPeerFactor * Math.max(1, result.peerSlowdown) &&
+      slowBeyondPeers(tuning, result.slowdown, peerSlowdowns) &&
       (result.loadRatio === null || result.loadRatio <= tuning.latencyMaxLoadRatio);
   }
   // Work-normalized: load and prompt mix change the work, not the time per unit of it.
@@ -132,13 +138,19 @@ export function assessPoolAgainstPeers(
   if (result.fastestSlowdown !== null && peerFastest.length > 0) {
     peerFastest.sort((a, b) => a - b);
     result.peerFastestSlowdown = peerFastest[Math.floor((peerFastest.length - 1) / 2)]!;
-    result.slowAtFastest =
-      result.fastestSlowdown >= tuning.latencyOutlierRatio &&
-      result.peerFastestSlowdown <= tuning.peerNormalRatio &&
-      result.fastestSlowdown >= tuning.latencyPeerFactor * Math.max(1, result.peerFastestSlowdown) &&
-      !recovered;
+    result.slowAtFastest = slowBeyondPeers(tuning, result.fastestSlowdown, peerFastest) && !recovered;
   }
   return result;
+}
+
+/**
+ * Slow enough to matter — at least latencyOutlierRatio × its own healthy speed — and slower than its
+ * peers as surely as the evidence level asks (slowerThanPeers): a slowdown its peers share is load or
+ * prompt mix, not the pool.
+ */
+function slowBeyondPeers(tuning: ControlTuning, mine: number | null, peers: readonly number[]): boolean {
+  if (mine === null || mine < tuning.latencyOutlierRatio) return false;
+  return (slowerThanPeers(mine, peers)?.confidence ?? 0) >= tuning.evidenceLevel;
 }
 
 /** Prefill ms per token of the pool's fastest requests over their healthy floor; null until learned. */
@@ -180,14 +192,20 @@ export function describeEvidence(ctx: DetectContext, a: PoolAssessment): Evidenc
   const { tuning, fastWindowLabel: w } = ctx;
   const pool = a.pool.pool;
   return [
-    evidence(`faultRate{pool=${pool}}`, a.errorRate, tuning.errorOutlierMinRate, w),
+    evidence(
+      `faultRate{pool=${pool}}`,
+      a.errorRate,
+      a.peerErrorRate === null ? null : a.peerErrorRate + errorBudget(ctx.control),
+      w,
+    ),
+    evidence(`faultTestConfidence{pool=${pool}}`, a.faultConfidence, tuning.evidenceLevel, w),
     evidence(`faultRate{peers of ${pool}}`, a.peerErrorRate, null, w),
     evidence(`engineTimeVsBaseline{pool=${pool}}`, a.slowdown, tuning.latencyOutlierRatio, w),
-    evidence(`engineTimeVsBaseline{peers of ${pool}}`, a.peerSlowdown, tuning.peerNormalRatio, w),
+    evidence(`engineTimeVsBaseline{peers of ${pool}}`, a.peerSlowdown, null, w),
     evidence(`fastestPrefillVsFloor{pool=${pool}}`, a.fastestSlowdown, tuning.latencyOutlierRatio, w),
-    evidence(`fastestPrefillVsFloor{peers of ${pool}}`, a.peerFastestSlowdown, tuning.peerNormalRatio, w),
+    evidence(`fastestPrefillVsFloor{peers of ${pool}}`, a.peerFastestSlowdown, null, w),
     evidence(`engineBusyVsWork{pool=${pool}}`, a.engineSlowdown, tuning.latencyOutlierRatio, w),
-    evidence(`engineBusyVsWork{peers of ${pool}}`, a.peerEngineSlowdown, tuning.peerNormalRatio, w),
+    evidence(`engineBusyVsWork{peers of ${pool}}`, a.peerEngineSlowdown, null, w),
     evidence(`loadPerReplicaVsBaseline{pool=${pool}}`, a.loadRatio, tuning.latencyMaxLoadRatio, w),
     evidence(`requests{pool=${pool}}`, a.requests, tuning.minRequests, w),
   ];
@@ -218,4 +236,10 @@ export function describe(a: PoolAssessment): string {
 
 function pct(v: number | null): string {
   return v === null ? 'n/a' : `${round(v * 100, 1)}%`;
+}
+
+/** Requests a group's rates were measured on: its count, less what sampling scaled it up by. */
+function observed(g: SignalGroup | null): number {
+  if (!g) return 0;
+  return g.sampled && g.samplingRatio ? g.requests * g.samplingRatio : g.requests;
 }

@@ -3,6 +3,7 @@ import type { PoolView } from '../observe-fleet.ts';
 import { type DetectContext, evidence, groupByModel } from './detect-context.ts';
 import { round, scoreConfidence } from './pool-signals.ts';
 import { type ModelPressure, readModelPressure } from './read-model-pressure.ts';
+import { scaleUpUtilization } from '../objective/operating-bounds.ts';
 
 // When a model's pools cannot serve its demand within the SLO and no capacity arrives soon (cold
 // starts, max_replicas) — or the model has no working pool at all — move a share of NEW tasks to a
@@ -51,10 +52,11 @@ export function detectDowngradeModel(ctx: DetectContext): Candidate[] {
                 MAX_STEP,
               ),
           );
-      // The smaller model's pools must absorb the moved share without going past high utilization.
+      // The smaller model's pools must absorb the moved share without reaching the utilization that
+      // scales them up.
       const room =
         to.rate > 0 && to.utilization > 0
-          ? ((tuning.highUtilization / to.utilization - 1) * to.rate) / Math.max(demandRate, 1e-9)
+          ? ((scaleUpUtilization(control) / to.utilization - 1) * to.rate) / Math.max(demandRate, 1e-9)
           : 1;
       const fraction = round(Math.min(wanted, currentFraction + Math.max(0, room)), 2);
       if (fraction - currentFraction < 0.05) continue;
@@ -75,7 +77,12 @@ export function detectDowngradeModel(ctx: DetectContext): Candidate[] {
             control.target_utilization,
             fastWindowLabel,
           ),
-          evidence(`utilization{model=${to.model}}`, to.utilization, tuning.highUtilization, fastWindowLabel),
+          evidence(
+            `utilization{model=${to.model}}`,
+            to.utilization,
+            scaleUpUtilization(control),
+            fastWindowLabel,
+          ),
         ],
         expectedImpact: {
           summary: `${model}'s queue drains; moved tasks succeed on ${to.model} within the SLO at a lower cost per task.`,

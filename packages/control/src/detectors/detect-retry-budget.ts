@@ -1,6 +1,7 @@
 import type { Candidate } from '../engine/control-types.ts';
 import { type DetectContext, evidence } from './detect-context.ts';
 import { readLoad, round, scoreConfidence, summarizeScope } from './pool-signals.ts';
+import { errorBudget } from '../objective/operating-bounds.ts';
 
 // Retries that pile onto a struggling fleet (a retry storm) cost GPU time and earn nothing: cap
 // retries per first attempt at the gateway while failures are elevated, lift the cap once the fleet
@@ -32,16 +33,17 @@ export function readRetryPressure(ctx: DetectContext): {
   };
 }
 
-/** Retries at least `retryRatioHigh` of first attempts while 5% or more of requests fail. */
+/** Retries at least `retryRatioHigh` of first attempts while more requests fail than the error budget allows. */
 export function isRetryStorming(
   ctx: DetectContext,
   { retryRatio, errorRate } = readRetryPressure(ctx),
 ): boolean {
-  return (retryRatio ?? 0) >= ctx.tuning.retryRatioHigh && (errorRate ?? 0) >= 0.05;
+  return (retryRatio ?? 0) >= ctx.tuning.retryRatioHigh && (errorRate ?? 0) >= errorBudget(ctx.control);
 }
 
 export function detectRetryBudget(ctx: DetectContext): Candidate[] {
   const { tuning, fastWindowLabel } = ctx;
+  const budget = errorBudget(ctx.control);
   const pressure = readRetryPressure(ctx);
   const { requests, retryRatio, errorRate } = pressure;
   if (requests < tuning.minRequests) return [];
@@ -52,12 +54,12 @@ export function detectRetryBudget(ctx: DetectContext): Candidate[] {
     (p) =>
       (p.fast?.requests ?? 0) > 0 &&
       (readLoad(p, ctx.state.learning.get(p.pool), tuning).loadBound ||
-        (p.fast?.overloadRate ?? 0) >= tuning.shedErrorRate),
+        (p.fast?.overloadRate ?? 0) >= budget),
   ).length;
   const current = ctx.state.actuated.retryBudget[''] ?? null;
   const ev = [
     evidence('retryRatio', retryRatio, tuning.retryRatioHigh, fastWindowLabel),
-    evidence('errorRate', errorRate, 0.05, fastWindowLabel),
+    evidence('errorRate', errorRate, budget, fastWindowLabel),
     evidence('loadBoundPools', queueBoundPools, 0, fastWindowLabel),
   ];
 
@@ -72,7 +74,7 @@ export function detectRetryBudget(ctx: DetectContext): Candidate[] {
         target: {},
         action: { maxRetryRatio: tuning.retryBudget },
         direction: 'increase',
-        reason: `Retries are ${round((retryRatio ?? 0) * 100, 0)}% of first attempts while ${(errorRate ?? 0) >= 0.05 ? `${round((errorRate ?? 0) * 100, 1)}% of requests fail` : `${queueBoundPools} pool(s) are load-bound`}; cap retries at ${tuning.retryBudget} per first attempt so they stop amplifying the failure.`,
+        reason: `Retries are ${round((retryRatio ?? 0) * 100, 0)}% of first attempts while ${(errorRate ?? 0) >= budget ? `${round((errorRate ?? 0) * 100, 1)}% of requests fail` : `${queueBoundPools} pool(s) are load-bound`}; cap retries at ${tuning.retryBudget} per first attempt so they stop amplifying the failure.`,
         evidence: ev,
         expectedImpact: {
           summary:

@@ -2,6 +2,7 @@ import type { Candidate } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
 import type { DetectContext } from './detect-context.ts';
 import { estimateUtilization, isFailing, readLoad } from './pool-signals.ts';
+import { errorBudget } from '../objective/operating-bounds.ts';
 import type { ScaleInputs } from './scale-inputs.ts';
 import { drainingTo, readScaleReadiness } from './scale-readiness.ts';
 import { judgeScaleUp } from './judge-scale-up.ts';
@@ -51,7 +52,12 @@ function judgePool(
     sloMs: slo.ttft_ms ?? null,
     e2eSloMs: slo.e2e_ms ?? null,
     costPerReplicaHour: pool.gpuHourUsd === null ? null : pool.gpuHourUsd * pool.gpusPerReplica,
-    failing: isFailing(pool.fast?.errorRate ?? null, pool.fast?.requests ?? 0, tuning),
+    failing: isFailing(
+      pool.fast?.errorRate ?? null,
+      pool.fast?.requests ?? 0,
+      tuning,
+      errorBudget(ctx.control),
+    ),
   };
   return (
     judgeScaleUp(ctx, s) ??

@@ -1,6 +1,7 @@
 import type { Candidate } from '../engine/control-types.ts';
 import { type DetectContext, evidence, groupByModel } from './detect-context.ts';
 import { isFailing, round, scoreConfidence } from './pool-signals.ts';
+import { errorBudget } from '../objective/operating-bounds.ts';
 import { readModelPressure } from './read-model-pressure.ts';
 
 // Workflow-aware admission: when a model's pools are queue-bound past the SLO and more capacity is not
@@ -55,7 +56,7 @@ export function detectShedLoad(ctx: DetectContext, skipModels: ReadonlySet<strin
 
     // Shedding turns tasks away, so it waits until overload turns into failures (timeouts, errors) on
     // the pools: a task that only misses the SLO still succeeds, a shed one never does.
-    const failing = isFailing(pressure.poolErrorRate, pressure.requests, tuning);
+    const failing = isFailing(pressure.poolErrorRate, pressure.requests, tuning, errorBudget(ctx.control));
     // While retries are a large part of the load, capping them (retry_budget) comes first: a refused
     // retry costs one attempt of a task that is failing anyway, a shed task is a whole task lost.
     if (

@@ -13,6 +13,7 @@ import { assessPoolAgainstPeers } from './assess-pool-against-peers.ts';
 import { readScaleReadiness } from './scale-readiness.ts';
 import { planPeerCapacity } from './plan-peer-capacity.ts';
 import { minJudgedRequests, round, scoreConfidence } from './pool-signals.ts';
+import { errorBudget } from '../objective/operating-bounds.ts';
 
 // After traffic was taken away from a pool, give it back step by step once it looks healthy again:
 // a pool without traffic gets a small probe share first (its signals say nothing otherwise); a pool
@@ -66,12 +67,7 @@ export function detectTrafficRecovery(ctx: DetectContext): Candidate[] {
         : `Pool ${pool} has been out of rotation for ${model}; send it a probe share to see whether it has recovered.`,
       evidence: [
         evidence(`weight{pool=${pool}}`, current, original, 'current'),
-        evidence(
-          `errorRate{pool=${pool}}`,
-          assessment.errorRate,
-          tuning.errorOutlierMinRate,
-          fastWindowLabel,
-        ),
+        evidence(`errorRate{pool=${pool}}`, assessment.errorRate, errorBudget(ctx.control), fastWindowLabel),
         evidence(
           `engineTimeVsBaseline{pool=${pool}}`,
           assessment.slowdown,

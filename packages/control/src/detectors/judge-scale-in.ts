@@ -8,6 +8,7 @@ import { secondsToNs } from '../time.ts';
 import { isDark, isQueueNegligible, readQueueShare, round, scoreConfidence } from './pool-signals.ts';
 import { type ScaleInputs, hourlyCost } from './scale-inputs.ts';
 import { type ReplayedScaleIn, replayScaleIn } from './replay-scale-in.ts';
+import { errorBudget } from '../objective/operating-bounds.ts';
 
 // Spare capacity that N−1 replicas carry within the SLO → fewer replicas: by a known capacity, by a
 // per-replica load served calmly before, or one replica at a time far inside the SLO; each replayed first.
@@ -56,11 +57,13 @@ export function judgeScaleIn(
   const mainTtftP95 = main.ttftMs.p95;
   const mainQueueShare = readQueueShare(main);
   // Scale-in changes load, not a prompt's own prefill time: the pool must be steady (prefill at its
-  // uncontended speed, no failures, not an outlier). Nor during a retry storm: it multiplies every
+  // uncontended speed, failures within the error budget, not an outlier). Nor during a retry storm: it multiplies every
   // pool's requests, which the pool's own signals do not show yet. (A failing peer's traffic is
   // planned for by the shift that moves it.)
   const steady =
-    (load.contention ?? 1) < 1.5 && (main.errorRate ?? 0) <= 0.05 && !ctx.suspects.has(pool.pool);
+    (load.contention ?? 1) < 1.5 &&
+    (main.errorRate ?? 0) <= errorBudget(ctx.control) &&
+    !ctx.suspects.has(pool.pool);
   if (!steady || isRetryStorming(ctx)) return null;
   const maxStep = maxScaleInStep(replicas, tuning);
   const common = {
@@ -305,7 +308,8 @@ function judgeSparseScaleIn(ctx: DetectContext, s: ScaleInputs, floor: number): 
   const main = pool.main;
   const calmRate = s.learning?.calmRatePerReplica ?? null;
   if (!main || calmRate === null || calmRate <= 0) return null;
-  if ((main.errorRate ?? 0) > 0.05 || ctx.suspects.has(pool.pool) || isRetryStorming(ctx)) return null;
+  if ((main.errorRate ?? 0) > errorBudget(ctx.control) || ctx.suspects.has(pool.pool) || isRetryStorming(ctx))
+    return null;
   const maxStep = maxScaleInStep(replicas, tuning);
   const to = Math.max(floor, Math.ceil(s.ratePerS / calmRate), replicas - maxStep);
   if (to >= replicas) return null;
@@ -319,7 +323,7 @@ function judgeSparseScaleIn(ctx: DetectContext, s: ScaleInputs, floor: number): 
     evidence: [
       evidence(`requests{pool=${pool.pool}}`, main.requests, tuning.minRequests, windowLabel),
       evidence(`requestsPerSPerReplicaAfter{pool=${pool.pool}}`, perReplicaAfter, calmRate, windowLabel),
-      evidence(`errorRate{pool=${pool.pool}}`, main.errorRate, 0.05, windowLabel),
+      evidence(`errorRate{pool=${pool.pool}}`, main.errorRate, errorBudget(ctx.control), windowLabel),
     ],
     expectedImpact: {
       summary: `Replicas ${pool.pool} has no load for stop costing money; each one left carries a load it has carried calmly before.`,

@@ -10,6 +10,7 @@ import {
 } from './detect-context.ts';
 import { minJudgedRequests, readUncontendedMsPerToken, round, scoreConfidence } from './pool-signals.ts';
 import { type ScaleInputs, hourlyCost } from './scale-inputs.ts';
+import { scaleUpUtilization } from '../objective/operating-bounds.ts';
 
 // Load-bound TTFT or high utilization → more replicas, sized for the target utilization or grown with
 // the pressure; a scale-up that buys fewer tasks within the SLO than it costs waits for a human.
@@ -27,7 +28,8 @@ export function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | nu
     isFreshlyShiftedAway(ctx, pool);
   const sloPressure = sloMs !== null && ttftP95 !== null ? ttftP95 / sloMs : null;
   const breach = sloPressure !== null ? sloPressure > 0.9 : load.loadBound;
-  const hot = util.value !== null && util.value >= tuning.highUtilization;
+  const hotAt = scaleUpUtilization(control);
+  const hot = util.value !== null && util.value >= hotAt;
   if (faulty || !enoughSample || !((load.loadBound && breach) || hot) || replicas >= s.ceiling) return null;
 
   // With a known capacity, size for the target utilization. Without one, grow with the pressure:
@@ -51,10 +53,10 @@ export function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | nu
   const why =
     load.loadBound && breach
       ? `TTFT p95 ${Math.round(ttftP95 ?? 0)} ms${sloMs ? ` against a ${sloMs} ms SLO` : ''} is load-bound (${Math.round((load.queueShare ?? 0) * 100)}% of it queueing${load.contention !== null && load.contention >= 1.5 ? `, prefill ${round(load.contention, 1)}× slower per token than when uncontended` : ''})`
-      : `utilization ${round(util.value ?? 0, 2)} (${util.basis}) is above ${tuning.highUtilization}`;
+      : `utilization ${round(util.value ?? 0, 2)} (${util.basis}) is above ${hotAt}`;
   const margin = Math.max(
     sloPressure !== null ? sloPressure - 0.9 : 0,
-    util.value !== null ? (util.value - tuning.highUtilization) / (1 - tuning.highUtilization) : 0,
+    util.value !== null ? (util.value - hotAt) / (1 - hotAt) : 0,
     load.queueShare !== null ? load.queueShare - tuning.queueBoundShare : 0,
     load.contention !== null ? (load.contention - tuning.contentionRatio) / tuning.contentionRatio : 0,
   );
@@ -79,12 +81,7 @@ export function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | nu
         tuning.contentionRatio,
         fastWindowLabel,
       ),
-      evidence(
-        `utilization{pool=${pool.pool},basis=${util.basis}}`,
-        util.value,
-        tuning.highUtilization,
-        fastWindowLabel,
-      ),
+      evidence(`utilization{pool=${pool.pool},basis=${util.basis}}`, util.value, hotAt, fastWindowLabel),
       evidence(`requestsPerS{pool=${pool.pool}}`, s.ratePerS, null, fastWindowLabel),
       evidence(
         `replicas{pool=${pool.pool}}`,

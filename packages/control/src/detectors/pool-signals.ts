@@ -222,11 +222,17 @@ export function scoreConfidence(margin: number, requests: number, minRequests: n
   return round(Math.min(0.97, (0.45 + 0.5 * m) * (0.6 + 0.4 * sample)), 2);
 }
 
-/** Overload has turned into failures: the error rate is past shedErrorRate over enough failed requests to mean it. */
-export function isFailing(errorRate: number | null, requests: number, tuning: ControlTuning): boolean {
-  return (
-    errorRate !== null && errorRate >= tuning.shedErrorRate && errorRate * requests >= tuning.minFailures
-  );
+/**
+ * Overload has turned into failures: the error rate is past the error budget (errorBudget) over enough
+ * failed requests to mean it.
+ */
+export function isFailing(
+  errorRate: number | null,
+  requests: number,
+  tuning: ControlTuning,
+  budget: number,
+): boolean {
+  return errorRate !== null && errorRate >= budget && errorRate * requests >= tuning.minFailures;
 }
 
 /**

@@ -5,21 +5,22 @@
 export interface ControlTuning {
   /** Requests a pool needs in the short window before its signals are judged. */
   minRequests: number;
-  /** A pool's error rate is an outlier at ≥ this and ≥ peerFactor × its peers' + peerMargin. */
-  errorOutlierMinRate: number;
-  errorOutlierPeerFactor: number;
-  errorOutlierPeerMargin: number;
+  /**
+   * How sure a test of a pool against its peers must be before the pool counts as faulty or slow:
+   * the one-sided significance (0.99 ≈ z 2.58) of the two-proportion test of its fault share against
+   * theirs, or of its slowdown against theirs (health/pool-health.ts). The effect must also matter:
+   * more faults than the error budget (1 − control.slo_attainment_target) beyond the peers' share, or
+   * a slowdown of at least latencyOutlierRatio.
+   */
+  evidenceLevel: number;
   /** Error rate above which an outlier's breaker opens rather than only shifting traffic. */
   circuitBreakErrorRate: number;
   /**
-   * Engine time vs its own healthy baseline: an outlier at ≥ latencyOutlierRatio while its peers stay
-   * ≤ peerNormalRatio, it is ≥ latencyPeerFactor × slower than them (each against its own baseline),
-   * and its load per replica is at most latencyMaxLoadRatio × what it was then — a slowdown that load
-   * does not explain.
+   * Engine time vs its own healthy baseline: an outlier at ≥ latencyOutlierRatio when it is slower
+   * than its peers (each against its own baseline) at the evidence level, and its load per replica is
+   * at most latencyMaxLoadRatio × what it was then — a slowdown that load does not explain.
    */
   latencyOutlierRatio: number;
-  peerNormalRatio: number;
-  latencyPeerFactor: number;
   latencyMaxLoadRatio: number;
   /** Ticks of healthy history a pool needs before its baseline is trusted. */
   minBaselineSamples: number;
@@ -29,14 +30,10 @@ export interface ControlTuning {
   queueBoundShare: number;
   /** Prefill is contention-bound when its ms per prompt token is at least this multiple of the pool's uncontended floor. */
   contentionRatio: number;
-  /** Scale up before the SLO breaks once utilization reaches this. */
-  highUtilization: number;
   /** KV-cache usage treated as full. */
   kvSaturation: number;
   /** memory_util / compute_util above which a pool is memory-bound (docs/sql.md). */
   memoryBoundRatio: number;
-  /** Error rate on a model's pools at which overload has turned into failures and shedding starts. */
-  shedErrorRate: number;
   /**
    * Failed requests in the short window before that error rate counts: at a few requests a minute,
    * one or two stray errors are noise that neither shedding nor replicas would fix.
@@ -88,22 +85,16 @@ export interface ControlTuning {
 
 export const DEFAULT_TUNING: ControlTuning = {
   minRequests: 20,
-  errorOutlierMinRate: 0.03,
-  errorOutlierPeerFactor: 3,
-  errorOutlierPeerMargin: 0.02,
+  evidenceLevel: 0.99,
   circuitBreakErrorRate: 0.25,
   latencyOutlierRatio: 2,
-  peerNormalRatio: 1.3,
-  latencyPeerFactor: 1.6,
   latencyMaxLoadRatio: 1.2,
   minBaselineSamples: 3,
   circuitBreakLatencyRatio: 3,
   queueBoundShare: 0.4,
   contentionRatio: 2,
-  highUtilization: 0.85,
   kvSaturation: 0.9,
   memoryBoundRatio: 1.2,
-  shedErrorRate: 0.05,
   minFailures: 5,
   retryRatioHigh: 0.2,
   retryBudget: 0.1,

@@ -27,6 +27,7 @@ import {
 } from './tick-output.ts';
 import { toRecommendation } from './to-api.ts';
 import { updateLearning } from './update-learning.ts';
+import { errorBudget } from '../objective/operating-bounds.ts';
 import { verifyRecord } from './verify-record.ts';
 import { type DecisionKey, type MemoryKey, decisionKey, memoryKey } from './memory-key.ts';
 
@@ -178,7 +179,7 @@ async function runTick(
     considerCandidate(settings, s, out, obs, policies, c, atNs);
   }
   endHolds(s, out, considered);
-  updateLearning(s, obs, ctx.suspects, tuning, config.slo.ttft_ms ?? null);
+  updateLearning(s, obs, ctx.suspects, tuning, config.slo.ttft_ms ?? null, errorBudget(control));
   if (s.lastTickNs === null || atNs > s.lastTickNs) s.lastTickNs = atNs;
   if (s.firstTickNs === null || atNs < s.firstTickNs) s.firstTickNs = atNs;
 

@@ -43,6 +43,8 @@ export function updateLearning(
   suspects: ReadonlySet<string>,
   tuning: ControlTuning,
   sloMs: number | null,
+  /** errorBudget(control): a window failing more than this is not learned from as healthy. */
+  budget: number,
 ): void {
   for (const pool of obs.pools) {
     const learning: PoolLearning = state.learning.get(pool.pool) ?? {
@@ -76,7 +78,7 @@ export function updateLearning(
       work &&
       work.busyMs >= tuning.engineMinBusyMs &&
       !suspects.has(pool.pool) &&
-      (g?.errorRate ?? 0) <= 0.05
+      (g?.errorRate ?? 0) <= budget
     ) {
       learning.engineFit = addEngineWindow(learning.engineFit, work, tuning.engineFitMemoryWindows);
     }
@@ -84,7 +86,7 @@ export function updateLearning(
       state.learning.set(pool.pool, learning);
       continue;
     }
-    const healthy = (g.errorRate ?? 0) <= 0.05;
+    const healthy = (g.errorRate ?? 0) <= budget;
     const speed = readSpeed(pool);
     const serving = pool.readyReplicas ?? pool.replicas;
     const perReplica = serving && serving > 0 ? pool.fastRatePerS / serving : null;

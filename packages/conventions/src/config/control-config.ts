@@ -56,14 +56,16 @@ export const ControlConfig = z
       .max(1)
       .default(0.95)
       .describe(
-        "Share of a pool's requests that must meet the TTFT SLO (or as many as its prompts allow on idle replicas): the objective's constraint. A scale-in is taken only when the pool model says the smaller pool still reaches it at the load forecast until verification.",
+        "Share of a pool's requests that must meet the TTFT SLO (or as many as its prompts allow on idle replicas): the objective's constraint. A scale-in is taken only when the pool model says the smaller pool still reaches it at the load forecast until verification. 1 − this is the error budget: a pool failing that much more than its peers (for reasons other than load) is an incident, failures past it on a model start shedding and, with many retries, a retry budget.",
       ),
     target_utilization: z
       .number()
       .gt(0)
       .max(1)
       .default(0.7)
-      .describe('Utilization the scale policy sizes pools for (share of the learned per-replica capacity).'),
+      .describe(
+        'Utilization the scale policy sizes pools for (share of the learned per-replica capacity); a pool is scaled up once it passes halfway from this to 1 (0.85 at 0.7).',
+      ),
   })
   .strict()
   .describe(
