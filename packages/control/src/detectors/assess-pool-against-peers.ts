@@ -9,7 +9,7 @@ import {
   summarizeScope,
 } from './pool-signals.ts';
 import type { Evidence, SignalGroup } from '@governor/conventions';
-import { faultTest, slowerThanPeers } from '../health/pool-health.ts';
+import { faultTest } from '../health/pool-health.ts';
 import type { ControlTuning } from '../engine/control-tuning.ts';
 import { errorBudget } from '../objective/operating-bounds.ts';
 
@@ -144,13 +144,21 @@ export function assessPoolAgainstPeers(
 }
 
 /**
- * Slow enough to matter — at least latencyOutlierRatio × its own healthy speed — and slower than its
- * peers as surely as the evidence level asks (slowerThanPeers): a slowdown its peers share is load or
- * prompt mix, not the pool.
+ * Slow enough to matter — at least latencyOutlierRatio × its own healthy speed — while the median
+ * peer runs as usual and the pool is latencyPeerFactor × slower than it: a slowdown its peers share
+ * is load or prompt mix, not the pool. (slowerThanPeers' test, with its ±10 % floor for how far a
+ * healthy engine wanders from its fit, flagged pools against a peer at 1.4× of its fit under the
+ * traffic shifted onto it — tuning run gpu-degradation × mooncake-conversation seed 1 — so the spread
+ * of healthy engines has to be measured before the test decides.)
  */
 function slowBeyondPeers(tuning: ControlTuning, mine: number | null, peers: readonly number[]): boolean {
-  if (mine === null || mine < tuning.latencyOutlierRatio) return false;
-  return (slowerThanPeers(mine, peers)?.confidence ?? 0) >= tuning.evidenceLevel;
+  if (mine === null || peers.length === 0) return false;
+  const median = [...peers].sort((a, b) => a - b)[Math.floor((peers.length - 1) / 2)]!;
+  return (
+    mine >= tuning.latencyOutlierRatio &&
+    median <= tuning.peerNormalRatio &&
+    mine >= tuning.latencyPeerFactor * Math.max(1, median)
+  );
 }
 
 /** Prefill ms per token of the pool's fastest requests over their healthy floor; null until learned. */
@@ -201,11 +209,11 @@ export function describeEvidence(ctx: DetectContext, a: PoolAssessment): Evidenc
     evidence(`faultTestConfidence{pool=${pool}}`, a.faultConfidence, tuning.evidenceLevel, w),
     evidence(`faultRate{peers of ${pool}}`, a.peerErrorRate, null, w),
     evidence(`engineTimeVsBaseline{pool=${pool}}`, a.slowdown, tuning.latencyOutlierRatio, w),
-    evidence(`engineTimeVsBaseline{peers of ${pool}}`, a.peerSlowdown, null, w),
+    evidence(`engineTimeVsBaseline{peers of ${pool}}`, a.peerSlowdown, tuning.peerNormalRatio, w),
     evidence(`fastestPrefillVsFloor{pool=${pool}}`, a.fastestSlowdown, tuning.latencyOutlierRatio, w),
-    evidence(`fastestPrefillVsFloor{peers of ${pool}}`, a.peerFastestSlowdown, null, w),
+    evidence(`fastestPrefillVsFloor{peers of ${pool}}`, a.peerFastestSlowdown, tuning.peerNormalRatio, w),
     evidence(`engineBusyVsWork{pool=${pool}}`, a.engineSlowdown, tuning.latencyOutlierRatio, w),
-    evidence(`engineBusyVsWork{peers of ${pool}}`, a.peerEngineSlowdown, null, w),
+    evidence(`engineBusyVsWork{peers of ${pool}}`, a.peerEngineSlowdown, tuning.peerNormalRatio, w),
     evidence(`loadPerReplicaVsBaseline{pool=${pool}}`, a.loadRatio, tuning.latencyMaxLoadRatio, w),
     evidence(`requests{pool=${pool}}`, a.requests, tuning.minRequests, w),
   ];

@@ -75,7 +75,6 @@ export function detectCacheAffinity(ctx: DetectContext, skipModels: ReadonlySet<
         [pool.pool]: current - moved,
         [keeper.pool]: (weights[keeper.pool] ?? 0) + moved,
       };
-      ctx.handled.add(pool.pool);
       out.push({
         kind: 'shift_traffic',
         target: { model, pool: pool.pool },

@@ -15,10 +15,11 @@ export interface DetectContext {
   tuning: ControlTuning;
   windowLabel: string;
   fastWindowLabel: string;
-  /** Pools judged faulty this tick (errors or latency outliers): not scaled, not used as failover. */
-  suspects: Set<string>;
-  /** Pools whose scale decision is taken by another policy this tick (e.g. memory-bound → shift). */
-  handled: Set<string>;
+  /**
+   * Pools judged faulty against their peers this tick (findSuspects, before any detector runs): not
+   * scaled, not used as failover.
+   */
+  suspects: ReadonlySet<string>;
 }
 
 export function evidence(

@@ -55,7 +55,6 @@ export function detectMemoryBound(ctx: DetectContext, skipModels: ReadonlySet<st
       if (moved < 0.02) continue;
       const next: Record<string, number> = { ...weights, [pool.pool]: current - moved };
       for (const p of peers) next[p.pool] = (weights[p.pool] ?? 0) + moved / peers.length;
-      ctx.handled.add(pool.pool);
       out.push({
         kind: 'shift_traffic',
         target: { model, pool: pool.pool },

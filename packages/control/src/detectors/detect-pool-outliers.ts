@@ -25,6 +25,24 @@ import { keptByScaleIn, moveShare, peersLackRoom, readyCapacityPart } from './pe
 // and, when it is clearly broken, stop sending it any (circuit_break). Judged on the short window so a
 // degraded pool is caught within two control intervals.
 
+/**
+ * The pools faulty against their peers serving the same model (errors or latency outliers): what
+ * every detector of the tick treats as suspect. Computed once, before the detectors run, from the
+ * same assessment detectPoolOutliers acts on.
+ */
+export function findSuspects(ctx: Omit<DetectContext, 'suspects'>): Set<string> {
+  const suspects = new Set<string>();
+  const judging: DetectContext = { ...ctx, suspects };
+  for (const [, pools] of groupByModel(ctx.obs.pools)) {
+    if (pools.length < 2) continue;
+    for (const p of pools) {
+      const a = assessPoolAgainstPeers(judging, p, pools);
+      if (a.errorOutlier || a.latencyOutlier) suspects.add(p.pool);
+    }
+  }
+  return suspects;
+}
+
 export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
   const out: Candidate[] = [];
   const { tuning } = ctx;
@@ -32,7 +50,6 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
     if (pools.length < 2) continue;
     const assessed = pools.map((p) => assessPoolAgainstPeers(ctx, p, pools));
     const outliers = assessed.filter((a) => a.errorOutlier || a.latencyOutlier);
-    for (const a of outliers) ctx.suspects.add(a.pool.pool);
     if (outliers.length === 0) {
       const slow = reportSlowGpu(ctx, model, pools, assessed);
       if (slow) out.push(slow);

@@ -13,12 +13,13 @@ import { judgeScaleIn } from './judge-scale-in.ts';
 // is pure cost, a queue that breaks the SLO turns paid work into failed tasks. A scale-up that
 // would buy fewer tasks within the SLO than it costs is only proposed, for a human to weigh.
 
-export function detectScale(ctx: DetectContext): Candidate[] {
+/** `shiftedForResource`: pools whose traffic a memory-bound or cache-affinity shift moves this tick. */
+export function detectScale(ctx: DetectContext, shiftedForResource: ReadonlySet<string>): Candidate[] {
   const out: Candidate[] = [];
   // Replica counts proposed this tick, so two peers are not both scaled in against each other.
   const planned = new Map<string, number>();
   for (const pool of ctx.obs.pools) {
-    const candidate = judgePool(ctx, pool, planned);
+    const candidate = judgePool(ctx, pool, planned, shiftedForResource.has(pool.pool));
     if (!candidate) continue;
     out.push(candidate);
     if (candidate.kind === 'scale') planned.set(pool.pool, candidate.action.to);
@@ -30,6 +31,7 @@ function judgePool(
   ctx: DetectContext,
   pool: PoolView,
   planned: ReadonlyMap<string, number>,
+  shiftedForResource: boolean,
 ): Candidate | null {
   const { tuning, control, slo } = ctx;
   if (!readScaleReadiness(ctx, pool).settled) return null;
@@ -58,6 +60,7 @@ function judgePool(
       tuning,
       errorBudget(ctx.control),
     ),
+    shiftedForResource,
   };
   return (
     judgeScaleUp(ctx, s) ??

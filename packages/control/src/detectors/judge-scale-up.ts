@@ -24,7 +24,7 @@ export function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | nu
   const faulty =
     ctx.suspects.has(pool.pool) ||
     isCircuitOpen(ctx, pool.pool) ||
-    ctx.handled.has(pool.pool) ||
+    s.shiftedForResource ||
     isFreshlyShiftedAway(ctx, pool);
   const sloPressure = sloMs !== null && ttftP95 !== null ? ttftP95 / sloMs : null;
   const breach = sloPressure !== null ? sloPressure > 0.9 : load.loadBound;

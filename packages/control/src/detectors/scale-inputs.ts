@@ -19,6 +19,8 @@ export interface ScaleInputs {
   costPerReplicaHour: number | null;
   /** Its requests fail (isFailing, short window): its latency is errors and retries as much as load. */
   failing: boolean;
+  /** Traffic is being moved off it for a resource bound this tick (memory, cache): not more of the same. */
+  shiftedForResource: boolean;
 }
 
 export function hourlyCost(s: ScaleInputs, n: number): number | null {

@@ -6,21 +6,23 @@ export interface ControlTuning {
   /** Requests a pool needs in the short window before its signals are judged. */
   minRequests: number;
   /**
-   * How sure a test of a pool against its peers must be before the pool counts as faulty or slow:
-   * the one-sided significance (0.99 ≈ z 2.58) of the two-proportion test of its fault share against
-   * theirs, or of its slowdown against theirs (health/pool-health.ts). The effect must also matter:
-   * more faults than the error budget (1 − control.slo_attainment_target) beyond the peers' share, or
-   * a slowdown of at least latencyOutlierRatio.
+   * How sure a test of a pool against its peers must be before the pool counts as faulty: the
+   * one-sided significance (0.99 ≈ z 2.58) of the two-proportion test of its fault share against
+   * theirs (health/pool-health.ts). The effect must also matter: more faults than the error budget
+   * (1 − control.slo_attainment_target) allows beyond the peers' share.
    */
   evidenceLevel: number;
   /** Error rate above which an outlier's breaker opens rather than only shifting traffic. */
   circuitBreakErrorRate: number;
   /**
-   * Engine time vs its own healthy baseline: an outlier at ≥ latencyOutlierRatio when it is slower
-   * than its peers (each against its own baseline) at the evidence level, and its load per replica is
-   * at most latencyMaxLoadRatio × what it was then — a slowdown that load does not explain.
+   * Engine time vs its own healthy baseline: an outlier at ≥ latencyOutlierRatio while its peers stay
+   * ≤ peerNormalRatio, it is ≥ latencyPeerFactor × slower than them (each against its own baseline),
+   * and its load per replica is at most latencyMaxLoadRatio × what it was then — a slowdown that load
+   * does not explain.
    */
   latencyOutlierRatio: number;
+  peerNormalRatio: number;
+  latencyPeerFactor: number;
   latencyMaxLoadRatio: number;
   /** Ticks of healthy history a pool needs before its baseline is trusted. */
   minBaselineSamples: number;
@@ -88,6 +90,8 @@ export const DEFAULT_TUNING: ControlTuning = {
   evidenceLevel: 0.99,
   circuitBreakErrorRate: 0.25,
   latencyOutlierRatio: 2,
+  peerNormalRatio: 1.3,
+  latencyPeerFactor: 1.6,
   latencyMaxLoadRatio: 1.2,
   minBaselineSamples: 3,
   circuitBreakLatencyRatio: 3,

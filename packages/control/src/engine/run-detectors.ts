@@ -14,7 +14,8 @@ import type { Candidate } from './control-types.ts';
  * Attribution order (packages/control/README.md): first what is broken (a pool against its peers), then retries
  * amplifying failures, then where capacity is wrong (memory- or cache-bound before "more of the
  * same"), then where traffic costs more than it needs to, then plain capacity, then admission (downgrade before shedding, since a downgraded task can
- * still succeed). Later policies see the pools earlier ones claimed (`suspects`, `handled`).
+ * still succeed). Every detector sees the tick's suspects (findSuspects, computed before any runs);
+ * the scale policy leaves alone the pools a memory-bound or cache-affinity shift moves traffic off.
  */
 export function runDetectors(ctx: DetectContext): Candidate[] {
   const candidates: Candidate[] = [...detectPoolOutliers(ctx)];
@@ -22,10 +23,10 @@ export function runDetectors(ctx: DetectContext): Candidate[] {
     new Set(candidates.filter((c) => c.kind === 'shift_traffic').map((c) => c.target.model ?? ''));
   candidates.push(...detectTrafficRecovery(ctx).filter((c) => !shifted().has(c.target.model ?? '')));
   candidates.push(...detectRetryBudget(ctx));
-  candidates.push(...detectMemoryBound(ctx, shifted()));
-  candidates.push(...detectCacheAffinity(ctx, shifted()));
+  const forResource = [...detectMemoryBound(ctx, shifted()), ...detectCacheAffinity(ctx, shifted())];
+  candidates.push(...forResource);
   candidates.push(...detectCostEfficiency(ctx, shifted()));
-  candidates.push(...detectScale(ctx));
+  candidates.push(...detectScale(ctx, new Set(forResource.map((c) => c.target.pool ?? ''))));
   const downgrades = detectDowngradeModel(ctx);
   candidates.push(...downgrades);
   const downgrading = new Set(

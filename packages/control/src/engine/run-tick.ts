@@ -8,6 +8,7 @@ import type {
   SignalsReader,
 } from '@governor/signals';
 import type { DetectContext } from '../detectors/detect-context.ts';
+import { findSuspects } from '../detectors/detect-pool-outliers.ts';
 import { type FleetObservation, observeFleet } from '../observe-fleet.ts';
 import type { ControlRepository } from '../state/control-repository.ts';
 import { nsToIso } from '../time.ts';
@@ -124,7 +125,9 @@ async function runTick(
   });
   sinks.observed(obs);
   noteExternalScaling(control, s, obs, atNs);
-  const ctx = buildContext(settings, s, obs);
+  // Verification reads the pools against their peers itself; the detectors' suspects are found
+  // after it, once rollbacks and approved actions have changed what is open and applied.
+  const verifying = buildContext(settings, s, obs, new Set());
 
   // Human decisions made between ticks travel with this tick's response (lockstep callers).
   const handedOut = dryRun ? [] : s.outbox.splice(0);
@@ -149,7 +152,7 @@ async function runTick(
     }
   }
   for (const rec of [...s.open.values()]) {
-    if (rec.state === 'applied') verifyRecord(settings, s, out, ctx, rec, atNs);
+    if (rec.state === 'applied') verifyRecord(settings, s, out, verifying, rec, atNs);
   }
   for (const rec of [...s.open.values()]) {
     if (rec.state === 'approved')
@@ -168,6 +171,8 @@ async function runTick(
 
   // One decision per (kind, target) and tick: the first policy in attribution order wins, urgent
   // (safety) decisions first — a peer sized for shifted traffic is not also scaled in.
+  const base = buildContext(settings, s, obs, new Set());
+  const ctx: DetectContext = { ...base, suspects: findSuspects(base) };
   const candidates = runDetectors(ctx).sort((a, b) => Number(b.urgent ?? false) - Number(a.urgent ?? false));
   const decided = new Set<MemoryKey>();
   const considered = new Set<DecisionKey>();
@@ -211,7 +216,12 @@ function endHolds(s: ControlState, out: TickOutput, considered: ReadonlySet<Deci
   }
 }
 
-function buildContext(settings: EngineSettings, s: ControlState, obs: FleetObservation): DetectContext {
+function buildContext(
+  settings: EngineSettings,
+  s: ControlState,
+  obs: FleetObservation,
+  suspects: ReadonlySet<string>,
+): DetectContext {
   return {
     obs,
     state: s,
@@ -220,7 +230,6 @@ function buildContext(settings: EngineSettings, s: ControlState, obs: FleetObser
     tuning: settings.tuning,
     windowLabel: settings.control.window,
     fastWindowLabel: `${Math.round(settings.fastWindowMs / 1000)}s`,
-    suspects: new Set(),
-    handled: new Set(),
+    suspects,
   };
 }
