@@ -146,10 +146,8 @@ export function assessPoolAgainstPeers(
 /**
  * Slow enough to matter — at least latencyOutlierRatio × its own healthy speed — while the median
  * peer runs as usual and the pool is latencyPeerFactor × slower than it: a slowdown its peers share
- * is load or prompt mix, not the pool. (slowerThanPeers' test, with its ±10 % floor for how far a
- * healthy engine wanders from its fit, flagged pools against a peer at 1.4× of its fit under the
- * traffic shifted onto it — tuning run gpu-degradation × mooncake-conversation seed 1 — so the spread
- * of healthy engines has to be measured before the test decides.)
+ * is load or prompt mix, not the pool. Still ratios, not a test like the faults': a test needs the
+ * measured spread of healthy engines around their fits, which the control state does not keep yet.
  */
 function slowBeyondPeers(tuning: ControlTuning, mine: number | null, peers: readonly number[]): boolean {
   if (mine === null || peers.length === 0) return false;

@@ -30,13 +30,12 @@ import { keptByScaleIn, moveShare, peersLackRoom, readyCapacityPart } from './pe
  * every detector of the tick treats as suspect. Computed once, before the detectors run, from the
  * same assessment detectPoolOutliers acts on.
  */
-export function findSuspects(ctx: Omit<DetectContext, 'suspects'>): Set<string> {
+export function findSuspects(ctx: DetectContext): Set<string> {
   const suspects = new Set<string>();
-  const judging: DetectContext = { ...ctx, suspects };
   for (const [, pools] of groupByModel(ctx.obs.pools)) {
     if (pools.length < 2) continue;
     for (const p of pools) {
-      const a = assessPoolAgainstPeers(judging, p, pools);
+      const a = assessPoolAgainstPeers(ctx, p, pools);
       if (a.errorOutlier || a.latencyOutlier) suspects.add(p.pool);
     }
   }

@@ -57,9 +57,9 @@ export function judgeScaleIn(
   const mainTtftP95 = main.ttftMs.p95;
   const mainQueueShare = readQueueShare(main);
   // Scale-in changes load, not a prompt's own prefill time: the pool must be steady (prefill at its
-  // uncontended speed, failures within the error budget, not an outlier). Nor during a retry storm: it multiplies every
-  // pool's requests, which the pool's own signals do not show yet. (A failing peer's traffic is
-  // planned for by the shift that moves it.)
+  // uncontended speed, failures within the error budget, not an outlier). Nor during a retry storm:
+  // it multiplies every pool's requests, which the pool's own signals do not show yet. (A failing
+  // peer's traffic is planned for by the shift that moves it.)
   const steady =
     (load.contention ?? 1) < 1.5 &&
     (main.errorRate ?? 0) <= errorBudget(ctx.control) &&

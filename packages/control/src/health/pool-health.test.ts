@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { faultTest, judgeHealth, normalCdf, type PoolHealthInput, slowerThanPeers } from './pool-health.ts';
+import { faultTest, judgeHealth, normalCdf, type PoolHealthInput } from './pool-health.ts';
 
 const pool = (name: string, over: Partial<PoolHealthInput> = {}): PoolHealthInput => ({
   pool: name,
@@ -78,37 +78,5 @@ describe('normalCdf', () => {
     expect(normalCdf(0)).toBeCloseTo(0.5, 6);
     expect(normalCdf(1.959964)).toBeCloseTo(0.975, 5);
     expect(normalCdf(-1)).toBeCloseTo(0.158655, 5);
-  });
-});
-
-describe('slowerThanPeers', () => {
-  it('finds nothing in a slowdown every pool shares: that is load or prompt mix, not the pool', () => {
-    expect(slowerThanPeers(1.8, [1.8, 1.8])?.confidence).toBe(0);
-    expect(slowerThanPeers(2, [2.1])?.confidence).toBe(0);
-  });
-
-  it('is more sure the slower the pool runs than its peers, and never sure of a small deviation from one peer', () => {
-    fc.assert(
-      fc.property(
-        fc.double({ min: 0.5, max: 2, noNaN: true }),
-        fc.double({ min: 1, max: 5, noNaN: true }),
-        fc.double({ min: 1, max: 5, noNaN: true }),
-        (peer, a, b) => {
-          const [lo, hi] = a < b ? [a, b] : [b, a];
-          const slow = slowerThanPeers(peer * lo, [peer])!;
-          const slower = slowerThanPeers(peer * hi, [peer])!;
-          return slower.confidence >= slow.confidence && Math.abs(slow.relative - lo) < 1e-9;
-        },
-      ),
-    );
-    // Two peers that happen to agree leave a 10 % deviation within a healthy engine's wander.
-    expect(slowerThanPeers(1.1, [1, 1])!.confidence).toBeLessThan(0.99);
-    expect(slowerThanPeers(2, [1, 1])!.confidence).toBeGreaterThan(0.99);
-  });
-
-  it("trusts the peers' own spread when it is wider than the floor", () => {
-    const tight = slowerThanPeers(1.6, [1, 1.02, 0.98])!.confidence;
-    const wide = slowerThanPeers(1.6, [0.7, 1, 1.4])!.confidence;
-    expect(wide).toBeLessThan(tight);
   });
 });

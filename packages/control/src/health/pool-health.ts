@@ -107,38 +107,24 @@ export function faultTest(
 
 /** Is the pool's engine slowdown beyond its peers' (each against its own healthy fit)? */
 function speedTest(p: PoolHealthInput, others: readonly PoolHealthInput[]): TestResult {
-  const slower = slowerThanPeers(
-    p.engineSlowdown,
-    others.map((q) => q.engineSlowdown),
-  );
-  if (slower === null || slower.confidence === 0) return NONE;
-  return {
-    factor: Math.min(1, 1 / slower.relative),
-    confidence: slower.confidence,
-    excess: 0,
-    why: `its engines take ${slower.relative.toFixed(2)}× the time its peers' do for the same work (each against its own healthy history)`,
-  };
-}
-
-/**
- * How much slower a pool runs than its peers, each measured against its own healthy history (a
- * ratio, 1 = as usual), and how sure that is: the pool's ratio against the peers' in log space, where
- * the peers' spread shows how much healthy pools wander (load, prompt mix) — with a floor, so two
- * peers that happen to agree do not make any deviation certain. Null without a ratio for the pool or
- * any peer.
- */
-export function slowerThanPeers(
-  mine: number | null,
-  peers: readonly (number | null)[],
-): { relative: number; confidence: number } | null {
-  const theirs = peers.filter((v): v is number => v !== null && v > 0);
-  if (mine === null || !(mine > 0) || theirs.length === 0) return null;
+  const mine = p.engineSlowdown;
+  const theirs = others.map((q) => q.engineSlowdown).filter((v): v is number => v !== null && v > 0);
+  if (mine === null || !(mine > 0) || theirs.length === 0) return NONE;
+  // The peers' ratios show how much the fit wanders for healthy engines (load, prompt mix): their
+  // spread in log space, with a floor so two identical peers do not make any deviation certain.
   const logs = theirs.map(Math.log);
   const mean = logs.reduce((s, v) => s + v, 0) / logs.length;
   const spread = Math.sqrt(logs.reduce((s, v) => s + (v - mean) ** 2, 0) / logs.length);
   const sd = Math.max(spread, LOG_SPREAD_FLOOR);
   const z = (Math.log(mine) - mean) / sd;
-  return { relative: Math.exp(Math.log(mine) - mean), confidence: significance(z) };
+  if (z <= 0) return NONE;
+  const relative = Math.exp(Math.log(mine) - mean);
+  return {
+    factor: Math.min(1, 1 / relative),
+    confidence: significance(z),
+    excess: 0,
+    why: `its engines take ${relative.toFixed(2)}× the time its peers' do for the same work (each against its own healthy history)`,
+  };
 }
 
 /**
