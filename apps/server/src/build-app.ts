@@ -165,7 +165,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     'ingest',
     createIngestMetricsProvider(pipeline.counters, store, () => signals.rollupLag()),
   );
-  metrics.register('ingest_stages', createIngestStageMetricsProvider(store));
+  metrics.register(
+    'ingest_stages',
+    createIngestStageMetricsProvider(store, () => signals.refreshStepSeconds()),
+  );
   await app.register(signalsPlugin, { signals, config });
   await app.register(tracesPlugin, { signals });
   await app.register(tasksPlugin, { signals, config });

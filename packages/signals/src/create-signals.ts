@@ -11,6 +11,7 @@ import { readSignalValue } from './read-signal-value.ts';
 import {
   type FactsRefresher,
   type RefreshResult,
+  type RefreshStep,
   type RollupLag,
   getFactsRefresher,
 } from './rollup/refresh-request-facts.ts';
@@ -119,6 +120,8 @@ export interface Signals {
   refresh(opts?: { force?: boolean }): Promise<RefreshResult | null>;
   /** How far the request rollup is behind ingest (FactsRefresher.lag); null for source 'raw'. */
   rollupLag(): RollupLag | null;
+  /** Wall-clock seconds of each step of the request rollup's refresh since start; null for source 'raw'. */
+  refreshStepSeconds(): Record<RefreshStep, number> | null;
   /**
    * Runs `fn` as one read: the signals calls inside it (e.g. the watermark, then a series up to it)
    * share one read deadline instead of getting one each. An HTTP handler that makes several calls
@@ -275,6 +278,9 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
     },
     rollupLag() {
       return refresher ? refresher.lag() : null;
+    },
+    refreshStepSeconds() {
+      return refresher ? refresher.stepSeconds() : null;
     },
     async refresh(opts) {
       if (!refresher) return null;

@@ -39,7 +39,8 @@ export type {
   UtilizationBound,
   GroupKey,
 } from './signal-group.ts';
-export type { RefreshResult, RollupLag } from './rollup/refresh-request-facts.ts';
+export type { RefreshResult, RefreshStep, RollupLag } from './rollup/refresh-request-facts.ts';
+export { REFRESH_STEPS } from './rollup/refresh-request-facts.ts';
 export { formatDurationMs, nsToRfc3339 } from './format-duration.ts';
 export { TASK_STATUSES } from './tasks/tasks.ts';
 export type { TaskStatus, TaskSummary, TaskAttempt } from './tasks/tasks.ts';

@@ -73,6 +73,11 @@ export interface SoakInterval {
   /** CPU ms per second of the request rollup's refresh and of checkpoints (governor_ingest_stage_cpu_seconds_total). */
   refreshCpuMsPerS: number | null;
   checkpointCpuMsPerS: number | null;
+  /**
+   * Wall ms per second of each step of the request rollup's refresh
+   * (governor_rollup_refresh_step_seconds_total), the largest first.
+   */
+  refreshStepMsPerS: Record<string, number> | null;
   mainWaitingMsPerS: number | null;
 }
 
@@ -391,6 +396,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
           checkpointS: null,
           refreshCpuMsPerS: null,
           checkpointCpuMsPerS: null,
+          refreshStepMsPerS: null,
         };
         lastCpu = cpu;
         window = [];
@@ -631,6 +637,8 @@ interface MetricsScrape {
   /** governor_ingest_stage_cpu_seconds_total of the rollup refresh and of checkpoints. */
   refreshCpuS: number;
   checkpointCpuS: number;
+  /** governor_rollup_refresh_step_seconds_total by step. */
+  refreshStepS: Map<string, number>;
 }
 
 /** What the soak reads from the server's /metrics each interval, as Prometheus would scrape it. */
@@ -646,7 +654,10 @@ async function scrapeMetrics(url: string): Promise<MetricsScrape> {
         .at(-1) ?? Number.NaN,
     );
   const flushBuckets: [number, number][] = [];
+  const refreshStepS = new Map<string, number>();
   for (const line of lines) {
+    const step = /^governor_rollup_refresh_step_seconds_total\{step="(\w+)"\} (\S+)$/.exec(line);
+    if (step) refreshStepS.set(step[1]!, Number(step[2]));
     const m = /^governor_writer_flush_seconds_bucket\{le="([^"]+)"\} (\S+)$/.exec(line);
     if (m) flushBuckets.push([m[1] === '+Inf' ? Number.POSITIVE_INFINITY : Number(m[1]), Number(m[2])]);
   }
@@ -657,6 +668,7 @@ async function scrapeMetrics(url: string): Promise<MetricsScrape> {
     checkpointSumS: value('governor_writer_checkpoint_seconds_sum '),
     refreshCpuS: value('governor_ingest_stage_cpu_seconds_total{stage="rollup_refresh"} '),
     checkpointCpuS: value('governor_ingest_stage_cpu_seconds_total{stage="checkpoint"} '),
+    refreshStepS,
   };
 }
 
@@ -674,6 +686,20 @@ function writerDelta(before: MetricsScrape, after: MetricsScrape) {
     checkpointS: Math.round((after.checkpointSumS - before.checkpointSumS) * 10) / 10,
     refreshCpuMsPerS: cpuMsPerS(before.refreshCpuS, after.refreshCpuS, before.atMs, after.atMs),
     checkpointCpuMsPerS: cpuMsPerS(before.checkpointCpuS, after.checkpointCpuS, before.atMs, after.atMs),
+    refreshStepMsPerS:
+      after.refreshStepS.size === 0
+        ? null
+        : Object.fromEntries(
+            [...after.refreshStepS]
+              .map(
+                ([step, s]) =>
+                  [
+                    step,
+                    cpuMsPerS(before.refreshStepS.get(step) ?? 0, s, before.atMs, after.atMs) ?? 0,
+                  ] as const,
+              )
+              .sort((a, b) => b[1] - a[1]),
+          ),
   };
 }
 
@@ -744,7 +770,16 @@ function quantile(sorted: readonly number[], q: number): number | null {
 function formatRow(r: SoakInterval): string {
   const n = (v: number | null, width: number) => (v === null ? '–' : String(v)).padStart(width);
   const mmss = `${String(Math.floor(r.atS / 60)).padStart(2, '0')}:${String(r.atS % 60).padStart(2, '0')}`;
-  return `${mmss.padEnd(5)} ${n(r.rssMiB, 9)} ${n(r.duckdbMiB, 11)} ${n(r.heapMiB, 9)} ${n(r.spansPerS, 9)} ${n(r.ackP50Ms, 12)} ${n(r.ackP99Ms, 12)} ${n(r.ackMaxMs, 12)} ${n(r.refused, 9)} ${n(r.skipped, 9)} ${n(r.storedSpans, 10)} ${n(r.mainOnCpuMsPerS, 15)} ${n(r.mainWaitingMsPerS, 16)} ${n(r.rollupLagS, 14)} ${n(r.commitP99Ms, 15)} ${n(r.commitsOver100Ms, 16)} ${n(r.checkpointS, 14)} ${n(r.refreshCpuMsPerS, 20)} ${n(r.checkpointCpuMsPerS, 23)}`;
+  return `${mmss.padEnd(5)} ${n(r.rssMiB, 9)} ${n(r.duckdbMiB, 11)} ${n(r.heapMiB, 9)} ${n(r.spansPerS, 9)} ${n(r.ackP50Ms, 12)} ${n(r.ackP99Ms, 12)} ${n(r.ackMaxMs, 12)} ${n(r.refused, 9)} ${n(r.skipped, 9)} ${n(r.storedSpans, 10)} ${n(r.mainOnCpuMsPerS, 15)} ${n(r.mainWaitingMsPerS, 16)} ${n(r.rollupLagS, 14)} ${n(r.commitP99Ms, 15)} ${n(r.commitsOver100Ms, 16)} ${n(r.checkpointS, 14)} ${n(r.refreshCpuMsPerS, 20)} ${n(r.checkpointCpuMsPerS, 23)}${steps(r.refreshStepMsPerS)}`;
+}
+
+/** The refresh's largest steps, as "  refresh: trace_facts 230, task_columns 60, …" (ms/s). */
+function steps(perStep: Record<string, number> | null): string {
+  if (!perStep) return '';
+  const top = Object.entries(perStep)
+    .filter(([, ms]) => ms > 0)
+    .slice(0, 6);
+  return top.length === 0 ? '' : `   refresh ms/s: ${top.map(([step, ms]) => `${step} ${ms}`).join(', ')}`;
 }
 
 function fmt(n: number): string {

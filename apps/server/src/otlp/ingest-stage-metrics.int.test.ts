@@ -1,5 +1,6 @@
 import { encodeTraceRequestProtobuf } from '@governor/otlp';
 import { syntheticTraceRequest } from '@governor/otlp/fixtures';
+import { REFRESH_STEPS } from '@governor/signals';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { INGEST_STAGES } from './ingest-stage-metrics.ts';
 import { type TestGovernor, startTestGovernor } from './start-test-governor.ts';
@@ -15,7 +16,11 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function readCounters(): Promise<{ stages: Record<string, number>; threads: Record<string, number> }> {
+async function readCounters(): Promise<{
+  stages: Record<string, number>;
+  threads: Record<string, number>;
+  refreshSteps: Record<string, number>;
+}> {
   const text = await (await fetch(`${t.url}/metrics`)).text();
   const read = (family: string, label: string) =>
     Object.fromEntries(
@@ -27,6 +32,7 @@ async function readCounters(): Promise<{ stages: Record<string, number>; threads
   return {
     stages: read('governor_ingest_stage_cpu_seconds_total', 'stage'),
     threads: read('governor_ingest_thread_cpu_seconds_total', 'threads'),
+    refreshSteps: read('governor_rollup_refresh_step_seconds_total', 'step'),
   };
 }
 
@@ -60,4 +66,8 @@ it('charges the CPU of every ingest stage, once', async () => {
   const threadsTotal = Object.values(after.threads).reduce((a, b) => a + b, 0);
   // Clock reads are not simultaneous: allow a few milliseconds.
   expect(stagesTotal).toBeLessThanOrEqual(threadsTotal + 0.01);
+  // Where the refresh's time went, by step: the spans' traces were computed and written.
+  expect(Object.keys(after.refreshSteps).sort()).toEqual([...REFRESH_STEPS].sort());
+  for (const step of ['plan', 'trace_facts', 'task_columns', 'insert', 'commit'])
+    expect((after.refreshSteps[step] ?? 0) - (before.refreshSteps[step] ?? 0), step).toBeGreaterThan(0);
 });

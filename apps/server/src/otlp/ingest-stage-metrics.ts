@@ -1,4 +1,4 @@
-import { createPrometheusText } from '@governor/signals';
+import { REFRESH_STEPS, type RefreshStep, createPrometheusText } from '@governor/signals';
 import { type Store, THREAD_CPU_CLOCK_IS_CPU_TIME } from '@governor/store';
 
 // The CPU budget of ingest on /metrics, one counter per stage (what `governor bench ingest`
@@ -21,7 +21,10 @@ export const INGEST_STAGES = [
 
 const HELP = `CPU seconds per ingest stage since start (${THREAD_CPU_CLOCK_IS_CPU_TIME ? 'per-thread CPU clocks' : 'wall time: no per-thread CPU clock on this platform'}): http = main thread outside the other stages (HTTP, body read, responses, rows from the decode workers); decode, normalize, transfer (rows serialized for the main thread) on the decode workers or inline; append, commit (Appender flush) on the main thread; rollup_refresh and checkpoint (with the stage moves) = DuckDB's threads while they run, shared between steps running at once; other_threads = the rest of DuckDB's, libuv's and V8's helper threads.`;
 
-export function createIngestStageMetricsProvider(store: Store): () => string {
+export function createIngestStageMetricsProvider(
+  store: Store,
+  refreshStepSeconds: () => Record<RefreshStep, number> | null = () => null,
+): () => string {
   return () => {
     const s = store.ingestCpu.snapshot();
     const us = s.stagesUs;
@@ -47,6 +50,15 @@ export function createIngestStageMetricsProvider(store: Store): () => string {
     threads.sample({ threads: 'main' }, s.mainThreadUs / 1e6);
     threads.sample({ threads: 'decode_workers' }, s.foregroundThreadsUs / 1e6);
     threads.sample({ threads: 'other' }, s.backgroundThreadsUs / 1e6);
+    const steps = refreshStepSeconds();
+    if (steps) {
+      const family = text.family(
+        'governor_rollup_refresh_step_seconds_total',
+        'counter',
+        "Wall-clock seconds of each step of the request rollup's refresh since start, every run counted (a read's and the background's): plan, known_facts, new_spans, trace_facts, pool_fill, old_facts, tasks, task_columns, delete, insert, state, commit, other. Where the refresh's time goes, and which step grows with the rollup's history.",
+      );
+      for (const step of REFRESH_STEPS) family.sample({ step }, steps[step]);
+    }
     return text.toString();
   };
 }

@@ -1,9 +1,10 @@
 -- Recomputes the touched traces from all of their spans and the task columns of every request of
 -- their tasks, then swaps the rows in request_facts and records progress — one transaction, so
--- readers never see a trace half-updated. DuckDB binds no parameters in a multi-statement script:
--- the double-brace placeholders are filled by refresh-request-facts.ts with integer literals,
--- 32-hex trace ids, or fixed SQL of its own. Each big table is scanned once per statement into a
--- small temp table, with filters DuckDB can push into the scan.
+-- readers never see a trace half-updated. refresh-request-facts.ts runs it a statement at a time
+-- (each timed as a step of governor_rollup_refresh_step_seconds_total) and fills the double-brace
+-- placeholders with integer literals, 32-hex trace ids, or fixed SQL of its own. Each big table is
+-- scanned once per statement into a small temp table, with filters DuckDB can push into the scan;
+-- every scan of request_facts is bounded by the end_ns range of the earlier rows involved.
 BEGIN TRANSACTION;
 
 -- The spans that arrived since the last refresh, read by rowid (one cheap range scan), and their

@@ -1,10 +1,32 @@
--- For a large batch: the span range to re-read, covering the new spans and what earlier refreshes
--- saw of their traces.
-WITH touched AS (
-  SELECT DISTINCT trace_id
+-- For a large batch, what the literal key lists give a small one, found by joins: the span range
+-- to re-read for the touched traces (what earlier refreshes saw of them: lo_ns..hi_ns), and the
+-- end_ns range of every earlier row involved — the touched traces', their tasks' now, and the
+-- tasks they belonged to before — which bounds apply-refresh.sql's scans of request_facts to the
+-- row groups that hold them. Only narrow key columns of request_facts are scanned here.
+WITH new_spans AS (
+  SELECT trace_id, task_id
   FROM span_store
   WHERE rowid > $lo_rowid AND rowid <= $hi_rowid AND start_ns >= $min_start_ns
+),
+known AS (
+  SELECT trace_id, task_key, first_span_ns, last_span_ns, end_ns
+  FROM request_facts
+  WHERE trace_key IN (SELECT (hash(trace_id) >> 1)::BIGINT FROM new_spans)
+    OR task_key IN (SELECT (hash(task_id) >> 1)::BIGINT FROM new_spans)
+),
+earlier AS (
+  SELECT * FROM known WHERE trace_id IN (SELECT trace_id FROM new_spans)
+),
+former_tasks AS (
+  SELECT end_ns FROM request_facts WHERE task_key IN (SELECT task_key FROM earlier)
+),
+ends AS (
+  SELECT end_ns FROM known
+  UNION ALL
+  SELECT end_ns FROM former_tasks
 )
-SELECT min(first_span_ns) AS lo_ns, max(last_span_ns) AS hi_ns
-FROM request_facts
-WHERE trace_id IN (SELECT trace_id FROM touched)
+SELECT
+  (SELECT min(first_span_ns) FROM earlier) AS lo_ns,
+  (SELECT max(last_span_ns) FROM earlier) AS hi_ns,
+  (SELECT min(end_ns) FROM ends) AS old_lo_end_ns,
+  (SELECT max(end_ns) FROM ends) AS old_hi_end_ns

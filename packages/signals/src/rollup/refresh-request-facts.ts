@@ -14,6 +14,12 @@ const PLAN_NEW_TRACES_SQL = loadSql(import.meta.url, 'plan-new-traces.sql');
 const PLAN_BULK_RANGE_SQL = loadSql(import.meta.url, 'plan-bulk-range.sql');
 const KNOWN_FACTS_SQL = loadSql(import.meta.url, 'known-facts.sql');
 const APPLY_SQL = loadSql(import.meta.url, 'apply-refresh.sql');
+/** The apply script's statements, run one at a time so each is timed (RefreshSteps). */
+const APPLY_STATEMENTS = APPLY_SQL.replace(/^\s*--.*$/gm, '')
+  .split(/;\s*$/m)
+  .map((statement) => statement.trim())
+  .filter((statement) => statement.length > 0)
+  .map((sql) => ({ sql, step: stepOf(sql) }));
 const STATE_SQL = 'SELECT * FROM request_facts_state WHERE id = 1';
 const NEXT_ROWID_SQL = 'SELECT max(rowid) AS max_rowid FROM span_store WHERE rowid > $last_rowid';
 const MOVED_FINGERPRINT_SQL =
@@ -28,7 +34,6 @@ const MAX_LITERAL_TRACES = 5000;
 /** After rowids moved and the last refreshed span is gone too, recompute this much event time. */
 const CATCH_UP_HORIZON_NS = 3_600_000_000_000n;
 const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
 const TRACE_ID = /^[0-9a-f]{32}$/;
 /** An IN list matching no trace. */
 const NO_TRACES = 'SELECT NULL::VARCHAR WHERE false';
@@ -52,6 +57,47 @@ export interface FactsRefresher {
   newestSpanEndNs(): Promise<bigint | null>;
   /** How far the rollup is behind ingest (RollupLag). */
   lag(): RollupLag;
+  /** Wall-clock seconds spent in each step of the refresh since start (RefreshStep). */
+  stepSeconds(): Record<RefreshStep, number>;
+}
+
+/**
+ * The steps of a refresh, as `governor_rollup_refresh_step_seconds_total` reports them: plan (finding
+ * the new spans and their traces), known_facts (looking up what earlier refreshes wrote for them),
+ * new_spans, trace_facts (the touched traces from all of their spans), pool_fill, old_facts, tasks,
+ * task_columns, delete and insert (swapping the rows), state, commit, and other (BEGIN, drops).
+ */
+export const REFRESH_STEPS = [
+  'plan',
+  'known_facts',
+  'new_spans',
+  'trace_facts',
+  'pool_fill',
+  'old_facts',
+  'tasks',
+  'task_columns',
+  'delete',
+  'insert',
+  'state',
+  'commit',
+  'other',
+] as const;
+export type RefreshStep = (typeof REFRESH_STEPS)[number];
+
+/** Which step a statement of apply-refresh.sql is. */
+function stepOf(sql: string): RefreshStep {
+  const table = /^CREATE OR REPLACE TEMP TABLE (\w+)/.exec(sql)?.[1];
+  if (table === 'sig_new' || table === 'sig_traces') return 'new_spans';
+  if (table === 'sig_trace_facts') return 'trace_facts';
+  if (table === 'sig_old') return 'old_facts';
+  if (table === 'sig_tasks') return 'tasks';
+  if (table === 'sig_out') return 'task_columns';
+  if (sql.startsWith('UPDATE sig_trace_facts')) return 'pool_fill';
+  if (sql.startsWith('DELETE FROM request_facts')) return 'delete';
+  if (sql.startsWith('INSERT INTO request_facts')) return 'insert';
+  if (sql.startsWith('UPDATE request_facts_state')) return 'state';
+  if (sql === 'COMMIT') return 'commit';
+  return 'other';
 }
 
 export interface RollupLag {
@@ -110,9 +156,19 @@ function createFactsRefresher(store: Store): FactsRefresher {
   // What a run costs: ms ≈ fixed + perSpan × spans, fitted to the recent runs (decayed by
   // SPEED_HALF_LIFE_MS).
   const runCost = createRunCostModel(SPEED_HALF_LIFE_MS, Number(MAX_SPANS_PER_RUN));
+  const stepMs = Object.fromEntries(REFRESH_STEPS.map((step) => [step, 0])) as Record<RefreshStep, number>;
+  const timed = async <T>(step: RefreshStep, work: () => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    try {
+      return await work();
+    } finally {
+      stepMs[step] += performance.now() - started;
+    }
+  };
 
   /** The next batch of new spans, or null when there is none. */
-  const nextBatch = async (): Promise<Batch | null> => {
+  const nextBatch = (): Promise<Batch | null> => timed('plan', findNextBatch);
+  const findNextBatch = async (): Promise<Batch | null> => {
     const [state = {}] = await store.rollup.query<Row>(STATE_SQL);
     const lastRowid = toBigIntOrNull(state.last_rowid) ?? -1n;
     if (lastRowid >= 0n) {
@@ -164,16 +220,18 @@ function createFactsRefresher(store: Store): FactsRefresher {
 
   /** Rows of request_facts by trace key or task key (literal lists; an empty list matches nothing). */
   const queryKnownFacts = (traceKeys: string[], taskKeys: string[]) =>
-    store.rollup.query<Row>(
-      KNOWN_FACTS_SQL.replace('{{trace_keys}}', traceKeys.length > 0 ? traceKeys.join(',') : 'NULL').replace(
-        '{{task_keys}}',
-        taskKeys.length > 0 ? taskKeys.join(',') : 'NULL',
+    timed('known_facts', () =>
+      store.rollup.query<Row>(
+        KNOWN_FACTS_SQL.replace(
+          '{{trace_keys}}',
+          traceKeys.length > 0 ? traceKeys.join(',') : 'NULL',
+        ).replace('{{task_keys}}', taskKeys.length > 0 ? taskKeys.join(',') : 'NULL'),
       ),
     );
 
   const applyBatch = async (batch: Batch): Promise<{ traces: number }> => {
     const range = { lo_rowid: batch.loRowid, hi_rowid: batch.hiRowid, min_start_ns: batch.minStartNs };
-    const [summary = {}] = await store.rollup.query<Row>(PLAN_NEW_SPANS_SQL, range);
+    const [summary = {}] = await timed('plan', () => store.rollup.query<Row>(PLAN_NEW_SPANS_SQL, range));
     const traces = toNumberOrNull(summary.traces) ?? 0;
     let loNs = toBigIntOrNull(summary.lo_ns);
     let hiNs = toBigIntOrNull(summary.hi_ns);
@@ -200,7 +258,7 @@ function createFactsRefresher(store: Store): FactsRefresher {
         old_hi_end_ns: '-1',
       });
     } else if (traces <= MAX_LITERAL_TRACES) {
-      const rows = await store.rollup.query<Row>(PLAN_NEW_TRACES_SQL, range);
+      const rows = await timed('plan', () => store.rollup.query<Row>(PLAN_NEW_TRACES_SQL, range));
       const ids = new Set<string>();
       const traceKeys = new Set<string>();
       const taskKeys = new Set<string>();
@@ -261,32 +319,41 @@ function createFactsRefresher(store: Store): FactsRefresher {
         old_hi_end_ns: String(oldHiEnd ?? -1n),
       });
     } else {
-      const [known = {}] = await store.rollup.query<Row>(PLAN_BULK_RANGE_SQL, range);
+      const [known = {}] = await timed('known_facts', () =>
+        store.rollup.query<Row>(PLAN_BULK_RANGE_SQL, range),
+      );
       const lo = toBigIntOrNull(known.lo_ns);
       const hi = toBigIntOrNull(known.hi_ns);
       if (lo !== null && lo < loNs) loNs = lo;
       if (hi !== null && hi > hiNs) hiNs = hi;
+      // Earlier rows lie in this end_ns range (an empty range when there are none): every scan of
+      // request_facts below is bounded by it, as the literal lists' are.
+      const oldLoEnd = String(toBigIntOrNull(known.old_lo_end_ns) ?? 0n);
+      const oldHiEnd = String(toBigIntOrNull(known.old_hi_end_ns) ?? -1n);
+      const earlierRows = `request_facts WHERE end_ns >= ${oldLoEnd} AND end_ns <= ${oldHiEnd} AND trace_key IN (SELECT (hash(trace_id) >> 1)::BIGINT FROM sig_traces)`;
       Object.assign(fill, {
-        earlier_traces:
-          'SELECT trace_id FROM request_facts WHERE trace_key IN (SELECT (hash(trace_id) >> 1)::BIGINT FROM sig_traces) AND trace_id IN (SELECT trace_id FROM sig_traces)',
+        earlier_traces: `SELECT trace_id FROM ${earlierRows} AND trace_id IN (SELECT trace_id FROM sig_traces)`,
         earlier_lo_ns: String(lo ?? 0n),
         earlier_hi_ns: String(hi ?? -1n),
         trace_key_filter: 'trace_key IN (SELECT (hash(trace_id) >> 1)::BIGINT FROM sig_traces)',
         // The touched traces' tasks now, and the tasks they belonged to before.
-        task_key_filter:
-          'task_key IN (SELECT task_key FROM sig_trace_facts UNION SELECT task_key FROM request_facts WHERE trace_key IN (SELECT (hash(trace_id) >> 1)::BIGINT FROM sig_traces))',
-        old_lo_end_ns: String(INT64_MIN),
-        old_hi_end_ns: String(INT64_MAX),
+        task_key_filter: `task_key IN (SELECT task_key FROM sig_trace_facts UNION SELECT task_key FROM ${earlierRows})`,
+        old_lo_end_ns: oldLoEnd,
+        old_hi_end_ns: oldHiEnd,
       });
     }
     Object.assign(fill, { lo_ns: fill.lo_ns ?? String(loNs), hi_ns: fill.hi_ns ?? String(hiNs) });
-    const script = APPLY_SQL.replace(/\{\{(\w+)\}\}/g, (_m, name: string) => {
-      const value = fill[name];
-      if (value === undefined) throw new Error(`apply-refresh.sql: no value for {{${name}}}`);
-      return value;
-    });
+    const filled = (sql: string) =>
+      sql.replace(/\{\{(\w+)\}\}/g, (_m, name: string) => {
+        const value = fill[name];
+        if (value === undefined) throw new Error(`apply-refresh.sql: no value for {{${name}}}`);
+        return value;
+      });
     try {
-      await store.rollup.execute(script);
+      for (const statement of APPLY_STATEMENTS) {
+        const sql = filled(statement.sql);
+        await timed(statement.step, () => store.rollup.execute(sql));
+      }
     } catch (error) {
       // A failed statement leaves the script's transaction open; close it for the connection's next user.
       await store.rollup.execute('ROLLBACK').catch(() => undefined);
@@ -373,6 +440,12 @@ function createFactsRefresher(store: Store): FactsRefresher {
       await store.writer.whenMoved();
       if (running === null && queued === null && writtenAtLastRun === writtenSoFar()) return null;
       return refresh();
+    },
+    stepSeconds() {
+      return Object.fromEntries(REFRESH_STEPS.map((step) => [step, stepMs[step] / 1000])) as Record<
+        RefreshStep,
+        number
+      >;
     },
     lag() {
       // Spans parked in the ingest stage during a checkpoint count too: acknowledged, not rolled up.
