@@ -453,11 +453,15 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const shutdownErrors =
       shutdownExit === 0
         ? []
-        : g
-            .output()
-            .split('\n')
-            .filter((line) => /"level":(5|6)\d/.test(line))
-            .slice(-10);
+        : (() => {
+            // The shutdown's own failure first: reads cancelled by it log errors of their own.
+            const errors = g
+              .output()
+              .split('\n')
+              .filter((line) => /"level":(5|6)\d/.test(line));
+            const shutdown = errors.filter((line) => /shutdown|"level":6\d/i.test(line));
+            return [...shutdown, ...errors.filter((line) => !shutdown.includes(line))].slice(0, 10);
+          })();
     governor = null;
     return {
       shutdownMs,

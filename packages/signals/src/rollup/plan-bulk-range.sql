@@ -2,20 +2,21 @@
 -- to re-read for the touched traces (what earlier refreshes saw of them: lo_ns..hi_ns), and the
 -- end_ns range of every earlier row involved — the touched traces', their tasks' now, and the
 -- tasks they belonged to before — which bounds apply-refresh.sql's scans of request_facts to the
--- row groups that hold them. Only narrow key columns of request_facts are scanned here.
+-- row groups that hold them. Only narrow integer columns of request_facts are scanned here (the
+-- trace ids would double the scan, which covers every request row): rows are matched by key, and a
+-- key two trace ids share only widens the ranges, which apply-refresh.sql narrows by trace id.
 WITH new_spans AS (
-  SELECT trace_id, task_id
+  SELECT (hash(trace_id) >> 1)::BIGINT AS trace_key, (hash(task_id) >> 1)::BIGINT AS task_key
   FROM span_store
   WHERE rowid > $lo_rowid AND rowid <= $hi_rowid AND start_ns >= $min_start_ns
 ),
 known AS (
-  SELECT trace_id, task_key, first_span_ns, last_span_ns, end_ns
+  SELECT trace_key, task_key, first_span_ns, last_span_ns, end_ns
   FROM request_facts
-  WHERE trace_key IN (SELECT (hash(trace_id) >> 1)::BIGINT FROM new_spans)
-    OR task_key IN (SELECT (hash(task_id) >> 1)::BIGINT FROM new_spans)
+  WHERE trace_key IN (SELECT trace_key FROM new_spans) OR task_key IN (SELECT task_key FROM new_spans)
 ),
 earlier AS (
-  SELECT * FROM known WHERE trace_id IN (SELECT trace_id FROM new_spans)
+  SELECT * FROM known WHERE trace_key IN (SELECT trace_key FROM new_spans)
 ),
 former_tasks AS (
   SELECT end_ns FROM request_facts WHERE task_key IN (SELECT task_key FROM earlier)

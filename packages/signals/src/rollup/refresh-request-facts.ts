@@ -259,27 +259,28 @@ function createFactsRefresher(store: Store): FactsRefresher {
       });
     } else if (traces <= MAX_LITERAL_TRACES) {
       const rows = await timed('plan', () => store.rollup.query<Row>(PLAN_NEW_TRACES_SQL, range));
-      const ids = new Set<string>();
-      const traceKeys = new Set<string>();
+      // Known rows are matched to the touched traces by key: a key two trace ids share would only add
+      // a trace to re-read (apply-refresh.sql checks trace ids), never drop one.
+      const idByKey = new Map<string, string>();
       const taskKeys = new Set<string>();
       for (const r of rows) {
         const id = String(r.trace_id);
         if (!TRACE_ID.test(id)) throw new Error(`span_store holds a malformed trace id "${id}"`);
-        ids.add(id);
-        traceKeys.add(integerLiteral(r.trace_key));
+        idByKey.set(integerLiteral(r.trace_key), id);
         for (const k of (r.task_keys as unknown[]) ?? []) taskKeys.add(integerLiteral(k));
         const lo = toBigIntOrNull(r.lo_ns);
         const hi = toBigIntOrNull(r.hi_ns);
         if (lo !== null && lo < loNs) loNs = lo;
         if (hi !== null && hi > hiNs) hiNs = hi;
       }
-      const known = await queryKnownFacts([...traceKeys], [...taskKeys]);
+      const traceKeys = [...idByKey.keys()];
+      const known = await queryKnownFacts(traceKeys, [...taskKeys]);
       // A touched trace may have belonged to another task before (a late span named its workflow):
       // that task's other requests need their task columns recomputed too.
       const formerTasks = [
         ...new Set(
           known
-            .filter((f) => ids.has(String(f.trace_id)) && !taskKeys.has(integerLiteral(f.task_key)))
+            .filter((f) => idByKey.has(integerLiteral(f.trace_key)) && !taskKeys.has(integerLiteral(f.task_key)))
             .map((f) => integerLiteral(f.task_key)),
         ),
       ];
@@ -297,8 +298,8 @@ function createFactsRefresher(store: Store): FactsRefresher {
         const end = toBigIntOrNull(f.end_ns);
         if (end !== null && (oldLoEnd === null || end < oldLoEnd)) oldLoEnd = end;
         if (end !== null && (oldHiEnd === null || end > oldHiEnd)) oldHiEnd = end;
-        const id = String(f.trace_id);
-        if (!ids.has(id)) continue;
+        const id = idByKey.get(integerLiteral(f.trace_key));
+        if (id === undefined) continue;
         earlier.push(`'${id}'`);
         const lo = toBigIntOrNull(f.first_span_ns);
         const hi = toBigIntOrNull(f.last_span_ns);
@@ -312,7 +313,7 @@ function createFactsRefresher(store: Store): FactsRefresher {
         earlier_traces: earlier.length > 0 ? earlier.join(',') : NO_TRACES,
         earlier_lo_ns: String(earlierLo ?? 0n),
         earlier_hi_ns: String(earlierHi ?? -1n),
-        trace_key_filter: `trace_key IN (${[...traceKeys].join(',')})`,
+        trace_key_filter: `trace_key IN (${traceKeys.join(',')})`,
         task_key_filter: `task_key IN (${[...taskKeys].join(',')})`,
         // Earlier rows lie in this end_ns range (an empty range when there are none).
         old_lo_end_ns: String(oldLoEnd ?? 0n),
