@@ -55,7 +55,7 @@ export function createIngestStageMetricsProvider(
       const family = text.family(
         'governor_rollup_refresh_step_seconds_total',
         'counter',
-        "Wall-clock seconds of each step of the request rollup's refresh since start, every run counted (a read's and the background's): plan, known_facts, new_spans, trace_facts, pool_fill, old_facts, tasks, task_columns, delete, insert, state, commit, other. Where the refresh's time goes, and which step grows with the rollup's history.",
+        "Wall-clock seconds of each step of the request rollup's refresh since start, every run counted (a read's and the background's): plan, known_facts, new_spans, trace_facts, pool_fill, old_facts, tasks, delete, write (task columns computed as the rows are written), state, commit, other. Where the refresh's time goes, and which step grows with the rollup's history.",
       );
       for (const step of REFRESH_STEPS) family.sample({ step }, steps[step]);
     }

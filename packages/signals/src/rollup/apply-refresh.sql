@@ -7,21 +7,22 @@
 -- every scan of request_facts is bounded by the end_ns range of the earlier rows involved.
 BEGIN TRANSACTION;
 
--- The spans that arrived since the last refresh, read by rowid (one cheap range scan), and their
--- traces. Only the columns trace-facts.sql reads: every copied column costs.
-CREATE OR REPLACE TEMP TABLE sig_new AS
-SELECT s.* EXCLUDE (attributes, resource, events, status_code, status_message, task_id, operation, batch_size, finish_reasons, scope)
-FROM span_store s
-WHERE rowid > {{lo_rowid}} AND rowid <= {{hi_rowid}} AND s.start_ns >= {{min_start_ns}};
-
-CREATE OR REPLACE TEMP TABLE sig_traces AS SELECT DISTINCT trace_id FROM sig_new;
+-- The traces of the spans that arrived since the last refresh (read by rowid: one cheap range scan).
+CREATE OR REPLACE TEMP TABLE sig_traces AS
+SELECT DISTINCT trace_id
+FROM span_store
+WHERE rowid > {{lo_rowid}} AND rowid <= {{hi_rowid}} AND start_ns >= {{min_start_ns}};
 
 -- The facts of those traces from every span of theirs: the new ones, and the earlier ones of the
 -- traces an earlier refresh already saw ({{earlier_traces}}: only those have any), in the span
--- range those refreshes recorded for them (request_facts.first_span_ns..last_span_ns).
+-- range those refreshes recorded for them (request_facts.first_span_ns..last_span_ns). Only the
+-- columns trace-facts.sql reads, scanned where they lie: a temp table of the new spans cost more to
+-- fill than the range scans it saved.
 CREATE OR REPLACE TEMP TABLE sig_trace_facts AS
-WITH src_spans AS (
-  SELECT * FROM sig_new
+WITH src_spans AS NOT MATERIALIZED (
+  SELECT s.* EXCLUDE (attributes, resource, events, status_code, status_message, task_id, operation, batch_size, finish_reasons, scope)
+  FROM span_store s
+  WHERE rowid > {{lo_rowid}} AND rowid <= {{hi_rowid}} AND s.start_ns >= {{min_start_ns}}
   UNION ALL
   SELECT s.* EXCLUDE (attributes, resource, events, status_code, status_message, task_id, operation, batch_size, finish_reasons, scope)
   FROM span_store s
@@ -70,7 +71,22 @@ SELECT task_id FROM sig_trace_facts
 UNION
 SELECT task_id FROM sig_old WHERE trace_id IN (SELECT trace_id FROM sig_traces);
 
-CREATE OR REPLACE TEMP TABLE sig_out AS
+-- The requests rewritten: the touched traces, and the other requests of their tasks.
+CREATE OR REPLACE TEMP TABLE sig_rewrite AS
+SELECT trace_id FROM sig_trace_facts
+UNION ALL
+SELECT trace_id FROM sig_old
+WHERE task_id IN (SELECT task_id FROM sig_tasks)
+  AND trace_id NOT IN (SELECT trace_id FROM sig_trace_facts);
+
+DELETE FROM request_facts
+WHERE end_ns >= {{old_lo_end_ns}} AND end_ns <= {{old_hi_end_ns}}
+  AND ({{trace_key_filter}} OR {{task_key_filter}})
+  AND trace_id IN (SELECT trace_id FROM sig_rewrite);
+
+-- Their rows, task columns included, straight into request_facts: a temp table of them first cost
+-- as much as computing them (every column of every row written twice).
+INSERT INTO request_facts BY NAME
 WITH task_rows AS (
   SELECT * FROM sig_trace_facts
   UNION ALL BY NAME
@@ -85,12 +101,6 @@ WITH task_rows AS (
 -- @include task-columns.sql
 SELECT * FROM facts;
 
-DELETE FROM request_facts
-WHERE end_ns >= {{old_lo_end_ns}} AND end_ns <= {{old_hi_end_ns}}
-  AND ({{trace_key_filter}} OR {{task_key_filter}})
-  AND trace_id IN (SELECT trace_id FROM sig_out);
-INSERT INTO request_facts BY NAME SELECT * FROM sig_out;
-
 UPDATE request_facts_state SET
   last_rowid = {{hi_rowid}},
   fp_trace_id = (SELECT trace_id FROM span_store WHERE rowid = {{hi_rowid}}),
@@ -99,14 +109,13 @@ UPDATE request_facts_state SET
   refreshed_at = now(),
   last_mode = '{{mode}}',
   last_traces_touched = (SELECT count(*) FROM sig_traces),
-  last_requests_written = (SELECT count(*) FROM sig_out),
+  last_requests_written = (SELECT count(*) FROM sig_rewrite),
   spans_remaining = {{spans_remaining}}
 WHERE id = 1;
 
-DROP TABLE sig_new;
 DROP TABLE sig_traces;
 DROP TABLE sig_trace_facts;
 DROP TABLE sig_old;
 DROP TABLE sig_tasks;
-DROP TABLE sig_out;
+DROP TABLE sig_rewrite;
 COMMIT;

@@ -64,8 +64,9 @@ export interface FactsRefresher {
 /**
  * The steps of a refresh, as `governor_rollup_refresh_step_seconds_total` reports them: plan (finding
  * the new spans and their traces), known_facts (looking up what earlier refreshes wrote for them),
- * new_spans, trace_facts (the touched traces from all of their spans), pool_fill, old_facts, tasks,
- * task_columns, delete and insert (swapping the rows), state, commit, and other (BEGIN, drops).
+ * new_spans, trace_facts (the touched traces from all of their spans), pool_fill, old_facts, tasks
+ * (the requests to rewrite), delete, write (their task columns computed as the rows are written),
+ * state, commit, and other (BEGIN, drops).
  */
 export const REFRESH_STEPS = [
   'plan',
@@ -75,9 +76,8 @@ export const REFRESH_STEPS = [
   'pool_fill',
   'old_facts',
   'tasks',
-  'task_columns',
   'delete',
-  'insert',
+  'write',
   'state',
   'commit',
   'other',
@@ -87,14 +87,14 @@ export type RefreshStep = (typeof REFRESH_STEPS)[number];
 /** Which step a statement of apply-refresh.sql is. */
 function stepOf(sql: string): RefreshStep {
   const table = /^CREATE OR REPLACE TEMP TABLE (\w+)/.exec(sql)?.[1];
-  if (table === 'sig_new' || table === 'sig_traces') return 'new_spans';
+  if (table === 'sig_traces') return 'new_spans';
   if (table === 'sig_trace_facts') return 'trace_facts';
   if (table === 'sig_old') return 'old_facts';
   if (table === 'sig_tasks') return 'tasks';
-  if (table === 'sig_out') return 'task_columns';
+  if (table === 'sig_rewrite') return 'tasks';
   if (sql.startsWith('UPDATE sig_trace_facts')) return 'pool_fill';
   if (sql.startsWith('DELETE FROM request_facts')) return 'delete';
-  if (sql.startsWith('INSERT INTO request_facts')) return 'insert';
+  if (sql.startsWith('INSERT INTO request_facts')) return 'write';
   if (sql.startsWith('UPDATE request_facts_state')) return 'state';
   if (sql === 'COMMIT') return 'commit';
   return 'other';
@@ -280,7 +280,9 @@ function createFactsRefresher(store: Store): FactsRefresher {
       const formerTasks = [
         ...new Set(
           known
-            .filter((f) => idByKey.has(integerLiteral(f.trace_key)) && !taskKeys.has(integerLiteral(f.task_key)))
+            .filter(
+              (f) => idByKey.has(integerLiteral(f.trace_key)) && !taskKeys.has(integerLiteral(f.task_key)),
+            )
             .map((f) => integerLiteral(f.task_key)),
         ),
       ];
