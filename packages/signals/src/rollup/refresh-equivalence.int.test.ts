@@ -33,16 +33,17 @@ async function facts(store: Store): Promise<string[]> {
 describe('request rollup, incremental vs at once', () => {
   it('gives the same request facts whether spans arrive shuffled over many refreshes or all at once', async () => {
     const classifier = createHopClassifier();
-    const request = syntheticTraceRequest({ spans: 24_000, seed: 42, startNs: 1_767_225_600_000_000_000n });
+    const request = syntheticTraceRequest({ spans: 12_000, seed: 42, startNs: 1_767_225_600_000_000_000n });
     const rows = normalizeTraceRequest(request, { classifier, aliases: {} }).rows;
-    expect(new Set(rows.map((r) => r.traceId)).size).toBeGreaterThan(5000);
+    expect(new Set(rows.map((r) => r.traceId)).size).toBeGreaterThan(2000);
 
     // Delivered late and out of order: each span lands in one of the next few batches after its
-    // trace's first, one in ten twice (an exporter retry).
+    // trace's first, one in ten twice (an exporter retry). Batches of under 200 traces, which the
+    // refresh finds through literal key lists.
     const random = createRandom(7);
-    const batches: (typeof rows)[] = Array.from({ length: 16 }, () => []);
+    const batches: (typeof rows)[] = Array.from({ length: 106 }, () => []);
     rows.forEach((row, i) => {
-      const home = Math.floor((i / rows.length) * 11);
+      const home = Math.floor((i / rows.length) * 100);
       batches[home + Math.floor(random() * 6)]!.push(row);
       if (random() < 0.1) batches[home + Math.floor(random() * 6)]!.push(row);
     });
@@ -51,7 +52,8 @@ describe('request rollup, incremental vs at once', () => {
     const refresher = getFactsRefresher(incremental);
     for (const batch of batches) {
       await incremental.writer.write(batch, []);
-      await refresher.refresh();
+      const done = await refresher.refresh();
+      expect(done.tracesTouched).toBeLessThanOrEqual(200);
     }
     const atOnce = await freshStore();
     await atOnce.writer.write(batches.flat(), []);
@@ -63,7 +65,7 @@ describe('request rollup, incremental vs at once', () => {
   }, 120_000);
 
   it('gives the same request facts when every refresh is a large batch whose traces and tasks earlier refreshes saw', async () => {
-    // Batches of more than 5,000 traces take the refresh's join path (no literal key lists). Every
+    // Batches of thousands of traces take the refresh's join path (no literal key lists). Every
     // third trace's root names a workflow shared with the next two, so tasks span batches too, and a
     // trace whose root arrives late moves from its own task to its workflow's.
     const classifier = createHopClassifier();
@@ -87,7 +89,7 @@ describe('request rollup, incremental vs at once', () => {
     for (const batch of batches) {
       await incremental.writer.write(batch, []);
       const done = await refresher.refresh();
-      expect(done.tracesTouched).toBeGreaterThan(5000);
+      expect(done.tracesTouched).toBeGreaterThan(200);
     }
     const atOnce = await freshStore();
     await atOnce.writer.write(batches.flat(), []);
