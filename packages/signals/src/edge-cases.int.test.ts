@@ -392,7 +392,7 @@ describe('signals on real-world deliveries', () => {
     ]);
     await signals.refresh();
     // Simulate compaction: the span recorded at the last refreshed rowid is no longer there.
-    await store.execute("UPDATE request_facts_state SET fp_span_id = 'moved'");
+    await store.execute("UPDATE rollup.main.request_facts_state SET fp_span_id = 'moved'");
     await ingest(store, [
       traceExport(
         'b',
@@ -420,7 +420,7 @@ describe('signals on real-world deliveries', () => {
     // Retention deleted the oldest spans and a checkpoint compacted span_store: every later rowid
     // moved down. Recorded as if the last refreshed span had sat 12 rows further on.
     await store.execute("DELETE FROM span_store WHERE trace_id = '" + traceIdOf('a') + "'");
-    await store.execute('UPDATE request_facts_state SET last_rowid = last_rowid + 12');
+    await store.execute('UPDATE rollup.main.request_facts_state SET last_rowid = last_rowid + 12');
     await ingest(store, [
       traceExport(
         'd',

@@ -6,6 +6,7 @@ import { type BatchWriter, createBatchWriter } from './batch-writer.ts';
 import { type ConnectionPool, createConnectionPool } from './connection-pool.ts';
 import { type IngestCpu, createIngestCpu } from './ingest-cpu/ingest-cpu.ts';
 import { STAGE_FILE, attachIngestStage } from './ingest-stage.ts';
+import { ROLLUP_CATALOG, ROLLUP_FILE, attachRollupDatabase } from './rollup-database.ts';
 import { BACKGROUND_NICE, lowerBackgroundThreadPriority } from './lower-background-priority.ts';
 import { type StorageStats, collectStorageStats } from './retention/collect-storage-stats.ts';
 import { refreshHistoryViews } from './retention/refresh-history-views.ts';
@@ -179,6 +180,7 @@ export async function createStore(options: StoreOptions): Promise<Store> {
   const setup = await instance.connect();
   await runMigrations(setup, options.extraMigrationDirs ?? []);
   await attachIngestStage(setup, inMemory ? ':memory:' : join(dataDir, STAGE_FILE));
+  await attachRollupDatabase(setup, inMemory ? ':memory:' : join(dataDir, ROLLUP_FILE));
   const mainCatalog = String((await setup.runAndReadAll('SELECT current_database()')).getRowsJS()[0]?.[0]);
   if (exportDir) await recoverStagedExports(setup, exportDir);
   await refreshHistoryViews(setup, exportDir);
@@ -283,6 +285,9 @@ export async function createStore(options: StoreOptions): Promise<Store> {
       const closing = new ShuttingDownError('Governor is shutting down: the store takes no more writes');
       await Promise.all([internalWriter.drain(closing), maintenance.drain(closing)]);
       await writer.close();
+      // The writer checkpointed the main database; the rollup's rows since its last checkpoint are
+      // in its own WAL, replayed at the next start if this fails.
+      await writerMaintenance.run(`CHECKPOINT ${ROLLUP_CATALOG}`).catch(() => undefined);
       readers.closeAll();
       userConnections.closeAll();
       internalWriter.closeAll();

@@ -4,7 +4,9 @@
 -- (each timed as a step of governor_rollup_refresh_step_seconds_total) and fills the double-brace
 -- placeholders with integer literals, 32-hex trace ids, or fixed SQL of its own. Each big table is
 -- scanned once per statement into a small temp table, with filters DuckDB can push into the scan;
--- every scan of request_facts is bounded by the end_ns range of the earlier rows involved.
+-- every scan of request_facts is bounded by the end_ns range of the earlier rows involved. The
+-- rollup tables live in their own database file, `rollup` (packages/store/src/rollup-database.ts),
+-- so this transaction's commit never holds up the ingest writer's commits to the main file.
 BEGIN TRANSACTION;
 
 -- The traces of the spans that arrived since the last refresh (read by rowid: one cheap range scan).
@@ -44,7 +46,7 @@ FROM (
     FROM sig_trace_facts WHERE pool IS NOT NULL AND endpoint IS NOT NULL
     UNION ALL
     SELECT endpoint, pool, replica, end_ns
-    FROM request_facts
+    FROM rollup.main.request_facts
     WHERE end_ns >= {{lo_ns}} - 3600000000000 AND pool IS NOT NULL
       AND endpoint IN (SELECT endpoint FROM sig_trace_facts WHERE pool IS NULL)
     UNION ALL
@@ -61,7 +63,7 @@ WHERE t.pool IS NULL AND t.endpoint = e.endpoint;
 -- What earlier refreshes wrote for the touched traces and for the other requests of their tasks
 -- (the end_ns bounds prune the scan to the row groups that hold them).
 CREATE OR REPLACE TEMP TABLE sig_old AS
-SELECT * FROM request_facts
+SELECT * FROM rollup.main.request_facts
 WHERE end_ns >= {{old_lo_end_ns}} AND end_ns <= {{old_hi_end_ns}}
   AND ({{trace_key_filter}} OR {{task_key_filter}});
 
@@ -79,14 +81,14 @@ SELECT trace_id FROM sig_old
 WHERE task_id IN (SELECT task_id FROM sig_tasks)
   AND trace_id NOT IN (SELECT trace_id FROM sig_trace_facts);
 
-DELETE FROM request_facts
+DELETE FROM rollup.main.request_facts
 WHERE end_ns >= {{old_lo_end_ns}} AND end_ns <= {{old_hi_end_ns}}
   AND ({{trace_key_filter}} OR {{task_key_filter}})
   AND trace_id IN (SELECT trace_id FROM sig_rewrite);
 
 -- Their rows, task columns included, straight into request_facts: a temp table of them first cost
 -- as much as computing them (every column of every row written twice).
-INSERT INTO request_facts BY NAME
+INSERT INTO rollup.main.request_facts BY NAME
 WITH task_rows AS (
   SELECT * FROM sig_trace_facts
   UNION ALL BY NAME
@@ -101,7 +103,7 @@ WITH task_rows AS (
 -- @include task-columns.sql
 SELECT * FROM facts;
 
-UPDATE request_facts_state SET
+UPDATE rollup.main.request_facts_state SET
   last_rowid = {{hi_rowid}},
   fp_trace_id = (SELECT trace_id FROM span_store WHERE rowid = {{hi_rowid}}),
   fp_span_id = (SELECT span_id FROM span_store WHERE rowid = {{hi_rowid}}),

@@ -12,14 +12,14 @@ WITH new_spans AS (
 ),
 known AS (
   SELECT trace_key, task_key, first_span_ns, last_span_ns, end_ns
-  FROM request_facts
+  FROM rollup.main.request_facts
   WHERE trace_key IN (SELECT trace_key FROM new_spans) OR task_key IN (SELECT task_key FROM new_spans)
 ),
 earlier AS (
   SELECT * FROM known WHERE trace_key IN (SELECT trace_key FROM new_spans)
 ),
 former_tasks AS (
-  SELECT end_ns FROM request_facts WHERE task_key IN (SELECT task_key FROM earlier)
+  SELECT end_ns FROM rollup.main.request_facts WHERE task_key IN (SELECT task_key FROM earlier)
 ),
 ends AS (
   SELECT end_ns FROM known

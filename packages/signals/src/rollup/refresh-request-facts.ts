@@ -20,7 +20,10 @@ const APPLY_STATEMENTS = APPLY_SQL.replace(/^\s*--.*$/gm, '')
   .map((statement) => statement.trim())
   .filter((statement) => statement.length > 0)
   .map((sql) => ({ sql, step: stepOf(sql) }));
-const STATE_SQL = 'SELECT * FROM request_facts_state WHERE id = 1';
+/** Rows written to the rollup's database file, or time, between its checkpoints. */
+const ROLLUP_CHECKPOINT_ROWS = 100_000;
+const ROLLUP_CHECKPOINT_MS = 30_000;
+const STATE_SQL = 'SELECT * FROM rollup.main.request_facts_state WHERE id = 1';
 const NEXT_ROWID_SQL = 'SELECT max(rowid) AS max_rowid FROM span_store WHERE rowid > $last_rowid';
 const MOVED_FINGERPRINT_SQL =
   'SELECT min(rowid) AS rowid FROM span_store WHERE trace_id = $trace_id AND span_id = $span_id';
@@ -70,7 +73,8 @@ export interface FactsRefresher {
  * the new spans and their traces), known_facts (looking up what earlier refreshes wrote for them),
  * new_spans, trace_facts (the touched traces from all of their spans), pool_fill, old_facts, tasks
  * (the requests to rewrite), delete, write (their task columns computed as the rows are written),
- * state, commit, and other (BEGIN, drops).
+ * state, commit, checkpoint (of the rollup's own database file, every ROLLUP_CHECKPOINT_ROWS rows
+ * written or ROLLUP_CHECKPOINT_MS) and other (BEGIN, drops).
  */
 export const REFRESH_STEPS = [
   'plan',
@@ -84,6 +88,7 @@ export const REFRESH_STEPS = [
   'write',
   'state',
   'commit',
+  'checkpoint',
   'other',
 ] as const;
 export type RefreshStep = (typeof REFRESH_STEPS)[number];
@@ -97,9 +102,9 @@ function stepOf(sql: string): RefreshStep {
   if (table === 'sig_tasks') return 'tasks';
   if (table === 'sig_rewrite') return 'tasks';
   if (sql.startsWith('UPDATE sig_trace_facts')) return 'pool_fill';
-  if (sql.startsWith('DELETE FROM request_facts')) return 'delete';
-  if (sql.startsWith('INSERT INTO request_facts')) return 'write';
-  if (sql.startsWith('UPDATE request_facts_state')) return 'state';
+  if (sql.startsWith('DELETE FROM rollup.main.request_facts')) return 'delete';
+  if (sql.startsWith('INSERT INTO rollup.main.request_facts')) return 'write';
+  if (sql.startsWith('UPDATE rollup.main.request_facts_state')) return 'state';
   if (sql === 'COMMIT') return 'commit';
   return 'other';
 }
@@ -337,7 +342,7 @@ function createFactsRefresher(store: Store): FactsRefresher {
       // request_facts below is bounded by it, as the literal lists' are.
       const oldLoEnd = String(toBigIntOrNull(known.old_lo_end_ns) ?? 0n);
       const oldHiEnd = String(toBigIntOrNull(known.old_hi_end_ns) ?? -1n);
-      const earlierRows = `request_facts WHERE end_ns >= ${oldLoEnd} AND end_ns <= ${oldHiEnd} AND trace_key IN (SELECT (hash(trace_id) >> 1)::BIGINT FROM sig_traces)`;
+      const earlierRows = `rollup.main.request_facts WHERE end_ns >= ${oldLoEnd} AND end_ns <= ${oldHiEnd} AND trace_key IN (SELECT (hash(trace_id) >> 1)::BIGINT FROM sig_traces)`;
       Object.assign(fill, {
         earlier_traces: `SELECT trace_id FROM ${earlierRows} AND trace_id IN (SELECT trace_id FROM sig_traces)`,
         earlier_lo_ns: String(lo ?? 0n),
@@ -367,6 +372,27 @@ function createFactsRefresher(store: Store): FactsRefresher {
       throw new Error(`refreshing request_facts failed: ${(error as Error).message}`, { cause: error });
     }
     return { traces };
+  };
+
+  // The rollup's database file (rollup-database.ts in @governor/store) has no automatic checkpoint
+  // (checkpoint_threshold is set past reach for the main file's sake), and only the refresh and
+  // retention write it: the refresh checkpoints it between runs, where its own commits are the only
+  // ones a checkpoint holds up. A checkpoint refused while retention writes is retried next run.
+  let rollupRowsSinceCheckpoint = 0;
+  let rollupCheckpointedAt = performance.now();
+  const checkpointRollupIfDue = async (rows: number) => {
+    rollupRowsSinceCheckpoint += rows;
+    const due =
+      rollupRowsSinceCheckpoint >= ROLLUP_CHECKPOINT_ROWS ||
+      (rollupRowsSinceCheckpoint > 0 && performance.now() - rollupCheckpointedAt >= ROLLUP_CHECKPOINT_MS);
+    if (!due) return;
+    try {
+      await timed('checkpoint', () => store.rollup.execute('CHECKPOINT rollup'));
+      rollupRowsSinceCheckpoint = 0;
+      rollupCheckpointedAt = performance.now();
+    } catch {
+      // Another write transaction on the rollup file (retention's export): the next run retries.
+    }
   };
 
   const runOnce = async (): Promise<RefreshResult> => {
@@ -401,6 +427,7 @@ function createFactsRefresher(store: Store): FactsRefresher {
       if (!batch || batch.hiRowid >= batch.maxRowid) break;
     }
     writtenAtLastRun = written;
+    await checkpointRollupIfDue(result.requestsWritten);
     // Timed from after the wait for staged rows (a checkpoint's stall is not the refresh's speed);
     // a checkpoint met between two batches counts, which errs towards a slower rollup.
     if (written > coveredWritten)

@@ -4,7 +4,8 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ExportStorage, StorageStats, TableStorage } from '@governor/conventions';
 import { toJsValue } from '../to-js-value.ts';
 import { listExportFiles } from './export-files.ts';
-import { RETENTION_TARGETS } from './retention-targets.ts';
+import { ROLLUP_CATALOG, ROLLUP_FILE } from '../rollup-database.ts';
+import { RETENTION_RUNS_TABLES, RETENTION_TARGETS } from './retention-targets.ts';
 
 // Disk usage for GET /api/storage and governor_table_bytes on /metrics. Table bytes are the
 // table's share of checkpointed blocks (pragma_storage_info); rows written since the last
@@ -25,16 +26,22 @@ export async function collectStorageStats(
     'SELECT block_size, used_blocks, free_blocks FROM pragma_database_size() WHERE database_name = current_database()',
   );
   const blockSize = Number(size?.block_size ?? 262_144);
+  // The main database's tables and the rollup's (its own file, rollup-database.ts), by table name;
+  // the rollup's retention_runs is internal bookkeeping, not a table users query.
   const tables = await rows(
-    "SELECT table_name FROM duckdb_tables() WHERE NOT temporary AND database_name = current_database() AND schema_name = 'main' ORDER BY table_name",
+    `SELECT database_name, table_name FROM duckdb_tables()
+     WHERE NOT temporary AND schema_name = 'main'
+       AND (database_name = current_database() OR (database_name = '${ROLLUP_CATALOG}' AND table_name <> 'retention_runs'))
+     ORDER BY table_name`,
   );
   const tableStats: TableStorage[] = [];
   for (const t of tables) {
     const name = String(t.table_name);
+    const qualified = `"${String(t.database_name).replaceAll('"', '""')}".main."${name.replaceAll('"', '""')}"`;
     // estimated_size still counts deleted rows until a checkpoint compacts them; count(*) does not.
     const [stat] = await rows(
-      `SELECT (SELECT count(*) FROM "${name.replaceAll('"', '""')}") AS n,
-              (SELECT count(DISTINCT block_id) FROM pragma_storage_info('${name.replaceAll("'", "''")}') WHERE persistent) AS blocks`,
+      `SELECT (SELECT count(*) FROM ${qualified}) AS n,
+              (SELECT count(DISTINCT block_id) FROM pragma_storage_info('${qualified.replaceAll("'", "''")}') WHERE persistent) AS blocks`,
     );
     tableStats.push({
       table: name,
@@ -42,7 +49,9 @@ export async function collectStorageStats(
       bytes: Number(stat?.blocks ?? 0) * blockSize,
     });
   }
-  const file = dataDir === ':memory:' ? null : join(dataDir, 'governor.duckdb');
+  // The main file and the rollup's: one database in two files, as operators back it up.
+  const files = dataDir === ':memory:' ? [] : [join(dataDir, 'governor.duckdb'), join(dataDir, ROLLUP_FILE)];
+  const sizeOf = (path: string) => (existsSync(path) ? statSync(path).size : 0);
   const exports: ExportStorage[] = exportDir
     ? RETENTION_TARGETS.map((target) => {
         const files = listExportFiles(exportDir, target.name);
@@ -60,13 +69,13 @@ export async function collectStorageStats(
     // finished_at holds the wall clock in the session's time zone (now()::TIMESTAMP); answer RFC 3339 UTC.
     `SELECT target, state, strftime(timezone('UTC', finished_at::TIMESTAMPTZ), '%Y-%m-%dT%H:%M:%S.%gZ') AS finished_at,
             rows_exported, cutoff_ns::VARCHAR AS cutoff_ns, error
-     FROM retention_runs QUALIFY row_number() OVER (PARTITION BY target ORDER BY started_at DESC) = 1 ORDER BY target`,
+     FROM (${RETENTION_RUNS_TABLES.map((t) => `SELECT * FROM ${t}`).join(' UNION ALL ')}) QUALIFY row_number() OVER (PARTITION BY target ORDER BY started_at DESC) = 1 ORDER BY target`,
   );
   return {
     collectedAt: new Date().toISOString(),
     database: {
-      fileBytes: file && existsSync(file) ? statSync(file).size : 0,
-      walBytes: file && existsSync(`${file}.wal`) ? statSync(`${file}.wal`).size : 0,
+      fileBytes: files.reduce((n, f) => n + sizeOf(f), 0),
+      walBytes: files.reduce((n, f) => n + sizeOf(`${f}.wal`), 0),
       blockSize,
       usedBlocks: Number(size?.used_blocks ?? 0),
       freeBlocks: Number(size?.free_blocks ?? 0),

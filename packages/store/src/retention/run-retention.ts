@@ -3,7 +3,12 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from
 import { dirname, join, relative } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { refreshHistoryViews, quote } from './refresh-history-views.ts';
-import { RETENTION_TARGETS, type RetentionTarget, type RetentionTargetName } from './retention-targets.ts';
+import {
+  RETENTION_RUNS_TABLES,
+  RETENTION_TARGETS,
+  type RetentionTarget,
+  type RetentionTargetName,
+} from './retention-targets.ts';
 
 // Export, verify, delete — per table and slice of about 100,000 rows, each in one DuckDB
 // transaction:
@@ -147,7 +152,7 @@ async function runTarget(
       report.error = (error as Error).message;
       await connection
         .run(
-          `INSERT INTO retention_runs (run_id, target, state, started_at, finished_at, watermark_ns, cutoff_ns, error, duration_ms)
+          `INSERT INTO ${target.runsTable} (run_id, target, state, started_at, finished_at, watermark_ns, cutoff_ns, error, duration_ms)
            VALUES ($1, $2, 'failed', now()::TIMESTAMP, now()::TIMESTAMP, $3, $4, $5, $6)`,
           [sliceId, target.name, watermarkNs, cutoff, report.error, performance.now() - started],
         )
@@ -247,7 +252,7 @@ async function exportSlice(
       files: files.map((f) => relative(stagingRoot, f)),
     };
     await connection.run(
-      `INSERT INTO retention_runs (run_id, target, state, started_at, watermark_ns, cutoff_ns, rows_exported, rows_deleted, bytes_exported, files)
+      `INSERT INTO ${target.runsTable} (run_id, target, state, started_at, watermark_ns, cutoff_ns, rows_exported, rows_deleted, bytes_exported, files)
        VALUES ($1, $2, 'committed', now()::TIMESTAMP, $3, $4, $5, $6, $7, $8::JSON)`,
       [
         sliceId,
@@ -270,7 +275,7 @@ async function exportSlice(
   publishFiles(exportDir, stagingRoot, result.files);
   removeQuietly(stagingRoot);
   await connection.run(
-    `UPDATE retention_runs SET state = 'published', finished_at = now()::TIMESTAMP, duration_ms = $3 WHERE run_id = $1 AND target = $2`,
+    `UPDATE ${target.runsTable} SET state = 'published', finished_at = now()::TIMESTAMP, duration_ms = $3 WHERE run_id = $1 AND target = $2`,
     [sliceId, target.name, performance.now() - started],
   );
   return result;
@@ -314,17 +319,19 @@ function publishFiles(exportDir: string, stagingRoot: string, files: readonly st
  * staging folders of runs that never committed (their rows are still in the tables).
  */
 export async function recoverStagedExports(connection: DuckDBConnection, exportDir: string): Promise<number> {
-  const pending = await connection.runAndReadAll(
-    "SELECT run_id, target, files::VARCHAR FROM retention_runs WHERE state = 'committed'",
-  );
   let recovered = 0;
-  for (const [runId, target, files] of pending.getRowsJS() as [string, string, string][]) {
-    publishFiles(exportDir, join(exportDir, STAGING, runId), JSON.parse(files) as string[]);
-    await connection.run(
-      "UPDATE retention_runs SET state = 'published', finished_at = now()::TIMESTAMP, error = 'published at restart' WHERE run_id = $1 AND target = $2",
-      [runId, target],
+  for (const runs of RETENTION_RUNS_TABLES) {
+    const pending = await connection.runAndReadAll(
+      `SELECT run_id, target, files::VARCHAR FROM ${runs} WHERE state = 'committed'`,
     );
-    recovered++;
+    for (const [runId, target, files] of pending.getRowsJS() as [string, string, string][]) {
+      publishFiles(exportDir, join(exportDir, STAGING, runId), JSON.parse(files) as string[]);
+      await connection.run(
+        `UPDATE ${runs} SET state = 'published', finished_at = now()::TIMESTAMP, error = 'published at restart' WHERE run_id = $1 AND target = $2`,
+        [runId, target],
+      );
+      recovered++;
+    }
   }
   const staging = join(exportDir, STAGING);
   if (existsSync(staging)) {
@@ -333,9 +340,18 @@ export async function recoverStagedExports(connection: DuckDBConnection, exportD
   return recovered;
 }
 
+/** Whether `table` (a name in the main database, or `catalog.schema.name`) exists as a table. */
 async function tableExists(connection: DuckDBConnection, table: string): Promise<boolean> {
+  const parts = table.split('.');
+  const name = parts.at(-1)!;
+  const database = parts.length === 3 ? `'${parts[0]}'` : 'current_database()';
   return (
-    Number(await scalar(connection, `SELECT count(*) FROM duckdb_tables() WHERE table_name = '${table}'`)) > 0
+    Number(
+      await scalar(
+        connection,
+        `SELECT count(*) FROM duckdb_tables() WHERE table_name = '${name}' AND database_name = ${database}`,
+      ),
+    ) > 0
   );
 }
 
