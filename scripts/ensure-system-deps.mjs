@@ -1,15 +1,20 @@
 #!/usr/bin/env node
 // Installs the real peers the test suite drives — Chromium (console end-to-end tests), Prometheus
-// and Alertmanager — from Debian's packages when they are missing. Runs before `pnpm test`.
+// and Alertmanager — and jemalloc, which Governor runs on when installed (scripts/run-governor.sh),
+// from Debian's packages when they are missing. Runs before `pnpm test`.
 import { execSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
 const NEEDED = [
-  { bin: '/usr/bin/chromium', pkg: 'chromium' },
-  { bin: '/usr/bin/prometheus', pkg: 'prometheus' },
-  { bin: '/usr/bin/prometheus-alertmanager', pkg: 'prometheus-alertmanager' },
+  { bins: ['/usr/bin/chromium'], pkg: 'chromium' },
+  { bins: ['/usr/bin/prometheus'], pkg: 'prometheus' },
+  { bins: ['/usr/bin/prometheus-alertmanager'], pkg: 'prometheus-alertmanager' },
+  {
+    bins: ['/usr/lib/x86_64-linux-gnu/libjemalloc.so.2', '/usr/lib/aarch64-linux-gnu/libjemalloc.so.2'],
+    pkg: 'libjemalloc2',
+  },
 ];
-const missing = NEEDED.filter((n) => !existsSync(n.bin));
+const missing = NEEDED.filter((n) => !n.bins.some((bin) => existsSync(bin)));
 if (missing.length === 0) process.exit(0);
 const names = missing.map((m) => m.pkg).join(' ');
 if (process.getuid?.() !== 0) {

@@ -157,6 +157,7 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
             : { GOVERNOR_DECODE_WORKERS: String(options.decodeWorkers) },
       });
       url = child.url;
+      log(`server allocator: ${child.allocator()} (scripts/run-governor.sh; docs/operations.md, "Memory")`);
     } else {
       if (options.decodeWorkers !== undefined)
         process.env.GOVERNOR_DECODE_WORKERS = String(options.decodeWorkers);

@@ -173,6 +173,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       env: { GOVERNOR_ADMIN_TOKEN: ADMIN_TOKEN, GOVERNOR_LOG_LEVEL: 'warn' },
     });
     const g = governor;
+    log(`server allocator: ${g.allocator()} (scripts/run-governor.sh; docs/operations.md, "Memory")`);
     const client = createClient(g.url);
     const source = createSoakBatchSource(options.spansPerBatch, Math.floor(Math.random() * 0xffffffff));
     let nextBatch = 0;

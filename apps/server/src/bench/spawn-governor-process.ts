@@ -1,3 +1,4 @@
+import { findJemalloc } from '../allocator.ts';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -28,6 +29,8 @@ export interface GovernorProcess {
   memory(): { rssBytes: number; peakRssBytes: number } | null;
   /** CPU time so far (Linux /proc): the main thread's, and the whole process's. */
   cpu(): ThreadCpu | null;
+  /** The server's malloc: jemalloc when its library is mapped (Linux /proc), else glibc's. */
+  allocator(): 'jemalloc' | 'glibc' | 'unknown';
 }
 
 export interface ThreadCpu {
@@ -92,10 +95,16 @@ export async function spawnGovernorProcess(options: SpawnOptions): Promise<Gover
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env))
     if (v !== undefined && !k.startsWith('GOVERNOR_')) env[k] = v;
-  // As `pnpm governor` runs it (docs/operations.md, "Memory"): glibc's malloc limited to two arenas.
+  // As `pnpm governor` runs it (scripts/run-governor.sh; docs/operations.md, "Memory"): jemalloc
+  // when installed, else glibc's malloc limited to two arenas.
+  const jemalloc = env.LD_PRELOAD ? null : findJemalloc({ ...env, ...options.env });
   Object.assign(
     env,
-    { GOVERNOR_LOG_LEVEL: 'warn', MALLOC_ARENA_MAX: env.MALLOC_ARENA_MAX ?? '2' },
+    {
+      GOVERNOR_LOG_LEVEL: 'warn',
+      MALLOC_ARENA_MAX: env.MALLOC_ARENA_MAX ?? '2',
+      ...(jemalloc ? { LD_PRELOAD: jemalloc } : {}),
+    },
     options.env,
   );
   const child = spawn(
@@ -157,6 +166,13 @@ export async function spawnGovernorProcess(options: SpawnOptions): Promise<Gover
     output: () => output,
     exited,
     cpu: () => readProcessCpu(pid),
+    allocator() {
+      try {
+        return readFileSync(`/proc/${pid}/maps`, 'latin1').includes('libjemalloc') ? 'jemalloc' : 'glibc';
+      } catch {
+        return 'unknown';
+      }
+    },
     memory() {
       try {
         const status = readFileSync(`/proc/${pid}/status`, 'utf8');

@@ -1,3 +1,4 @@
+import { findJemalloc, runningAllocator } from '../allocator.ts';
 import type { GovernorConfig } from '@governor/conventions';
 import { loadConfig, readLogLevel } from '../load-config.ts';
 import { DataDirError } from '@governor/store';
@@ -32,9 +33,14 @@ export async function runStartCommand(args: ParsedArgs): Promise<number> {
     `Governor is up: console and API on ${governor.httpUrl}, OTLP/HTTP ${governor.httpUrl}/v1/traces, OTLP/gRPC ${config.server.host}:${governor.grpcPort}, data in ${governor.store.dataDir}`,
   );
 
-  if (process.platform === 'linux' && process.env.MALLOC_ARENA_MAX === undefined) {
+  const allocator = runningAllocator();
+  if (allocator === 'glibc' && process.env.MALLOC_ARENA_MAX === undefined) {
     log.warn(
-      'MALLOC_ARENA_MAX is not set: glibc gives each busy thread its own malloc arena and the RSS grows by hundreds of MB under load; start with MALLOC_ARENA_MAX=2 (`pnpm governor` does; docs/operations.md, "Memory")',
+      'MALLOC_ARENA_MAX is not set: glibc gives each busy thread its own malloc arena and the RSS grows by hundreds of MB under load; start with `pnpm governor`, which preloads jemalloc when installed (apt-get install libjemalloc2) and else sets MALLOC_ARENA_MAX=2 (docs/operations.md, "Memory")',
+    );
+  } else if (allocator === 'glibc' && findJemalloc() !== null) {
+    log.info(
+      `running on glibc's malloc although ${findJemalloc()} is installed: \`pnpm governor\` preloads it (less CPU per commit, docs/operations.md, "Memory"); GOVERNOR_ALLOCATOR=glibc keeps glibc`,
     );
   }
   let demo: DemoFleet | null = null;
