@@ -43,7 +43,13 @@ export async function runBenchIngestCommand(args: ParsedArgs): Promise<number> {
       : [
           `  with the rollup     ${n(result.spansAcked / (result.elapsedS + result.rollupCatchUpS))} spans/s taken in by the request rollup too (it finished ${result.rollupCatchUpS.toFixed(1)} s after the last ack)`,
         ]),
-    `  raw Appender        ${n(result.rawAppendRowsPerS)} rows/s, ${result.rawCpuUsPerRow.row.toFixed(1)} µs CPU/row (same rows, fresh DB, one thread, a row at a time)`,
+    `  raw Appender        ${n(result.rawAppendRowsPerS)} rows/s (same rows, fresh DB, one thread, a row at a time; ${result.rawCpuUsPerRow.row.toFixed(1)} µs CPU/row in the run before the server)`,
+    ...(result.rawAppendRuns.after === null
+      ? []
+      : [
+          `                      ${n(result.rawAppendRuns.before)} rows/s before the server ran, ${n(result.rawAppendRuns.after)} after; the ratio is against the faster${referenceDrift(result.rawAppendRuns.before, result.rawAppendRuns.after)}`,
+        ]),
+    `  allocators          reference ${result.allocators.reference}, server ${result.allocators.server ?? 'unknown'}${result.allocators.server !== null && result.allocators.server !== result.allocators.reference ? '  (NOT ALIKE: the ratio compares two allocators; run it as `pnpm governor bench ingest`)' : ''}`,
     `  raw DataChunk       ${n(result.rawChunkAppendRowsPerS)} rows/s, ${result.rawCpuUsPerRow.chunk.toFixed(1)} µs CPU/row (appendDataChunk per 2,048 rows)`,
     `  ratio               ${result.ratio.toFixed(2)}   target ≥ 0.60  ${ok(result.ratio >= 0.6)}`,
     `  ack latency p50     ${result.ackP50Ms.toFixed(1)} ms`,
@@ -88,6 +94,14 @@ const STAGE_LABELS: Record<string, string> = {
   checkpoint: 'checkpoint + moves',
   other_threads: 'other threads',
 };
+
+/** A warning when the two reference runs differ by more than 15 %: the machine's speed changed. */
+function referenceDrift(before: number, after: number): string {
+  const gap = Math.abs(before - after) / Math.max(before, after);
+  return gap > 0.15
+    ? `  (DRIFT: the runs differ by ${Math.round(gap * 100)} %: the machine's speed changed during the benchmark; run it again)`
+    : '';
+}
 
 /** The CPU budget of a span, stage by stage, next to the raw Appender's cost of a row. */
 function formatStageTable(
