@@ -56,8 +56,11 @@ export function createIngestCpu(): IngestCpu {
   let runningCount = 0;
   let lastBackgroundUs = 0;
   const settle = () => {
+    // The clocks are read one after another, so a reading can come out a little below the last:
+    // charge only past the highest reading, so the charges never add up to more than the threads ran.
     const now = backgroundUs();
-    const delta = Math.max(0, now - lastBackgroundUs);
+    if (now <= lastBackgroundUs) return;
+    const delta = now - lastBackgroundUs;
     lastBackgroundUs = now;
     if (runningCount === 0) return;
     for (const [stage, n] of running) add(stage, (delta * n) / runningCount);
