@@ -6,7 +6,7 @@ import { type SpanRow, createHopClassifier, normalizeTraceRequest } from '@gover
 import { syntheticTraceRequest } from '@governor/otlp/fixtures';
 import { type Store, createStore } from '@governor/store';
 import { startBackgroundRefresh } from '../src/rollup/background-refresh.ts';
-import { getFactsRefresher } from '../src/rollup/refresh-request-facts.ts';
+import { REFRESH_STEPS, getFactsRefresher } from '../src/rollup/refresh-request-facts.ts';
 
 // The request rollup's refresh alone: a store holding `--history` spans, then rounds of N fresh
 // spans (new traces, event time moving on) each followed by one refresh, timed by process CPU (all
@@ -15,8 +15,13 @@ import { getFactsRefresher } from '../src/rollup/refresh-request-facts.ts';
 // acknowledged span waited for the rollup. The last line fingerprints request_facts, so two
 // versions of the rollup can be checked for the same rows on the same input.
 //
+// `--task-idle-ms` is signals.task_idle_ms: how far back (event time) the refresh looks for earlier
+// requests; the history is written at 20,000 spans per second of event time, so a value under
+// history ÷ 20 s leaves the older part of it out of the lookups (known_facts, per refresh).
+//
 //   node --import tsx packages/signals/bench/bench-rollup-refresh.ts [--sizes 2000,10000,40000]
-//     [--history 200000] [--rounds 5] [--rate 8000 --seconds 30 --interval-ms 2000]
+//     [--history 200000] [--rounds 5] [--task-idle-ms 1800000]
+//     [--rate 8000 --seconds 30 --interval-ms 2000]
 
 const { values: args } = parseArgs({
   options: {
@@ -26,7 +31,9 @@ const { values: args } = parseArgs({
     rate: { type: 'string' },
     seconds: { type: 'string', default: '30' },
     'interval-ms': { type: 'string', default: '2000' },
+    'task-idle-ms': { type: 'string', default: '1800000' },
   },
+  strict: true,
 });
 
 const START_NS = 1_760_000_000_000_000_000n;
@@ -75,7 +82,7 @@ const fmt = (n: number, digits = 0) => n.toFixed(digits).padStart(8);
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'governor-bench-rollup-'));
   const store = await createStore({ dataDir: dir });
-  const refresher = getFactsRefresher(store);
+  const refresher = getFactsRefresher(store, { taskIdleNs: BigInt(args['task-idle-ms']) * 1_000_000n });
   try {
     const history = Number(args.history);
     const load0 = loadavg()[0]!;
@@ -114,23 +121,40 @@ async function main(): Promise<void> {
 async function runRounds(store: Store, refresher: ReturnType<typeof getFactsRefresher>): Promise<void> {
   const sizes = args.sizes.split(',').map(Number);
   const rounds = Number(args.rounds);
-  console.log('spans/refresh   CPU µs/span (median)   wall ms/refresh (median)   load');
+  console.log(
+    `task idle ${args['task-idle-ms']} ms\nspans/refresh   CPU µs/span (median)   wall ms/refresh (median)   load`,
+  );
   for (const size of sizes) {
     const perSpan: number[] = [];
     const wall: number[] = [];
+    const stepMs: Record<string, number[]> = {};
     for (let r = 0; r < rounds; r++) {
       await writeSpans(store, size);
       await store.writer.whenMoved();
       const cpu0 = cpuUs();
       const t0 = performance.now();
+      const steps0 = refresher.stepSeconds();
       const result = await refresher.refresh();
       wall.push(performance.now() - t0);
+      const steps1 = refresher.stepSeconds();
+      for (const step of REFRESH_STEPS) {
+        const list = stepMs[step] ?? [];
+        list.push((steps1[step] - steps0[step]) * 1000);
+        stepMs[step] = list;
+      }
       perSpan.push((cpuUs() - cpu0) / size);
       if (result.tracesTouched !== size / 4)
         throw new Error(`refresh touched ${result.tracesTouched} traces`);
     }
+    const steps = Object.entries(stepMs)
+      .map(([k, v]) => [k, median(v)] as const)
+      .filter(([, v]) => v >= 1)
+      .sort((a, b) => b[1] - a[1]);
     console.log(
       `${String(size).padStart(13)}   ${fmt(median(perSpan), 1)} (${perSpan.map((v) => v.toFixed(0)).join(' ')})   ${fmt(median(wall))} (${wall.map((v) => v.toFixed(0)).join(' ')})   ${loadavg()[0]!.toFixed(1)}`,
+    );
+    console.log(
+      `${' '.repeat(15)}steps, median ms/refresh: ${steps.map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`,
     );
   }
 }

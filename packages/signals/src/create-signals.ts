@@ -139,7 +139,10 @@ export interface Signals {
 
 export function createSignals(store: Store, config: GovernorConfig, options: SignalsOptions = {}): Signals {
   const source = options.source ?? 'rollup';
-  const refresher: FactsRefresher | null = source === 'rollup' ? getFactsRefresher(store) : null;
+  const taskIdleNs = BigInt(config.signals.task_idle_ms) * NS_PER_MS;
+  const refresher: FactsRefresher | null =
+    source === 'rollup' ? getFactsRefresher(store, { taskIdleNs }) : null;
+  const rawFactsSql = RAW_FACTS_SQL.trimEnd().replaceAll('{{task_idle_ns}}', String(taskIdleNs));
   const latenessNs = BigInt(config.signals.lateness_ms) * NS_PER_MS;
   const learnedPeaks = new Map<bigint, Promise<Map<string, number>>>();
 
@@ -170,7 +173,7 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
   const transformFor = (spec: WindowSpec): { transform: SqlTransform; extra: Record<string, bigint> } => {
     if (source === 'rollup') return { transform: (sql) => sql, extra: {} };
     return {
-      transform: (sql) => sql.replace(/^WITH$/m, `${RAW_FACTS_SQL.trimEnd()},`),
+      transform: (sql) => sql.replace(/^WITH$/m, `${rawFactsSql},`),
       extra: { scan_from_ns: spec.fromNs - RAW_LOOKBACK_NS, scan_to_ns: spec.toNs },
     };
   };

@@ -281,6 +281,14 @@ export const SignalsConfig = z
       .describe(
         'Watermark = newest event time − lateness: how long late spans are waited for before a window counts as complete.',
       ),
+    task_idle_ms: z
+      .number()
+      .int()
+      .min(1_000)
+      .default(1_800_000)
+      .describe(
+        "A task (workflow or conversation) whose next request starts more than this after all of its earlier requests ended is a new task from there on, as a session timeout splits web sessions. The request rollup looks this far back, and back to the start of the tasks it finds, for the requests and tasks of new spans, so its cost follows the recent past, not the whole history; a trace's spans further apart than this with no span covering the gap are separate requests until such a span arrives.",
+      ),
     default_window: z
       .string()
       .default('5m')

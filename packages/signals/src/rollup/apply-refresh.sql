@@ -81,10 +81,12 @@ SELECT trace_id FROM sig_old
 WHERE task_id IN (SELECT task_id FROM sig_tasks)
   AND trace_id NOT IN (SELECT trace_id FROM sig_trace_facts);
 
+-- The rows of sig_old that the rows below replace: the touched traces' (however many requests a
+-- trace was before: refresh-request-facts.ts) and their tasks' other requests, one row each.
 DELETE FROM rollup.main.request_facts
 WHERE end_ns >= {{old_lo_end_ns}} AND end_ns <= {{old_hi_end_ns}}
   AND ({{trace_key_filter}} OR {{task_key_filter}})
-  AND trace_id IN (SELECT trace_id FROM sig_rewrite);
+  AND (trace_id IN (SELECT trace_id FROM sig_trace_facts) OR task_id IN (SELECT task_id FROM sig_tasks));
 
 -- Their rows, task columns included, straight into request_facts: a temp table of them first cost
 -- as much as computing them (every column of every row written twice).

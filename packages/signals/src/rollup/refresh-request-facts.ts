@@ -7,7 +7,9 @@ import { createRunCostModel } from './run-cost-model.ts';
 // finds the spans appended since the previous one (by rowid), recomputes the traces they belong to
 // from all of their spans, and the task columns of every request of their tasks. Rows are found by
 // integer keys given as literal lists while a batch is small (a read's refresh of a few traces);
-// a larger one uses joins instead.
+// a larger one uses joins instead. Earlier rows are looked up only as far back as a task stays
+// open (signals.task_idle_ms before the new spans), and back to the start of the tasks found there
+// (reachBack): the lookups cost what that recent past holds, not the whole history.
 
 const PLAN_NEW_SPANS_SQL = loadSql(import.meta.url, 'plan-new-spans.sql');
 const PLAN_NEW_TRACES_SQL = loadSql(import.meta.url, 'plan-new-traces.sql');
@@ -41,6 +43,10 @@ const MAX_LITERAL_TRACES = 200;
 /** After rowids moved and the last refreshed span is gone too, recompute this much event time. */
 const CATCH_UP_HORIZON_NS = 3_600_000_000_000n;
 const INT64_MIN = -(2n ** 63n);
+/** signals.task_idle_ms's default, for a refresher created before any Signals configured it. */
+const DEFAULT_TASK_IDLE_NS = 1_800_000_000_000n;
+/** Rounds of reachBack before it looks through the whole history instead. */
+const MAX_REACH_BACK_ROUNDS = 8;
 const TRACE_ID = /^[0-9a-f]{32}$/;
 /** An IN list matching no trace. */
 const NO_TRACES = 'SELECT NULL::VARCHAR WHERE false';
@@ -132,14 +138,57 @@ const SPEED_HALF_LIFE_MS = 60_000;
 
 const refreshers = new WeakMap<Store, FactsRefresher>();
 
-/** One refresher per store, shared by every Signals instance over it (alerts, control, the API). */
-export function getFactsRefresher(store: Store): FactsRefresher {
+export interface FactsRefresherOptions {
+  /** signals.task_idle_ms in ns: how long a task stays open (task-columns.sql). */
+  taskIdleNs?: bigint;
+}
+
+interface RefresherSettings {
+  taskIdleNs: bigint;
+}
+
+const refresherSettings = new WeakMap<Store, RefresherSettings>();
+
+/**
+ * One refresher per store, shared by every Signals instance over it (alerts, control, the API).
+ * Options given (createSignals passes the config's) apply from the next run on.
+ */
+export function getFactsRefresher(store: Store, options: FactsRefresherOptions = {}): FactsRefresher {
+  let settings = refresherSettings.get(store);
+  if (!settings) {
+    settings = { taskIdleNs: DEFAULT_TASK_IDLE_NS };
+    refresherSettings.set(store, settings);
+  }
+  if (options.taskIdleNs !== undefined) settings.taskIdleNs = options.taskIdleNs;
   let refresher = refreshers.get(store);
   if (!refresher) {
-    refresher = createFactsRefresher(store);
+    refresher = createFactsRefresher(store, settings);
     refreshers.set(store, refresher);
   }
   return refresher;
+}
+
+/**
+ * The rows `lookup` finds at or after an end time, starting from `horizonNs` and lowered to the
+ * earliest task_start_ns among the rows found until no task they belong to starts earlier: then
+ * every request of every task found is among them (a request ends after its task started), so the
+ * rewrite sees whole tasks. A task or trace with nothing at or after the horizon is not found: its
+ * next request is a new task (task-columns.sql), its next span a new request until a span that
+ * covers the gap arrives (it starts earlier, and so does the lookup).
+ */
+async function reachBack(horizonNs: bigint, lookup: (loEndNs: bigint) => Promise<Row[]>): Promise<Row[]> {
+  let lo = horizonNs;
+  for (let round = 1; ; round++) {
+    const rows = await lookup(lo);
+    let earliest = lo;
+    for (const row of rows) {
+      // A known fact's task start, or the least of them (plan-bulk-range.sql).
+      const start = toBigIntOrNull(row.task_start_ns ?? row.min_task_start_ns);
+      if (start !== null && start < earliest) earliest = start;
+    }
+    if (earliest >= lo) return rows;
+    lo = round >= MAX_REACH_BACK_ROUNDS ? INT64_MIN : earliest;
+  }
 }
 
 type Row = Record<string, unknown>;
@@ -152,7 +201,7 @@ interface Batch {
   minStartNs: bigint;
 }
 
-function createFactsRefresher(store: Store): FactsRefresher {
+function createFactsRefresher(store: Store, settings: RefresherSettings): FactsRefresher {
   let running: Promise<RefreshResult> | null = null;
   let queued: Promise<RefreshResult> | null = null;
   let writtenAtLastRun = -1;
@@ -227,14 +276,16 @@ function createFactsRefresher(store: Store): FactsRefresher {
     return { mode: 'incremental', loRowid: lastRowid, hiRowid, maxRowid, minStartNs: INT64_MIN };
   };
 
-  /** Rows of request_facts by trace key or task key (literal lists; an empty list matches nothing). */
-  const queryKnownFacts = (traceKeys: string[], taskKeys: string[]) =>
+  /**
+   * Rows of request_facts ending at or after loEndNs, by trace key or task key (literal lists; an
+   * empty list matches nothing).
+   */
+  const queryKnownFacts = (traceKeys: string[], taskKeys: string[], loEndNs: bigint) =>
     timed('known_facts', () =>
       store.rollup.query<Row>(
-        KNOWN_FACTS_SQL.replace(
-          '{{trace_keys}}',
-          traceKeys.length > 0 ? traceKeys.join(',') : 'NULL',
-        ).replace('{{task_keys}}', taskKeys.length > 0 ? taskKeys.join(',') : 'NULL'),
+        KNOWN_FACTS_SQL.replace('{{trace_keys}}', traceKeys.length > 0 ? traceKeys.join(',') : 'NULL')
+          .replace('{{task_keys}}', taskKeys.length > 0 ? taskKeys.join(',') : 'NULL')
+          .replace('{{lo_end_ns}}', String(loEndNs)),
       ),
     );
 
@@ -245,7 +296,10 @@ function createFactsRefresher(store: Store): FactsRefresher {
     let loNs = toBigIntOrNull(summary.lo_ns);
     let hiNs = toBigIntOrNull(summary.hi_ns);
     const maxEndNs = toBigIntOrNull(summary.max_end_ns);
+    // Earlier rows are looked up from here back (reachBack).
+    const horizonNs = (loNs ?? 0n) - settings.taskIdleNs;
     const fill: Record<string, string> = {
+      task_idle_ns: String(settings.taskIdleNs),
       lo_rowid: String(batch.loRowid),
       hi_rowid: String(batch.hiRowid),
       min_start_ns: String(batch.minStartNs),
@@ -283,22 +337,23 @@ function createFactsRefresher(store: Store): FactsRefresher {
         if (hi !== null && hi > hiNs) hiNs = hi;
       }
       const traceKeys = [...idByKey.keys()];
-      const known = await queryKnownFacts(traceKeys, [...taskKeys]);
+      const newTaskKeys = new Set(taskKeys);
       // A touched trace may have belonged to another task before (a late span named its workflow):
       // that task's other requests need their task columns recomputed too.
-      const formerTasks = [
-        ...new Set(
-          known
-            .filter(
-              (f) => idByKey.has(integerLiteral(f.trace_key)) && !taskKeys.has(integerLiteral(f.task_key)),
-            )
-            .map((f) => integerLiteral(f.task_key)),
-        ),
-      ];
-      if (formerTasks.length > 0) {
-        for (const k of formerTasks) taskKeys.add(k);
-        known.push(...(await queryKnownFacts([], formerTasks)));
-      }
+      const formerTasksOf = (rows: Row[]) =>
+        new Set(
+          rows
+            .filter((f) => idByKey.has(integerLiteral(f.trace_key)))
+            .map((f) => integerLiteral(f.task_key))
+            .filter((k) => !newTaskKeys.has(k)),
+        );
+      const known = await reachBack(horizonNs, async (loEndNs) => {
+        const rows = await queryKnownFacts(traceKeys, [...newTaskKeys], loEndNs);
+        const formerTasks = [...formerTasksOf(rows)];
+        if (formerTasks.length > 0) rows.push(...(await queryKnownFacts([], formerTasks, loEndNs)));
+        return rows;
+      });
+      for (const k of formerTasksOf(known)) taskKeys.add(k);
       let oldLoEnd: bigint | null = null;
       let oldHiEnd: bigint | null = null;
       // The touched traces an earlier refresh saw: only they have earlier spans, in this range.
@@ -331,8 +386,10 @@ function createFactsRefresher(store: Store): FactsRefresher {
         old_hi_end_ns: String(oldHiEnd ?? -1n),
       });
     } else {
-      const [known = {}] = await timed('known_facts', () =>
-        store.rollup.query<Row>(PLAN_BULK_RANGE_SQL, range),
+      const [known = {}] = await reachBack(horizonNs, (loEndNs) =>
+        timed('known_facts', () =>
+          store.rollup.query<Row>(PLAN_BULK_RANGE_SQL, { ...range, lo_end_ns: loEndNs }),
+        ),
       );
       const lo = toBigIntOrNull(known.lo_ns);
       const hi = toBigIntOrNull(known.hi_ns);

@@ -23,7 +23,8 @@ members AS (
   WHERE r.task_end_ns > $from_ns::BIGINT AND r.task_end_ns <= $to_ns::BIGINT
 ),
 chosen AS (
-  SELECT task_id
+  -- A task is its id and its start: one that went idle and resumed is two (signals.task_idle_ms).
+  SELECT task_id, task_start_ns
   FROM members
   WHERE is_task_last
     AND ($f_pool::VARCHAR IS NULL OR pool = $f_pool::VARCHAR)
@@ -44,5 +45,5 @@ SELECT
   m.cost_usd, m.task_start_ns, m.task_end_ns, m.task_requests, m.task_steps, m.task_declared_steps,
   m.task_final_max_ttft_ms, m.task_final_max_e2e_ms, m.status
 FROM members m
-WHERE m.task_id IN (SELECT task_id FROM chosen)
-ORDER BY m.task_end_ns DESC, m.task_id, m.start_ns
+JOIN chosen c ON c.task_id = m.task_id AND c.task_start_ns = m.task_start_ns
+ORDER BY m.task_end_ns DESC, m.task_id, m.task_start_ns, m.start_ns

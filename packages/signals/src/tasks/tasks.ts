@@ -95,7 +95,8 @@ export async function searchTasks(
   const pools = await poolCostsOver(store, config, rows, search);
   const tasks = new Map<string, Row[]>();
   for (const row of rows) {
-    const id = String(row.task_id);
+    // A task that went idle and resumed is two tasks with one id (signals.task_idle_ms).
+    const id = `${String(row.task_id)} ${String(row.task_start_ns)}`;
     const list = tasks.get(id) ?? [];
     list.push(row);
     tasks.set(id, list);

@@ -128,7 +128,7 @@ function WastedWork({ tasks }: { tasks: TaskRow[] }) {
           />
           <tbody>
             {tasks.slice(0, 100).map((t) => (
-              <tr key={t.taskId}>
+              <tr key={`${t.taskId} ${t.startMs}`}>
                 <td className="nowrap">{formatDateTime(t.startMs)}</td>
                 <td className="mono">
                   {t.traceId ? (
