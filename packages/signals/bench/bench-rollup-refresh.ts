@@ -16,8 +16,8 @@ import { REFRESH_STEPS, getFactsRefresher } from '../src/rollup/refresh-request-
 // versions of the rollup can be checked for the same rows on the same input.
 //
 // `--task-idle-ms` is signals.task_idle_ms: how far back (event time) the refresh looks for earlier
-// requests; the history is written at 20,000 spans per second of event time, so a value under
-// history ÷ 20 s leaves the older part of it out of the lookups (known_facts, per refresh).
+// requests; the history is written at 20,000 spans per second of event time, so a value in ms under
+// history ÷ 20 (2M spans cover 100,000 ms) leaves the older part of it out of the lookups.
 //
 //   node --import tsx packages/signals/bench/bench-rollup-refresh.ts [--sizes 2000,10000,40000]
 //     [--history 200000] [--rounds 5] [--task-idle-ms 1800000]
