@@ -79,6 +79,14 @@ export interface SoakInterval {
    */
   refreshStepMsPerS: Record<string, number> | null;
   mainWaitingMsPerS: number | null;
+  /**
+   * Server side, from /metrics: acknowledgements of POST /v1/traces over 250 ms in the interval
+   * (governor_http_request_duration_seconds — the server's own time, not the network's or the
+   * client's), and the event loop's delay p99 and max (nodejs_eventloop_lag_*).
+   */
+  serverAcksOver250Ms: number | null;
+  loopDelayP99Ms: number | null;
+  loopDelayMaxMs: number | null;
 }
 
 export interface SoakResult {
@@ -314,7 +322,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const rssSamples: { atS: number; rssMiB: number }[] = [];
     let nextRssSample = started;
     const header =
-      'time    RSS MiB  DuckDB MiB  heap MiB   spans/s   ack p50 ms   ack p99 ms   ack max ms   refused   skipped     stored   main cpu ms/s   main wait ms/s   rollup lag s   commit p99 ms   commits >100ms   checkpoint s   refresh cpu ms/s   checkpoint cpu ms/s';
+      'time    RSS MiB  DuckDB MiB  heap MiB   spans/s   ack p50 ms   ack p99 ms   ack max ms   refused   skipped     stored   main cpu ms/s   main wait ms/s   rollup lag s   commit p99 ms   commits >100ms   checkpoint s   refresh cpu ms/s   checkpoint cpu ms/s   server acks >250ms   loop p99 ms   loop max ms';
     log(header);
     let sampling: Promise<void> = Promise.resolve();
     readsUntil = end;
@@ -398,6 +406,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
           refreshCpuMsPerS: null,
           checkpointCpuMsPerS: null,
           refreshStepMsPerS: null,
+          serverAcksOver250Ms: null,
+          loopDelayP99Ms: null,
+          loopDelayMaxMs: null,
         };
         lastCpu = cpu;
         window = [];
@@ -644,6 +655,11 @@ interface MetricsScrape {
   checkpointCpuS: number;
   /** governor_rollup_refresh_step_seconds_total by step. */
   refreshStepS: Map<string, number>;
+  /** POST /v1/traces answers, all and within 250 ms (governor_http_request_duration_seconds). */
+  tracesAcks: number;
+  tracesAcksWithin250Ms: number;
+  loopDelayP99S: number;
+  loopDelayMaxS: number;
 }
 
 /** What the soak reads from the server's /metrics each interval, as Prometheus would scrape it. */
@@ -666,6 +682,7 @@ async function scrapeMetrics(url: string): Promise<MetricsScrape> {
     const m = /^governor_writer_flush_seconds_bucket\{le="([^"]+)"\} (\S+)$/.exec(line);
     if (m) flushBuckets.push([m[1] === '+Inf' ? Number.POSITIVE_INFINITY : Number(m[1]), Number(m[2])]);
   }
+  const tracesRoute = 'governor_http_request_duration_seconds_bucket{method="POST",route="/v1/traces",';
   return {
     atMs,
     heapMiB: Math.round(value('nodejs_heap_used_bytes ') / 1024 / 1024),
@@ -674,6 +691,10 @@ async function scrapeMetrics(url: string): Promise<MetricsScrape> {
     refreshCpuS: value('governor_ingest_stage_cpu_seconds_total{stage="rollup_refresh"} '),
     checkpointCpuS: value('governor_ingest_stage_cpu_seconds_total{stage="checkpoint"} '),
     refreshStepS,
+    tracesAcks: value(`${tracesRoute}le="+Inf"} `),
+    tracesAcksWithin250Ms: value(`${tracesRoute}le="0.25"} `),
+    loopDelayP99S: value('nodejs_eventloop_lag_p99_seconds '),
+    loopDelayMaxS: value('nodejs_eventloop_lag_max_seconds '),
   };
 }
 
@@ -685,7 +706,13 @@ function writerDelta(before: MetricsScrape, after: MetricsScrape) {
   const total = counts.at(-1)?.[1] ?? 0;
   const p99 = total > 0 ? counts.find(([, n]) => n >= total * 0.99)?.[0] : undefined;
   const under100 = counts.find(([bound]) => bound >= 0.1)?.[1] ?? total;
+  const ms = (s: number) => (Number.isFinite(s) ? Math.round(s * 1000) : null);
+  const over250 =
+    after.tracesAcks - after.tracesAcksWithin250Ms - (before.tracesAcks - before.tracesAcksWithin250Ms);
   return {
+    serverAcksOver250Ms: Number.isFinite(over250) ? over250 : null,
+    loopDelayP99Ms: ms(after.loopDelayP99S),
+    loopDelayMaxMs: ms(after.loopDelayMaxS),
     commitP99Ms: p99 === undefined ? null : p99 * 1000,
     commitsOver100Ms: total - under100,
     checkpointS: Math.round((after.checkpointSumS - before.checkpointSumS) * 10) / 10,
@@ -775,7 +802,7 @@ function quantile(sorted: readonly number[], q: number): number | null {
 function formatRow(r: SoakInterval): string {
   const n = (v: number | null, width: number) => (v === null ? '–' : String(v)).padStart(width);
   const mmss = `${String(Math.floor(r.atS / 60)).padStart(2, '0')}:${String(r.atS % 60).padStart(2, '0')}`;
-  return `${mmss.padEnd(5)} ${n(r.rssMiB, 9)} ${n(r.duckdbMiB, 11)} ${n(r.heapMiB, 9)} ${n(r.spansPerS, 9)} ${n(r.ackP50Ms, 12)} ${n(r.ackP99Ms, 12)} ${n(r.ackMaxMs, 12)} ${n(r.refused, 9)} ${n(r.skipped, 9)} ${n(r.storedSpans, 10)} ${n(r.mainOnCpuMsPerS, 15)} ${n(r.mainWaitingMsPerS, 16)} ${n(r.rollupLagS, 14)} ${n(r.commitP99Ms, 15)} ${n(r.commitsOver100Ms, 16)} ${n(r.checkpointS, 14)} ${n(r.refreshCpuMsPerS, 20)} ${n(r.checkpointCpuMsPerS, 23)}${steps(r.refreshStepMsPerS)}`;
+  return `${mmss.padEnd(5)} ${n(r.rssMiB, 9)} ${n(r.duckdbMiB, 11)} ${n(r.heapMiB, 9)} ${n(r.spansPerS, 9)} ${n(r.ackP50Ms, 12)} ${n(r.ackP99Ms, 12)} ${n(r.ackMaxMs, 12)} ${n(r.refused, 9)} ${n(r.skipped, 9)} ${n(r.storedSpans, 10)} ${n(r.mainOnCpuMsPerS, 15)} ${n(r.mainWaitingMsPerS, 16)} ${n(r.rollupLagS, 14)} ${n(r.commitP99Ms, 15)} ${n(r.commitsOver100Ms, 16)} ${n(r.checkpointS, 14)} ${n(r.refreshCpuMsPerS, 20)} ${n(r.checkpointCpuMsPerS, 23)} ${n(r.serverAcksOver250Ms, 20)} ${n(r.loopDelayP99Ms, 13)} ${n(r.loopDelayMaxMs, 13)}${steps(r.refreshStepMsPerS)}`;
 }
 
 /** The refresh's largest steps, as "  refresh: trace_facts 230, task_columns 60, …" (ms/s). */

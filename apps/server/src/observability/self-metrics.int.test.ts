@@ -148,6 +148,20 @@ describe('self-observability on /metrics', () => {
     expect(value(text, 'governor_duckdb_threads')).toBe(2);
   });
 
+  it('reports how long the event loop was held since the previous scrape', async () => {
+    await scrape(READ);
+    // Governor runs in this process: hold its event loop as a long synchronous commit would.
+    const until = performance.now() + 300;
+    while (performance.now() < until);
+    const held = await scrape(READ);
+    const max = value(held.text, 'nodejs_eventloop_lag_max_seconds')!;
+    expect(max).toBeGreaterThanOrEqual(0.28);
+    expect(value(held.text, 'nodejs_eventloop_lag_p50_seconds')).toBeLessThan(max);
+    // The next scrape covers only the time since this one.
+    const after = await scrape(READ);
+    expect(value(after.text, 'nodejs_eventloop_lag_max_seconds')).toBeLessThan(max);
+  });
+
   it('is scraped by a real Prometheus with a bearer token from a file', async () => {
     const port = await findFreePort();
     const tokenFile = join(dir, 'token');

@@ -1,3 +1,4 @@
+import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import { type PrometheusText, createPrometheusText } from '@governor/signals';
 import type { StorageStats, Store } from '@governor/store';
 import type { EventBus } from '../events/event-bus.ts';
@@ -48,7 +49,14 @@ export function createSelfMetrics(sources: SelfMetricsSources): SelfMetrics {
     return storagePending;
   };
 
+  // Event-loop delay as prom-client's default metrics name it (nodejs_eventloop_lag_*), over the
+  // time since the previous scrape: every OTLP acknowledgement, commit and answer waits for the
+  // loop, so a stall here is latency everywhere. A 10-ms timer samples it (libuv, no JS).
+  const loopDelay = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
+  loopDelay.enable();
+
   const eventCounts = new Map<string, number>();
+
   let controlTicks = 0;
   const actuatorDeliveries = new Map<string, number>();
   const webhookDeliveries = new Map<string, { receiver: string; status: string; count: number }>();
@@ -189,6 +197,8 @@ export function createSelfMetrics(sources: SelfMetricsSources): SelfMetrics {
         .family('process_uptime_seconds', 'gauge', 'Seconds since the process started.')
         .sample({}, process.uptime());
       renderHttpHistogram(text, sources.http);
+      renderLoopDelay(text, loopDelay);
+      loopDelay.reset();
 
       if (sources.duckdb) {
         text
@@ -206,8 +216,31 @@ export function createSelfMetrics(sources: SelfMetricsSources): SelfMetrics {
     },
     close() {
       unsubscribe();
+      loopDelay.disable();
     },
   };
+}
+
+const LOOP_DELAY_RESOLUTION_MS = 10;
+
+/**
+ * p50, p99 and max of the event loop's delay since the previous scrape, s (0 before a sample). The
+ * histogram holds the time between the sampling timer's runs; its 10-ms period is taken off, so an
+ * idle loop reads ~0 rather than 0.01.
+ */
+function renderLoopDelay(text: PrometheusText, delay: IntervalHistogram): void {
+  const seconds = (ns: number) =>
+    delay.count > 0 ? Math.max(0, ns - LOOP_DELAY_RESOLUTION_MS * 1e6) / 1e9 : 0;
+  const since = 'since the previous scrape of /metrics';
+  text
+    .family('nodejs_eventloop_lag_p50_seconds', 'gauge', `Median event-loop delay ${since}.`)
+    .sample({}, seconds(delay.percentile(50)));
+  text
+    .family('nodejs_eventloop_lag_p99_seconds', 'gauge', `99th percentile of the event-loop delay ${since}.`)
+    .sample({}, seconds(delay.percentile(99)));
+  text
+    .family('nodejs_eventloop_lag_max_seconds', 'gauge', `Longest event-loop delay ${since}.`)
+    .sample({}, seconds(delay.max));
 }
 
 /** Cumulative buckets, `+Inf` equal to the count, then `_sum` and `_count`, per method and route. */
