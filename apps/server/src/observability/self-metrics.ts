@@ -56,7 +56,6 @@ export function createSelfMetrics(sources: SelfMetricsSources): SelfMetrics {
   loopDelay.enable();
 
   const eventCounts = new Map<string, number>();
-
   let controlTicks = 0;
   const actuatorDeliveries = new Map<string, number>();
   const webhookDeliveries = new Map<string, { receiver: string; status: string; count: number }>();
