@@ -109,6 +109,38 @@ describe('batch writer', () => {
     expect(staged!.n).toBe(0);
   });
 
+  it('copies staged rows into span_store while writes still go to the stage, each row read once', async () => {
+    store = await createStore({ dataDir: dir, checkpointIntervalMs: 3_600_000 });
+    const rows = spanRows(2_000);
+    for (let i = 0; i < 20; i++) await store.writer.write(rows, []);
+    let written = 20 * rows.length;
+    let stop = false;
+    let copiedWhileStaging = 0;
+    const miscounts: string[] = [];
+    let before = { main: written, staged: 0 };
+    const load = (async () => {
+      while (!stop) {
+        await store!.writer.write(rows.slice(0, 500), []);
+        written += 500;
+        const [seen] = await store!.query<{ main: number; staged: number; all: number }>(
+          `SELECT (SELECT count(*) FROM span_store) AS main, (SELECT count(*) FROM stage.main.span_store) AS staged,
+             (SELECT count(*) FROM spans) AS "all"`,
+        );
+        // One client: after its ack and before its next write, nothing else is in flight.
+        if (seen!.all !== written) miscounts.push(`${seen!.all} read of ${written} acknowledged`);
+        // This ack's rows went to the stage, and span_store grew meanwhile: the stage was copied.
+        if (seen!.staged === before.staged + 500 && seen!.main > before.main) copiedWhileStaging++;
+        before = seen!;
+      }
+    })();
+    await store.writer.checkpoint();
+    stop = true;
+    await load;
+    expect(miscounts).toEqual([]);
+    expect(copiedWhileStaging).toBeGreaterThan(0);
+    expect(await countSpans(store)).toBe(written);
+  });
+
   it('close() commits what is queued and checkpoints; the data is there after reopening', async () => {
     store = await createStore({ dataDir: dir });
     const rows = spanRows(100);

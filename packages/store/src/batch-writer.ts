@@ -4,7 +4,14 @@ import { createRowAppender } from './append-row.ts';
 import { type DurationHistogram, createDurationHistogram, observeMs } from './duration-histogram.ts';
 import { type IngestCpu, createIngestCpu } from './ingest-cpu/ingest-cpu.ts';
 import { readThreadCpuUs } from './ingest-cpu/thread-cpu-clock.ts';
-import { STAGE_CATALOG, beginStageEpoch, moveStagedRows, readNextStageEpoch } from './ingest-stage.ts';
+import {
+  MOVE_SLICE_ROWS,
+  STAGE_CATALOG,
+  beginStageEpoch,
+  copyStagedRowsAhead,
+  moveStagedRows,
+  readNextStageEpoch,
+} from './ingest-stage.ts';
 
 // Bounded write queue with group commit. Each ingest request enqueues its rows and waits; the
 // writer takes what is queued as one group, appends it with the DuckDB Appender (in slices, giving
@@ -15,8 +22,9 @@ import { STAGE_CATALOG, beginStageEpoch, moveStagedRows, readNextStageEpoch } fr
 // seconds at high ingest rates — and a blocked flushSync blocks Node's event loop. So the writer
 // checkpoints on its own schedule (by time and by rows written, never automatically inside a
 // flush) and, while the main database checkpoints, commits into the ingest stage: a second
-// database file whose commits are not blocked. After the checkpoint the staged rows are moved into
-// the main tables (ingest-stage.ts). Acknowledged means committed to one of the two WALs.
+// database file whose commits are not blocked. After the checkpoint the staged rows are copied into
+// the main tables while commits still go to the stage, then the writer switches back and the few
+// rows staged last are moved (ingest-stage.ts). Acknowledged means committed to one of the two WALs.
 
 export class QueueFullError extends Error {
   override readonly name = 'QueueFullError';
@@ -126,6 +134,14 @@ const SLICE_ROWS = 2_000;
  * after any stall, held the loop 150–300 ms, and every request waiting to be read waited with it.
  */
 const MAX_GROUP_ROWS = 4_000;
+/**
+ * After a checkpoint, passes that copy staged rows to the main tables while commits still go to the
+ * stage, until a pass copies no more than COPY_AHEAD_ENOUGH_ROWS. A pass copies what was staged
+ * during the one before, so passes shrink while copying runs at least twice as fast as the fleet
+ * sends; one that does not halve ends the phase, and so does the bound.
+ */
+const MAX_COPY_AHEAD_PASSES = 4;
+const COPY_AHEAD_ENOUGH_ROWS = MOVE_SLICE_ROWS * 2;
 
 const appendSpan = createRowAppender<SpanRow>(SPAN_COLUMNS);
 const appendMetricPoint = createRowAppender<MetricPointRow>(METRIC_POINT_COLUMNS);
@@ -360,6 +376,17 @@ export async function createBatchWriter(
       releaseRowids();
     }
     lastCheckpointAt = now();
+    // Copy the staged rows while group commits still go to the stage: a slice's commit to the main
+    // database holds the main tables' append, and a group commit to them (synchronous, on the event
+    // loop) would wait for it. Rows staged during a pass are copied by the next, which is shorter;
+    // the last few move after the switch.
+    // When the fleet sends faster than a pass copies, passes stop shrinking and the phase ends.
+    let before = Number.POSITIVE_INFINITY;
+    for (let pass = 0; pass < MAX_COPY_AHEAD_PASSES; pass++) {
+      const copied = await cpu.measureBackground('checkpoint', () => copyStagedRowsAhead(maintenance));
+      if (copied <= COPY_AHEAD_ENOUGH_ROWS || copied >= before / 2) break;
+      before = copied;
+    }
     target = 'main';
     await currentGroup;
     closeAppenders('stage');

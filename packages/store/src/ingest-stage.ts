@@ -68,6 +68,11 @@ export interface MovedRows {
  * largest stalls left once the rollup had its own file (docs/operations.md).
  */
 export const MOVE_SLICE_ROWS = 1_000;
+/**
+ * Staged rows copied per transaction while the writer still commits to the stage (nothing waits for
+ * these commits, so a slice is as large as keeps the copy's memory small: fewer commits copy faster).
+ */
+const COPY_AHEAD_SLICE_ROWS = 10_000;
 
 const MOVED_TABLES = ['span_store', 'metric_store'] as const;
 
@@ -95,7 +100,7 @@ export async function moveStagedRows(connection: DuckDBConnection): Promise<Move
   if (spans + metricPoints + epochs === 0) return { spans: 0, metricPoints: 0 };
   const moved = spans + metricPoints > 0 && alreadyMoved === 0;
   if (moved) {
-    for (const table of MOVED_TABLES) await moveTableInSlices(connection, table, epoch);
+    for (const table of MOVED_TABLES) await moveTableInSlices(connection, table, epoch, MOVE_SLICE_ROWS);
     await runScript(connection, MOVE_SQL);
   }
   await runScript(connection, EMPTY_SQL);
@@ -103,12 +108,36 @@ export async function moveStagedRows(connection: DuckDBConnection): Promise<Move
   return moved ? { spans, metricPoints } : { spans: 0, metricPoints: 0 };
 }
 
-/** Copies `table`'s staged rows after the last slice recorded for `epoch`, a slice per transaction. */
+/**
+ * Copies the rows staged so far into the main tables, slice by slice as `moveStagedRows` does,
+ * while the writer may still commit to the stage: rows committed after a table's copy starts are
+ * left for the next call or for `moveStagedRows`, which resumes after the last recorded slice. So
+ * the slices' commits to the main database do not contend with the writer's group commits, which
+ * go to the stage meanwhile. Returns the rows copied.
+ */
+export async function copyStagedRowsAhead(connection: DuckDBConnection): Promise<number> {
+  const reader = await connection.runAndReadAll(
+    `SELECT max(epoch)::BIGINT FROM ${STAGE_CATALOG}.main.ingest_stage_epoch`,
+  );
+  const epoch = reader.getRowsJS()[0]?.[0];
+  if (epoch === null || epoch === undefined) return 0;
+  let copied = 0;
+  for (const table of MOVED_TABLES) {
+    copied += await moveTableInSlices(connection, table, Number(epoch), COPY_AHEAD_SLICE_ROWS);
+  }
+  return copied;
+}
+
+/**
+ * Copies `table`'s staged rows after the last slice recorded for `epoch` through the last row
+ * staged when it starts, a slice per transaction. Returns the rows copied.
+ */
 async function moveTableInSlices(
   connection: DuckDBConnection,
   table: (typeof MOVED_TABLES)[number],
   epoch: number,
-): Promise<void> {
+  sliceRows: number,
+): Promise<number> {
   const staged = `${STAGE_CATALOG}.main.${table}`;
   // Rowids need not start at 0 (rows deleted from the stage before may keep theirs): from the first.
   const reader = await connection.runAndReadAll(`SELECT
@@ -116,20 +145,23 @@ async function moveTableInSlices(
       (SELECT max(rowid) FROM ${staged})::BIGINT,
       (SELECT max(through_rowid) FROM ingest_stage_moves WHERE epoch = ${epoch} AND table_name = '${table}')::BIGINT`);
   const [first, last, done] = reader.getRowsJS()[0] ?? [];
-  if (first === null || first === undefined || last === null || last === undefined) return;
+  if (first === null || first === undefined || last === null || last === undefined) return 0;
   const lastRowid = Number(last);
   const start =
     done === null || done === undefined ? Number(first) : Math.max(Number(first), Number(done) + 1);
+  let copied = 0;
   for (let from = start; from <= lastRowid; ) {
-    const through = Math.min(from + MOVE_SLICE_ROWS - 1, lastRowid);
+    const through = Math.min(from + sliceRows - 1, lastRowid);
     await runStatements(connection, [
       'BEGIN TRANSACTION',
       `INSERT INTO ${table} BY NAME SELECT * FROM ${staged} WHERE rowid BETWEEN ${from} AND ${through}`,
       `INSERT INTO ingest_stage_moves (epoch, table_name, through_rowid) VALUES (${epoch}, '${table}', ${through})`,
       'COMMIT',
     ]);
+    copied += through - from + 1;
     from = through + 1;
   }
+  return copied;
 }
 
 async function runScript(connection: DuckDBConnection, script: string): Promise<void> {
