@@ -5,7 +5,7 @@ import { DEFAULT_DUCKDB_MEMORY_LIMIT } from '@governor/conventions';
 import { type BatchWriter, createBatchWriter } from './batch-writer.ts';
 import { type ConnectionPool, createConnectionPool } from './connection-pool.ts';
 import { type IngestCpu, createIngestCpu } from './ingest-cpu/ingest-cpu.ts';
-import { STAGE_FILE, attachIngestStage } from './ingest-stage.ts';
+import { STAGE_CATALOG, STAGE_FILE, attachIngestStage } from './ingest-stage.ts';
 import { ROLLUP_CATALOG, ROLLUP_FILE, attachRollupDatabase } from './rollup-database.ts';
 import { BACKGROUND_NICE, lowerBackgroundThreadPriority } from './lower-background-priority.ts';
 import { type StorageStats, collectStorageStats } from './retention/collect-storage-stats.ts';
@@ -190,6 +190,12 @@ export async function createStore(options: StoreOptions): Promise<Store> {
   const mainCatalog = String((await setup.runAndReadAll('SELECT current_database()')).getRowsJS()[0]?.[0]);
   if (exportDir) await recoverStagedExports(setup, exportDir);
   await refreshHistoryViews(setup, exportDir);
+  // No catalog change of the start may wait in a WAL: DuckDB 1.5.6 cannot replay an ALTER TABLE ADD
+  // COLUMN on a table with a function default (binding it asks for a default database that replay
+  // has not set), so a fresh data dir killed before its first checkpoint never started again.
+  for (const catalog of [mainCatalog, STAGE_CATALOG, ROLLUP_CATALOG]) {
+    await setup.run(`CHECKPOINT "${catalog.replaceAll('"', '""')}"`);
+  }
   // The history views read Parquet footers on every query; cache them (files are never rewritten).
   await setup.run('SET parquet_metadata_cache=true');
   if (exportDir) await setup.run(`SET allowed_directories=['${exportDir.replaceAll("'", "''")}']`);
