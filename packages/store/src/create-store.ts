@@ -20,6 +20,14 @@ import { runMigrations } from './run-migrations.ts';
 import { runUserQuery, type UserQueryOptions, type UserQueryResult } from './run-user-query.ts';
 import { toJsValue } from './to-js-value.ts';
 
+/** The main database file in a data dir. */
+export const MAIN_FILE = 'governor.duckdb';
+/**
+ * The database files of a data dir (each with its WAL beside it): one store in three files, copied
+ * or backed up together.
+ */
+export const STORE_FILES = [MAIN_FILE, ROLLUP_FILE, STAGE_FILE] as const;
+
 export interface StoreOptions {
   /** Folder holding governor.duckdb (created if missing); ':memory:' for an in-memory store. */
   dataDir: string;
@@ -164,7 +172,7 @@ export async function createStore(options: StoreOptions): Promise<Store> {
   const dataDir = inMemory ? ':memory:' : resolve(options.dataDir);
   const exportDir = inMemory ? null : join(dataDir, 'export');
   if (!inMemory) prepareDataDir(dataDir, exportDir!);
-  const instance = await DuckDBInstance.create(inMemory ? ':memory:' : join(dataDir, 'governor.duckdb'), {
+  const instance = await DuckDBInstance.create(inMemory ? ':memory:' : join(dataDir, MAIN_FILE), {
     autoinstall_known_extensions: 'false',
     autoload_known_extensions: 'false',
     // The writer schedules checkpoints itself (by time and rows) with commits going to the ingest

@@ -3,6 +3,7 @@ export {
   DEFAULT_READ_DEADLINE_MS,
   RollupStoppedError,
   STORE_CONNECTIONS,
+  STORE_FILES,
   ShuttingDownError,
   createStore,
 } from './create-store.ts';

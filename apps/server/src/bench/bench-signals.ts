@@ -9,7 +9,7 @@ import {
 } from '@governor/conventions';
 import { MAX_ARRIVALS_PER_POOL, createRequestArrivalsReader } from '@governor/control';
 import { type Signals, createSignals } from '@governor/signals';
-import { createStore } from '@governor/store';
+import { STORE_FILES, createStore } from '@governor/store';
 import { BENCH_POOLS, BENCH_PRICES, createFleetTraffic } from './generate-fleet-spans.ts';
 
 // `governor bench signals`: builds a store of synthetic fleet traffic (20M spans by default) and
@@ -135,7 +135,7 @@ async function measureUpkeep(dataDir: string, config: GovernorConfig, options: S
   const copyDir = mkdtempSync(join(tmpdir(), 'governor-bench-upkeep-'));
   const copyStarted = performance.now();
   for (const name of readdirSync(dataDir)) {
-    if (name.startsWith('governor.duckdb') || name.startsWith('ingest-stage.duckdb'))
+    if (STORE_FILES.some((file) => name.startsWith(file)))
       copyFileSync(join(dataDir, name), join(copyDir, name));
   }
   const copyS = (performance.now() - copyStarted) / 1000;
