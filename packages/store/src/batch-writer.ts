@@ -378,14 +378,17 @@ export async function createBatchWriter(
     lastCheckpointAt = now();
     // Copy the staged rows while group commits still go to the stage: a slice's commit to the main
     // database holds the main tables' append, and a group commit to them (synchronous, on the event
-    // loop) would wait for it. Rows staged during a pass are copied by the next, which is shorter;
-    // the last few move after the switch.
-    // When the fleet sends faster than a pass copies, passes stop shrinking and the phase ends.
-    let before = Number.POSITIVE_INFINITY;
-    for (let pass = 0; pass < MAX_COPY_AHEAD_PASSES; pass++) {
-      const copied = await cpu.measureBackground('checkpoint', () => copyStagedRowsAhead(maintenance));
-      if (copied <= COPY_AHEAD_ENOUGH_ROWS || copied >= before / 2) break;
-      before = copied;
+    // loop) would wait for it. The last few rows move after the switch.
+    try {
+      let before = Number.POSITIVE_INFINITY;
+      for (let pass = 0; pass < MAX_COPY_AHEAD_PASSES; pass++) {
+        const copied = await cpu.measureBackground('checkpoint', () => copyStagedRowsAhead(maintenance));
+        if (copied <= COPY_AHEAD_ENOUGH_ROWS || copied >= before / 2) break;
+        before = copied;
+      }
+    } catch {
+      // A failed slice (a full disk) copied nothing; the switch back below still happens, and the
+      // move resumes after the last recorded slice (or the next cycle does).
     }
     target = 'main';
     await currentGroup;

@@ -18,15 +18,8 @@ import {
 } from './retention/run-retention.ts';
 import { runMigrations } from './run-migrations.ts';
 import { runUserQuery, type UserQueryOptions, type UserQueryResult } from './run-user-query.ts';
+import { MAIN_FILE } from './store-files.ts';
 import { toJsValue } from './to-js-value.ts';
-
-/** The main database file in a data dir. */
-export const MAIN_FILE = 'governor.duckdb';
-/**
- * The database files of a data dir (each with its WAL beside it): one store in three files, copied
- * or backed up together.
- */
-export const STORE_FILES = [MAIN_FILE, ROLLUP_FILE, STAGE_FILE] as const;
 
 export interface StoreOptions {
   /** Folder holding governor.duckdb (created if missing); ':memory:' for an in-memory store. */

@@ -3,10 +3,10 @@ export {
   DEFAULT_READ_DEADLINE_MS,
   RollupStoppedError,
   STORE_CONNECTIONS,
-  STORE_FILES,
   ShuttingDownError,
   createStore,
 } from './create-store.ts';
+export { MAIN_FILE, STORE_FILES } from './store-files.ts';
 export { ReadDeadlineError, ReadersBusyError } from './connection-pool.ts';
 export { readDeadlineLeft, withReadDeadline } from './read-deadline-scope.ts';
 export type { Store, StoreOptions, SqlParams } from './create-store.ts';

@@ -69,8 +69,10 @@ export interface MovedRows {
  */
 export const MOVE_SLICE_ROWS = 1_000;
 /**
- * Staged rows copied per transaction while the writer still commits to the stage (nothing waits for
- * these commits, so a slice is as large as keeps the copy's memory small: fewer commits copy faster).
+ * Staged rows copied per transaction while the writer still commits to the stage: nothing waits for
+ * these commits, so fewer, larger ones. Beside an unthrottled writer (batch-writer.int.test.ts, this
+ * 2-core machine) a pass copied ~24,000 rows/s in 1,000-row slices and 50,000–60,000 in 10,000-row
+ * ones, enough to shrink pass by pass at the soak's 16,000–19,000 spans/s.
  */
 const COPY_AHEAD_SLICE_ROWS = 10_000;
 

@@ -9,7 +9,7 @@ import {
 } from '@governor/conventions';
 import { MAX_ARRIVALS_PER_POOL, createRequestArrivalsReader } from '@governor/control';
 import { type Signals, createSignals } from '@governor/signals';
-import { STORE_FILES, createStore } from '@governor/store';
+import { MAIN_FILE, STORE_FILES, createStore } from '@governor/store';
 import { BENCH_POOLS, BENCH_PRICES, createFleetTraffic } from './generate-fleet-spans.ts';
 
 // `governor bench signals`: builds a store of synthetic fleet traffic (20M spans by default) and
@@ -42,7 +42,7 @@ export async function runSignalsBench(options: SignalsBenchOptions): Promise<voi
   const log = options.log;
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'governor-bench-signals-'));
   const temporary = options.dataDir === undefined;
-  const reuse = !temporary && existsSync(join(dataDir, 'governor.duckdb'));
+  const reuse = !temporary && existsSync(join(dataDir, MAIN_FILE));
   const config = benchConfig(dataDir);
   const store = await createStore({
     dataDir,

@@ -5,6 +5,7 @@ import type { ExportStorage, StorageStats, TableStorage } from '@governor/conven
 import { toJsValue } from '../to-js-value.ts';
 import { listExportFiles } from './export-files.ts';
 import { ROLLUP_CATALOG, ROLLUP_FILE } from '../rollup-database.ts';
+import { MAIN_FILE } from '../store-files.ts';
 import { RETENTION_RUNS_TABLES, RETENTION_TARGETS } from './retention-targets.ts';
 
 // Disk usage for GET /api/storage and governor_table_bytes on /metrics. Table bytes are the
@@ -50,7 +51,7 @@ export async function collectStorageStats(
     });
   }
   // The main file and the rollup's: one database in two files, as operators back it up.
-  const files = dataDir === ':memory:' ? [] : [join(dataDir, 'governor.duckdb'), join(dataDir, ROLLUP_FILE)];
+  const files = dataDir === ':memory:' ? [] : [join(dataDir, MAIN_FILE), join(dataDir, ROLLUP_FILE)];
   const sizeOf = (path: string) => (existsSync(path) ? statSync(path).size : 0);
   const exports: ExportStorage[] = exportDir
     ? RETENTION_TARGETS.map((target) => {
