@@ -199,7 +199,8 @@ export async function startGovernor({ config, logger, env, http }: StartOptions)
     refresh: () =>
       traceIfWorked(
         'governor.signals.rollup_refresh',
-        () => store.ingestCpu.measureBackground('rollup_refresh', () => signals.refresh()),
+        () =>
+          store.ingestCpu.measureBackground('rollup_refresh', () => signals.refresh({ background: true })),
         (done) =>
           done === null
             ? null
