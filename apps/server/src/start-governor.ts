@@ -199,8 +199,7 @@ export async function startGovernor({ config, logger, env, http }: StartOptions)
     refresh: () =>
       traceIfWorked(
         'governor.signals.rollup_refresh',
-        () =>
-          store.ingestCpu.measureBackground('rollup_refresh', () => signals.refresh({ background: true })),
+        () => store.ingestCpu.measureBackground('rollup_refresh', () => signals.refresh()),
         (done) =>
           done === null
             ? null

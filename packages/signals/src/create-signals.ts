@@ -115,11 +115,9 @@ export interface Signals {
   /**
    * Applies what was committed since the last refresh to the rollups; null when there was nothing
    * new (or for source 'raw'). `force` runs the refresh even when nothing was written through the
-   * store (e.g. after rows were deleted). `background` takes in what span_store holds without
-   * waiting for spans parked in the ingest stage during a checkpoint (FactsRefresher.refreshCommitted):
-   * the background refresh, so the rollup keeps up through checkpoints.
+   * store (e.g. after rows were deleted).
    */
-  refresh(opts?: { force?: boolean; background?: boolean }): Promise<RefreshResult | null>;
+  refresh(opts?: { force?: boolean }): Promise<RefreshResult | null>;
   /** How far the request rollup is behind ingest (FactsRefresher.lag); null for source 'raw'. */
   rollupLag(): RollupLag | null;
   /** Wall-clock seconds of each step of the request rollup's refresh since start; null for source 'raw'. */
@@ -289,8 +287,7 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
     },
     async refresh(opts) {
       if (!refresher) return null;
-      if (opts?.force) return refresher.refresh();
-      return opts?.background ? refresher.refreshCommitted() : refresher.ensureFresh();
+      return opts?.force ? refresher.refresh() : refresher.ensureFresh();
     },
     async traces(search) {
       if (refresher) await waitForRollups(refresher, store.readDeadlineMs, store.rollup.stopSignal);

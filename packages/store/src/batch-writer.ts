@@ -60,12 +60,6 @@ export interface WriterStats {
   stagedRows: number;
   /** The spans among them (acknowledged, not yet in span_store). */
   stagedSpans: number;
-  /**
-   * Wall-clock time (ms since the epoch) since which acknowledged rows may sit in the ingest stage:
-   * when commits last switched to it, until its rows are all moved; null while every acknowledged
-   * row is in the main tables. Rows acknowledged before it are in the main tables.
-   */
-  stagedSinceMs: number | null;
   flushes: number;
   /** Wall time of every flush (the commit the acknowledgements wait for), summed. */
   flushMsTotal: number;
@@ -197,7 +191,6 @@ export async function createBatchWriter(
     metricPointsWritten: 0,
     stagedRows: 0,
     stagedSpans: 0,
-    stagedSinceMs: null,
     flushes: 0,
     flushMsTotal: 0,
     lastFlushMs: 0,
@@ -350,7 +343,6 @@ export async function createBatchWriter(
     stagedPoints = 0;
     stats.stagedRows = 0;
     stats.stagedSpans = 0;
-    stats.stagedSinceMs = null;
   };
 
   const runCycle = async () => {
@@ -365,8 +357,6 @@ export async function createBatchWriter(
       releaseRowids();
       throw error;
     }
-    // Rows acknowledged from here on may be staged (a failed move's were moved first, above).
-    stats.stagedSinceMs = Date.now();
     target = 'stage';
     await currentGroup;
     closeAppenders('main');

@@ -66,13 +66,6 @@ export interface FactsRefresher {
   refresh(): Promise<RefreshResult>;
   /** refresh(), skipped (null) when nothing was written through the store since the last run. */
   ensureFresh(): Promise<RefreshResult | null>;
-  /**
-   * Takes in what span_store holds now, without waiting for spans parked in the ingest stage during
-   * a checkpoint (rows copied from it count as soon as they are in span_store): the background
-   * refresh, which keeps the rollup moving through checkpoints. Shares a run in progress; skipped
-   * (null) when nothing was written since the last run and nothing is staged.
-   */
-  refreshCommitted(): Promise<RefreshResult | null>;
   /** Newest span end seen by the refreshes (event time), null before any span. */
   newestSpanEndNs(): Promise<bigint | null>;
   /** How far the rollup is behind ingest (RollupLag). */
@@ -459,17 +452,12 @@ function createFactsRefresher(store: Store, settings: RefresherSettings): FactsR
     }
   };
 
-  /**
-   * One run over the new rows of span_store. Spans acknowledged during a checkpoint sit in the
-   * ingest stage, not yet in span_store where this reads them by rowid: with `waitForStaged` the run
-   * waits for the move, so every span acknowledged before it started is in it; without, it covers
-   * the spans acknowledged before the writer began staging (and takes in what was copied since).
-   */
-  const runOnce = async (waitForStaged: boolean): Promise<RefreshResult> => {
+  const runOnce = async (): Promise<RefreshResult> => {
     const started = performance.now();
     const startedAtMs = Date.now();
-    if (waitForStaged) await store.writer.whenMoved();
-    const stagedSinceMs = waitForStaged ? null : store.writer.stats().stagedSinceMs;
+    // Spans acknowledged during a checkpoint sit in the ingest stage, not yet in span_store where
+    // this reads them by rowid: wait for the move, so an acknowledged span is in the next read.
+    await store.writer.whenMoved();
     const workStarted = performance.now();
     const result: RefreshResult = {
       runs: 0,
@@ -498,41 +486,34 @@ function createFactsRefresher(store: Store, settings: RefresherSettings): FactsR
     writtenAtLastRun = written;
     await checkpointRollupIfDue(result.requestsWritten);
     // Timed from after the wait for staged rows (a checkpoint's stall is not the refresh's speed);
-    // a checkpoint met between two batches counts, which errs towards a slower rollup. A run while
-    // rows were staged also took in rows `written` does not count yet: not a sample.
-    if (written > coveredWritten && stagedSinceMs === null)
+    // a checkpoint met between two batches counts, which errs towards a slower rollup.
+    if (written > coveredWritten)
       runCost.observe(written - coveredWritten, Math.max(1, performance.now() - workStarted), Date.now());
-    // Every span counted in `written` (the main tables', read before the batches) is in the rollup
-    // now: every span acknowledged before the run started, or before the writer began staging.
-    currentAtMs = Math.max(
-      currentAtMs,
-      stagedSinceMs === null ? startedAtMs : Math.min(startedAtMs, stagedSinceMs),
-    );
+    // Every span counted in `written` (read after the move, before the batches) is in the rollup now.
+    currentAtMs = startedAtMs;
     coveredWritten = written;
     result.elapsedMs = performance.now() - started;
     return result;
   };
 
-  const start = (waitForStaged: boolean): Promise<RefreshResult> => {
-    running = runOnce(waitForStaged)
-      .then(
-        (result) => {
-          lastRunFailed = false;
-          return result;
-        },
-        (error: unknown) => {
-          lastRunFailed = true;
-          throw error;
-        },
-      )
-      .finally(() => {
-        running = null;
-      });
-    return running;
-  };
-
   const refresh = (): Promise<RefreshResult> => {
-    if (running === null) return start(true);
+    if (running === null) {
+      running = runOnce()
+        .then(
+          (result) => {
+            lastRunFailed = false;
+            return result;
+          },
+          (error: unknown) => {
+            lastRunFailed = true;
+            throw error;
+          },
+        )
+        .finally(() => {
+          running = null;
+        });
+      return running;
+    }
     // The run in progress may have started before the caller's data was committed: every caller
     // arriving now shares one more run after it.
     queued ??= running
@@ -550,13 +531,6 @@ function createFactsRefresher(store: Store, settings: RefresherSettings): FactsR
       await store.writer.whenMoved();
       if (running === null && queued === null && writtenAtLastRun === writtenSoFar()) return null;
       return refresh();
-    },
-    refreshCommitted() {
-      if (running !== null) return running;
-      if (queued !== null) return queued;
-      const w = store.writer.stats();
-      if (writtenAtLastRun === w.spansWritten && w.stagedSinceMs === null) return Promise.resolve(null);
-      return start(false);
     },
     stepSeconds() {
       return Object.fromEntries(REFRESH_STEPS.map((step) => [step, stepMs[step] / 1000])) as Record<
