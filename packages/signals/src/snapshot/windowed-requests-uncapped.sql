@@ -1,8 +1,9 @@
 -- Fragment (CTEs): the window's requests (window-keyed-requests.sql) keyed for the queries without the
 -- group cap, for a window with no more groups than $max_groups (window-rows.ts runs the capped
 -- windowed-requests.sql when it has more): every group keeps its key, `k_other` is false and
--- `group_count` NULL (window-rows.ts counts the groups returned). Requests outside the filter count
--- only towards their pool's usage, so their keys are dropped, as with the cap.
+-- `group_count` NULL (limitGroups in window-rows.ts counts the groups over the query's result).
+-- Requests outside the filter count only towards their pool's usage, so their keys are dropped, as
+-- with the cap.
 -- @include window-keyed-requests.sql
 ,
 keyed_all AS NOT MATERIALIZED (
