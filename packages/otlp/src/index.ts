@@ -37,3 +37,14 @@ export type {
   DecodedDataPoint,
   MetricType,
 } from './types.ts';
+export {
+  COLUMN_BATCH_MAX_ROWS,
+  columnBatchBuffers,
+  createColumnEncoder,
+  type ColumnBatch,
+  type ColumnData,
+  columnValueBytes,
+  INLINE_STRING_BYTES,
+  STRING_ENTRY_BYTES,
+  validityMaskBytes,
+} from './column-batch.ts';

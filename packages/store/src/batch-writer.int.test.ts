@@ -76,12 +76,24 @@ describe('batch writer', () => {
   it('rejects the writers of a failed group and keeps serving the next ones', async () => {
     store = await createStore({ dataDir: dir });
     const [good, fine, bad] = spanRows(3) as [SpanRow, SpanRow, SpanRow];
-    const broken = { ...bad, priority: 'high' as unknown as number };
+    // span_store.trace_id is NOT NULL: DuckDB refuses the group.
+    const broken = { ...bad, traceId: null as unknown as string };
     // The valid row ahead of the broken one in the same group is not committed either.
     await expect(store.writer.write([fine, broken], [])).rejects.toThrow(/writing to DuckDB failed/);
     await store.writer.write([good], []);
     expect(await store.query('SELECT span_id FROM span_store')).toEqual([{ span_id: good.spanId }]);
     expect(store.writer.stats().failedFlushes).toBe(1);
+  });
+
+  it('refuses a row with a value its column cannot hold, naming it, before anything is queued', async () => {
+    store = await createStore({ dataDir: dir });
+    const [good, bad] = spanRows(2) as [SpanRow, SpanRow];
+    const broken = { ...bad, priority: 'high' as unknown as number };
+    await expect(store.writer.write([good, broken], [])).rejects.toThrow(/row 2: priority is "high"/);
+    await expect(store.writer.write([{ ...bad, kind: 300 }], [])).rejects.toThrow(/kind is 300/);
+    expect(store.writer.stats().queuedRows).toBe(0);
+    await store.writer.write([good], []);
+    expect(await store.query('SELECT span_id FROM span_store')).toEqual([{ span_id: good.spanId }]);
   });
 
   it('keeps acknowledging writes while the main database checkpoints, then moves them into span_store', async () => {

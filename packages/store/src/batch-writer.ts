@@ -1,6 +1,13 @@
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
-import { METRIC_POINT_COLUMNS, type MetricPointRow, SPAN_COLUMNS, type SpanRow } from '@governor/otlp';
-import { createRowAppender } from './append-row.ts';
+import {
+  type ColumnBatch,
+  METRIC_POINT_COLUMNS,
+  type MetricPointRow,
+  SPAN_COLUMNS,
+  type SpanRow,
+  createColumnEncoder,
+} from '@governor/otlp';
+import { createColumnBatchAppender } from './append-column-batch.ts';
 import { type DurationHistogram, createDurationHistogram, observeMs } from './duration-histogram.ts';
 import { type IngestCpu, createIngestCpu } from './ingest-cpu/ingest-cpu.ts';
 import { readThreadCpuUs } from './ingest-cpu/thread-cpu-clock.ts';
@@ -13,10 +20,11 @@ import {
   readNextStageEpoch,
 } from './ingest-stage.ts';
 
-// Bounded write queue with group commit. Each ingest request enqueues its rows and waits; the
-// writer takes what is queued as one group, appends it with the DuckDB Appender (in slices, giving
-// the event loop back in between) and flushes once, so many requests share one commit. Requests
-// are acknowledged only after that flush returns.
+// Bounded write queue with group commit. Each ingest request enqueues its rows (laid out as columns
+// by the decode workers: ColumnBatch) and waits; the writer takes what is queued as one group,
+// appends it with the DuckDB Appender a DataChunk at a time (giving the event loop back between
+// slices) and flushes once, so many requests share one commit. Requests are acknowledged only after
+// that flush returns.
 //
 // CHECKPOINT: DuckDB blocks every commit to a database while it checkpoints that database — for
 // seconds at high ingest rates — and a blocked flushSync blocks Node's event loop. So the writer
@@ -43,9 +51,15 @@ export class WriterClosedError extends Error {
   }
 }
 
-interface PendingBatch {
-  spans: readonly SpanRow[];
-  metrics: readonly MetricPointRow[];
+/** Rows to write, laid out as columns (createColumnEncoder of SPAN_COLUMNS and METRIC_POINT_COLUMNS). */
+export interface ColumnRows {
+  spans: readonly ColumnBatch[];
+  metrics: readonly ColumnBatch[];
+  spanCount: number;
+  pointCount: number;
+}
+
+interface PendingBatch extends ColumnRows {
   resolve: () => void;
   reject: (error: Error) => void;
 }
@@ -101,6 +115,8 @@ export interface BatchWriterOptions {
 
 export interface BatchWriter {
   /** Resolves once the rows are committed; throws QueueFullError at once when the queue is full. */
+  writeColumns(rows: ColumnRows): Promise<void>;
+  /** writeColumns of rows laid out here, on the calling thread. */
   write(spans: readonly SpanRow[], metrics: readonly MetricPointRow[]): Promise<void>;
   stats(): WriterStats;
   /** Runs a checkpoint cycle now (after the current one, if any); resolves when the stage is empty again. */
@@ -125,7 +141,7 @@ export interface BatchWriter {
   close(): Promise<void>;
 }
 
-/** Rows appended between two yields to the event loop (≈15 ms of work). */
+/** Rows appended between two yields to the event loop (≈2 ms of work as DataChunks). */
 const SLICE_ROWS = 2_000;
 /**
  * Upper bound on one group: its flush is a synchronous commit that holds the event loop, ≈4 ms plus
@@ -143,8 +159,10 @@ const MAX_GROUP_ROWS = 4_000;
 const MAX_COPY_AHEAD_PASSES = 4;
 const COPY_AHEAD_ENOUGH_ROWS = MOVE_SLICE_ROWS * 2;
 
-const appendSpan = createRowAppender<SpanRow>(SPAN_COLUMNS);
-const appendMetricPoint = createRowAppender<MetricPointRow>(METRIC_POINT_COLUMNS);
+const encodeSpans = createColumnEncoder<SpanRow>(SPAN_COLUMNS);
+const encodeMetricPoints = createColumnEncoder<MetricPointRow>(METRIC_POINT_COLUMNS);
+const appendSpans = createColumnBatchAppender(SPAN_COLUMNS);
+const appendMetricPoints = createColumnBatchAppender(METRIC_POINT_COLUMNS);
 
 type Target = 'main' | 'stage';
 
@@ -264,20 +282,25 @@ export async function createBatchWriter(
       const a = await openAppenders(groupTarget);
       let sliceRows = 0;
       let sliceStartedUs = readThreadCpuUs();
+      const slice = async (rows: number) => {
+        sliceRows += rows;
+        if (sliceRows < SLICE_ROWS) return;
+        sliceRows = 0;
+        cpu.add('append', readThreadCpuUs() - sliceStartedUs, true);
+        await yieldToEventLoop();
+        sliceStartedUs = readThreadCpuUs();
+      };
       for (const batch of batches) {
-        for (const row of batch.spans) {
-          appendSpan(a.spans, row);
-          if (++sliceRows >= SLICE_ROWS) {
-            sliceRows = 0;
-            cpu.add('append', readThreadCpuUs() - sliceStartedUs, true);
-            await yieldToEventLoop();
-            sliceStartedUs = readThreadCpuUs();
-          }
+        for (const chunk of batch.spans) {
+          appendSpans(a.spans, chunk);
+          await slice(chunk.rows);
         }
-        for (const row of batch.metrics) appendMetricPoint(a.metrics, row);
-        sliceRows += batch.metrics.length;
-        spans += batch.spans.length;
-        points += batch.metrics.length;
+        for (const chunk of batch.metrics) {
+          appendMetricPoints(a.metrics, chunk);
+          await slice(chunk.rows);
+        }
+        spans += batch.spanCount;
+        points += batch.pointCount;
       }
       cpu.add('append', readThreadCpuUs() - sliceStartedUs, true);
       const flushStarted = now();
@@ -318,7 +341,7 @@ export async function createBatchWriter(
     let i = 0;
     while (i < pending.length && (i === 0 || rows < MAX_GROUP_ROWS)) {
       const b = pending[i]!;
-      rows += b.spans.length + b.metrics.length;
+      rows += b.spanCount + b.pointCount;
       i++;
     }
     const group = pending.slice(0, i);
@@ -412,7 +435,7 @@ export async function createBatchWriter(
     while (pending.length > 0) {
       if (cycle === null && checkpointDue()) void startCycle();
       const batches = takeGroup();
-      const rows = batches.reduce((n, b) => n + b.spans.length + b.metrics.length, 0);
+      const rows = batches.reduce((n, b) => n + b.spanCount + b.pointCount, 0);
       let done!: () => void;
       currentGroup = new Promise<void>((resolve) => {
         done = resolve;
@@ -447,23 +470,46 @@ export async function createBatchWriter(
   );
   timer.unref();
 
-  return {
-    write(spans, metrics) {
-      if (closed) return Promise.reject(new WriterClosedError());
-      const rows = spans.length + metrics.length;
-      if (rows === 0) return Promise.resolve();
-      if (queuedRows > 0 && queuedRows + rows > options.maxQueuedRows) {
-        stats.rejectedQueueFull++;
-        // Rough time for the queue to drain at ~50k rows/s, at least one second.
-        const retryAfterS = Math.max(1, Math.ceil(queuedRows / 50_000));
-        return Promise.reject(new QueueFullError(queuedRows, retryAfterS));
-      }
-      queuedRows += rows;
-      stats.queuedRows = queuedRows;
-      return new Promise<void>((resolve, reject) => {
-        pending.push({ spans, metrics, resolve, reject });
-        kick();
+  const writeColumns = (batch: ColumnRows): Promise<void> => {
+    if (closed) return Promise.reject(new WriterClosedError());
+    const rows = batch.spanCount + batch.pointCount;
+    if (rows === 0) return Promise.resolve();
+    if (queuedRows > 0 && queuedRows + rows > options.maxQueuedRows) {
+      stats.rejectedQueueFull++;
+      // Rough time for the queue to drain at ~50k rows/s, at least one second.
+      const retryAfterS = Math.max(1, Math.ceil(queuedRows / 50_000));
+      return Promise.reject(new QueueFullError(queuedRows, retryAfterS));
+    }
+    queuedRows += rows;
+    stats.queuedRows = queuedRows;
+    return new Promise<void>((resolve, reject) => {
+      pending.push({
+        spans: batch.spans,
+        metrics: batch.metrics,
+        spanCount: batch.spanCount,
+        pointCount: batch.pointCount,
+        resolve,
+        reject,
       });
+      kick();
+    });
+  };
+
+  return {
+    writeColumns,
+    write(spans, metrics) {
+      let rows: ColumnRows;
+      try {
+        rows = {
+          spans: encodeSpans(spans),
+          metrics: encodeMetricPoints(metrics),
+          spanCount: spans.length,
+          pointCount: metrics.length,
+        };
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return writeColumns(rows);
     },
     stats: () => ({
       ...stats,

@@ -1,15 +1,16 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { SPAN_COLUMNS, type SpanRow } from '@governor/otlp';
-import { createChunkAppender } from './append-chunk.ts';
+import { COLUMN_BATCH_MAX_ROWS, SPAN_COLUMNS, type SpanRow, createColumnEncoder } from '@governor/otlp';
+import { createColumnBatchAppender } from './append-column-batch.ts';
 import { createRowAppender } from './append-row.ts';
 import { readThreadCpuUs } from './ingest-cpu/thread-cpu-clock.ts';
 import { runMigrations } from './run-migrations.ts';
 
 // The ceiling the ingest benchmark compares against: the DuckDB Appender alone, on one thread,
 // writing already-normalized span rows into a fresh database with the real schema — a row at a
-// time (one call per value) or a DataChunk at a time (appendDataChunk).
+// time (one call per value) or a DataChunk at a time (appendDataChunk of the rows laid out as
+// columns, the layout included: the server's own path, done on one thread).
 
 export interface AppendRateOptions {
   /** A fresh folder for the throwaway database (removed afterwards). */
@@ -19,7 +20,7 @@ export interface AppendRateOptions {
   count: number;
   /** Rows per flush (commit). */
   flushEvery: number;
-  /** `row` (default): appendVarchar/appendBigInt… per value; `chunk`: appendDataChunk per 2,048 rows. */
+  /** `row` (default): appendVarchar/appendBigInt… per value; `chunk`: createColumnEncoder + appendDataChunk. */
   method?: 'row' | 'chunk';
 }
 
@@ -48,12 +49,22 @@ export async function measureAppendRate(options: AppendRateOptions): Promise<App
     const started = performance.now();
     const cpuStarted = readThreadCpuUs();
     if (options.method === 'chunk') {
-      // The same sequence of rows as the row method, laid out once so slicing costs nothing.
-      const all = Array.from({ length: options.count }, (_, i) => options.rows[i % options.rows.length]!);
-      const append = createChunkAppender<SpanRow>(SPAN_COLUMNS);
-      for (let from = 0; from < options.count; from += options.flushEvery) {
-        append(appender, all, from, Math.min(options.count, from + options.flushEvery));
-        appender.flushSync();
+      const encode = createColumnEncoder<SpanRow>(SPAN_COLUMNS);
+      const append = createColumnBatchAppender(SPAN_COLUMNS);
+      // The same sequence of rows as the row method, a DataChunk's worth at a time.
+      const chunkRows: SpanRow[] = [];
+      let sinceFlush = 0;
+      for (let i = 0; i < options.count; i++) {
+        chunkRows.push(options.rows[i % options.rows.length]!);
+        const last = i === options.count - 1;
+        if (chunkRows.length < COLUMN_BATCH_MAX_ROWS && !last) continue;
+        for (const batch of encode(chunkRows)) append(appender, batch);
+        sinceFlush += chunkRows.length;
+        chunkRows.length = 0;
+        if (sinceFlush >= options.flushEvery || last) {
+          appender.flushSync();
+          sinceFlush = 0;
+        }
       }
     } else {
       const append = createRowAppender<SpanRow>(SPAN_COLUMNS);

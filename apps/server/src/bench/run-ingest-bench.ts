@@ -84,7 +84,7 @@ export interface IngestBenchResult {
   } | null;
   /** From the server's /metrics after the run, when it exposes them. */
   server: { checkpoints: number; maxCheckpointS: number; flushes: number; maxFlushS: number } | null;
-  /** The raw reference as DataChunk appends (appendDataChunk per 2,048 rows) on the same rows. */
+  /** The raw reference as DataChunk appends on the same rows (laid out as columns, then appendDataChunk per 2,048). */
   rawChunkAppendRowsPerS: number;
   /** CPU of the appending thread per row in the raw runs: row Appender, DataChunk. */
   rawCpuUsPerRow: { row: number; chunk: number };

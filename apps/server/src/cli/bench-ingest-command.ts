@@ -50,7 +50,7 @@ export async function runBenchIngestCommand(args: ParsedArgs): Promise<number> {
           `                      ${n(result.rawAppendRuns.before)} rows/s before the server ran, ${n(result.rawAppendRuns.after)} after; the ratio is against the faster${referenceDrift(result.rawAppendRuns.before, result.rawAppendRuns.after)}`,
         ]),
     `  allocators          reference ${result.allocators.reference}, server ${result.allocators.server ?? 'unknown'}${result.allocators.server !== null && result.allocators.server !== result.allocators.reference ? '  (NOT ALIKE: the ratio compares two allocators; run it as `pnpm governor bench ingest`)' : ''}`,
-    `  raw DataChunk       ${n(result.rawChunkAppendRowsPerS)} rows/s, ${result.rawCpuUsPerRow.chunk.toFixed(1)} µs CPU/row (appendDataChunk per 2,048 rows)`,
+    `  raw DataChunk       ${n(result.rawChunkAppendRowsPerS)} rows/s, ${result.rawCpuUsPerRow.chunk.toFixed(1)} µs CPU/row (rows laid out as columns + appendDataChunk per 2,048, as the server appends)`,
     `  ratio               ${result.ratio.toFixed(2)}   target ≥ 0.60  ${ok(result.ratio >= 0.6)}`,
     `  ack latency p50     ${result.ackP50Ms.toFixed(1)} ms`,
     `  ack latency p99     ${result.ackP99Ms.toFixed(1)} ms   target ≤ 250 ms  ${ok(result.ackP99Ms <= 250)}`,

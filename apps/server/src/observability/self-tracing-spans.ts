@@ -3,8 +3,7 @@ import { type Attributes, type Span, SpanKind, SpanStatusCode, context, trace } 
 // The spans of Governor's own traces made in apps/server: OTLP ingest batches and signal queries.
 // Through @opentelemetry/api only, so everything here is a no-op until self-tracing.ts starts the SDK.
 
-/** service.name of Governor's own spans; batches made only of such spans are ingested untraced. */
-export const SELF_SERVICE_NAME = 'governor';
+export { SELF_SERVICE_NAME } from './self-service-name.ts';
 
 const tracer = () => trace.getTracer('@governor/server');
 
@@ -43,7 +42,8 @@ export interface IngestBatchInfo {
   bodyBytes: number;
 }
 
-type Decoded = { spans: readonly { service: string | null }[] };
+/** What the trace needs of a decoded batch: its span count, and whether it is Governor's own. */
+type Decoded = { spanCount: number; ownBatch: boolean };
 
 export interface IngestBatchSteps<D extends Decoded, R extends { rejected: number }> {
   /** Decode and normalize the body (may throw: the batch is traced as failed). */
@@ -83,11 +83,11 @@ export async function traceIngestBatch<D extends Decoded, R extends { rejected: 
     throw error;
   }
   const decodedMs = clockMs();
-  if (isOwnBatch(decoded.spans)) return steps.writeAndAck(decoded, (write) => write());
+  if (decoded.ownBatch) return steps.writeAndAck(decoded, (write) => write());
   const root = tracer().startSpan('governor.otlp.ingest', {
     kind: SpanKind.SERVER,
     startTime: startMs,
-    attributes: { ...attributes, 'governor.otlp.spans': decoded.spans.length },
+    attributes: { ...attributes, 'governor.otlp.spans': decoded.spanCount },
   });
   const parent = trace.setSpan(context.active(), root);
   tracer().startSpan('decode', { startTime: startMs }, parent).end(decodedMs);
@@ -103,11 +103,6 @@ export async function traceIngestBatch<D extends Decoded, R extends { rejected: 
   } finally {
     root.end();
   }
-}
-
-/** A non-empty batch of spans that all come from a Governor (its own traces). */
-export function isOwnBatch(spans: readonly { service: string | null }[]): boolean {
-  return spans.length > 0 && spans.every((s) => s.service === SELF_SERVICE_NAME);
 }
 
 /**

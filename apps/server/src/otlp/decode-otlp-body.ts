@@ -1,9 +1,13 @@
 import type { GovernorConfig, HopRuleConfig } from '@governor/conventions';
 import {
+  type ColumnBatch,
   type HopClassifier,
-  type MetricPointRow,
-  type SpanRow,
   type FleetIdentityOptions,
+  METRIC_POINT_COLUMNS,
+  type MetricPointRow,
+  SPAN_COLUMNS,
+  type SpanRow,
+  createColumnEncoder,
   createFleetIdentity,
   createHopClassifier,
   decodeMetricsRequestJson,
@@ -15,18 +19,29 @@ import {
 } from '@governor/otlp';
 // The clock alone: the store's entry point would load DuckDB into every decode worker.
 import { readThreadCpuUs } from '@governor/store/thread-cpu-clock';
+import { SELF_SERVICE_NAME } from '../observability/self-service-name.ts';
+import { rejectFutureRows } from './reject-future-rows.ts';
 
-// decode → validate/normalize for one request body: pure, and the same on the main thread and in
-// the decode workers. Throws OtlpDecodeError for a body that is not an export request.
+// decode → validate/normalize → the event-time guard → rows laid out as columns for the appender,
+// for one request body: pure, and the same on the main thread and in the decode workers. Throws
+// OtlpDecodeError for a body that is not an export request.
 
 export type OtlpFormat = 'protobuf' | 'json';
 export type OtlpSignal = 'traces' | 'metrics';
 
 export interface DecodedBody {
-  spans: SpanRow[];
-  metrics: MetricPointRow[];
+  /** The accepted spans and points as the appender takes them (ColumnBatch, @governor/otlp). */
+  spans: ColumnBatch[];
+  metrics: ColumnBatch[];
+  spanCount: number;
+  pointCount: number;
+  /** Rows refused by validation or by the event-time guard. */
   rejected: number;
+  /** Of `rejected`, the rows dated past the accepted event time (rejectFutureRows). */
+  futureRejected: number;
   problems: string[];
+  /** Every span is Governor's own (service.name governor): its export is not traced again. */
+  ownBatch: boolean;
 }
 
 export interface DecodeSettings {
@@ -61,17 +76,23 @@ export function createDecodeSettings(
   return { classifier, aliases, identity: createFleetIdentity(fleet) };
 }
 
-/** CPU microseconds of the decoding thread spent on each step (see IngestCpu). */
+/** CPU microseconds of the decoding thread spent on each step (see IngestCpu); encoding counts as transfer. */
 export interface DecodeCpu {
   decodeUs: number;
   normalizeUs: number;
+  transferUs: number;
 }
 
+const encodeSpans = createColumnEncoder<SpanRow>(SPAN_COLUMNS);
+const encodeMetricPoints = createColumnEncoder<MetricPointRow>(METRIC_POINT_COLUMNS);
+
+/** `maxEventNs`: rows dated later are refused (maxAcceptedEventNs of the server clock at intake). */
 export function decodeOtlpBody(
   signal: OtlpSignal,
   body: Uint8Array,
   format: OtlpFormat,
   settings: DecodeSettings,
+  maxEventNs: bigint,
   cpu?: DecodeCpu,
 ): DecodedBody {
   const text = () => Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
@@ -80,23 +101,39 @@ export function decodeOtlpBody(
   const decoded = () => {
     if (cpu) decodedAt = readThreadCpuUs();
   };
-  const done = () => {
-    if (!cpu) return;
-    const end = readThreadCpuUs();
-    cpu.decodeUs += decodedAt - started;
-    cpu.normalizeUs += end - decodedAt;
+  const finish = (
+    spans: SpanRow[],
+    metrics: MetricPointRow[],
+    normalized: { rejected: number; problems: string[] },
+  ): DecodedBody => {
+    const guard = rejectFutureRows(spans, metrics, maxEventNs);
+    const normalizedAt = cpu ? readThreadCpuUs() : 0;
+    const result: DecodedBody = {
+      spans: encodeSpans(guard.spans),
+      metrics: encodeMetricPoints(guard.metrics),
+      spanCount: guard.spans.length,
+      pointCount: guard.metrics.length,
+      rejected: normalized.rejected + guard.rejected,
+      futureRejected: guard.rejected,
+      problems: guard.problem ? [...normalized.problems, guard.problem] : normalized.problems,
+      ownBatch: guard.spans.length > 0 && guard.spans.every((s) => s.service === SELF_SERVICE_NAME),
+    };
+    if (cpu) {
+      cpu.decodeUs += decodedAt - started;
+      cpu.normalizeUs += normalizedAt - decodedAt;
+      cpu.transferUs += readThreadCpuUs() - normalizedAt;
+    }
+    return result;
   };
   if (signal === 'traces') {
     const request = format === 'protobuf' ? decodeTraceRequestProtobuf(body) : decodeTraceRequestJson(text());
     decoded();
     const n = normalizeTraceRequest(request, settings);
-    done();
-    return { spans: n.rows, metrics: [], rejected: n.rejected, problems: n.problems };
+    return finish(n.rows, [], n);
   }
   const request =
     format === 'protobuf' ? decodeMetricsRequestProtobuf(body) : decodeMetricsRequestJson(text());
   decoded();
   const n = normalizeMetricsRequest(request, settings.aliases, settings.identity);
-  done();
-  return { spans: [], metrics: n.rows, rejected: n.rejected, problems: n.problems };
+  return finish([], n.rows, n);
 }

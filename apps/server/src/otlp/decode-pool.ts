@@ -5,12 +5,12 @@ import type { DecodedBody, OtlpFormat, OtlpSignal } from './decode-otlp-body.ts'
 import type { DecodeReply, DecodeTask, DecodeWorkerData, WorkerCpu, WorkerHello } from './decode-worker.ts';
 
 // Decoding and normalizing move off the main thread, which keeps the DuckDB appends (they must
-// run there) and HTTP. A few workers, each task to the least busy one; the rows come back by
-// structured clone. A crashed worker fails its tasks and is replaced.
+// run there) and HTTP. A few workers, each task to the least busy one; the rows come back laid out
+// as columns, their buffers transferred. A crashed worker fails its tasks and is replaced.
 
 export interface DecodePool {
   readonly size: number;
-  decode(signal: OtlpSignal, body: Uint8Array, format: OtlpFormat): Promise<DecodedBody>;
+  decode(signal: OtlpSignal, body: Uint8Array, format: OtlpFormat, maxEventNs: bigint): Promise<DecodedBody>;
   /** The workers' thread ids (Linux), for counting their CPU apart from DuckDB's. */
   threadIds(): number[];
   close(): Promise<void>;
@@ -87,7 +87,7 @@ export function createDecodePool(options: {
   return {
     size: options.size,
     threadIds: () => slots.flatMap((s) => (s.threadId === null ? [] : [s.threadId])),
-    decode(signal, body, format) {
+    decode(signal, body, format, maxEventNs) {
       if (closed) return Promise.reject(new Error('the decode pool is closed'));
       let slot = slots[0]!;
       for (const s of slots) if (s.pending.size < slot.pending.size) slot = s;
@@ -95,7 +95,7 @@ export function createDecodePool(options: {
       return new Promise<DecodedBody>((resolve, reject) => {
         slot.pending.set(id, { resolve, reject });
         if (slot.pending.size === 1) slot.worker.ref();
-        const task: DecodeTask = { id, signal, format, body };
+        const task: DecodeTask = { id, signal, format, body, maxEventNs };
         slot.worker.postMessage(task);
       }).finally(() => {
         if (slot.pending.size === 0) slot.worker.unref();

@@ -13,7 +13,6 @@ import {
   decodeOtlpBody,
 } from './decode-otlp-body.ts';
 import { type DecodePool, createDecodePool } from './decode-pool.ts';
-import { rejectFutureRows } from './reject-future-rows.ts';
 import { traceIngestBatch } from '../observability/self-tracing-spans.ts';
 
 // decode → validate/normalize → write: the chain shared by OTLP/HTTP and OTLP/gRPC. Decoding runs
@@ -98,17 +97,19 @@ export function createIngestPipeline(
   };
 
   const decode = async (signal: OtlpSignal, body: Uint8Array, format: OtlpFormat): Promise<DecodedBody> => {
+    const maxEventNs = maxAcceptedEventNs(config.ingest, BigInt(now()) * 1_000_000n);
     try {
       if (pool === null || body.byteLength < inlineBelowBytes) {
-        const cpu = { decodeUs: 0, normalizeUs: 0 };
+        const cpu = { decodeUs: 0, normalizeUs: 0, transferUs: 0 };
         try {
-          return decodeOtlpBody(signal, body, format, settings, cpu);
+          return decodeOtlpBody(signal, body, format, settings, maxEventNs, cpu);
         } finally {
           store.ingestCpu.add('decode', cpu.decodeUs, true);
           store.ingestCpu.add('normalize', cpu.normalizeUs, true);
+          store.ingestCpu.add('transfer', cpu.transferUs, true);
         }
       }
-      return await pool.decode(signal, body, format);
+      return await pool.decode(signal, body, format, maxEventNs);
     } catch (error) {
       countRejection('undecodable');
       if (error instanceof OtlpDecodeError) {
@@ -161,17 +162,11 @@ export function createIngestPipeline(
     decoded: DecodedBody,
     traceWrite: <W>(write: () => Promise<W>) => Promise<W>,
   ): Promise<ExportResult> {
-    const guard = rejectFutureRows(
-      decoded.spans,
-      decoded.metrics,
-      maxAcceptedEventNs(config.ingest, BigInt(now()) * 1_000_000n),
-    );
-    if (guard.rejected > 0)
-      counters.rowsRejected.future = (counters.rowsRejected.future ?? 0) + guard.rejected;
-    const rejected = decoded.rejected + guard.rejected;
-    const problems = guard.problem ? [...decoded.problems, guard.problem] : decoded.problems;
+    if (decoded.futureRejected > 0)
+      counters.rowsRejected.future = (counters.rowsRejected.future ?? 0) + decoded.futureRejected;
+    const { rejected, problems } = decoded;
     try {
-      await traceWrite(() => store.writer.write(guard.spans, guard.metrics));
+      await traceWrite(() => store.writer.writeColumns(decoded));
     } catch (error) {
       if (error instanceof QueueFullError) {
         countRejection('queue_full');
@@ -187,10 +182,10 @@ export function createIngestPipeline(
       });
     }
     if (signal === 'traces') {
-      counters.spansAccepted += guard.spans.length;
+      counters.spansAccepted += decoded.spanCount;
       counters.spansRejected += rejected;
     } else {
-      counters.pointsAccepted += guard.metrics.length;
+      counters.pointsAccepted += decoded.pointCount;
       counters.pointsRejected += rejected;
     }
     const what = signal === 'traces' ? 'spans' : 'data points';

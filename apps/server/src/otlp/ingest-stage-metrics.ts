@@ -19,7 +19,7 @@ export const INGEST_STAGES = [
   'other_threads',
 ] as const;
 
-const HELP = `CPU seconds per ingest stage since start (${THREAD_CPU_CLOCK_IS_CPU_TIME ? 'per-thread CPU clocks' : 'wall time: no per-thread CPU clock on this platform'}): http = main thread outside the other stages (HTTP, body read, responses, rows from the decode workers); decode, normalize, transfer (rows serialized for the main thread) on the decode workers or inline; append, commit (Appender flush) on the main thread; rollup_refresh and checkpoint (with the stage moves) = DuckDB's threads while they run, shared between steps running at once; other_threads = the rest of DuckDB's, libuv's and V8's helper threads.`;
+const HELP = `CPU seconds per ingest stage since start (${THREAD_CPU_CLOCK_IS_CPU_TIME ? 'per-thread CPU clocks' : 'wall time: no per-thread CPU clock on this platform'}): http = main thread outside the other stages (HTTP, body read, responses, rows from the decode workers); decode, normalize, transfer (rows laid out as DuckDB columns and posted to the main thread) on the decode workers or inline; append, commit (Appender flush) on the main thread; rollup_refresh and checkpoint (with the stage moves) = DuckDB's threads while they run, shared between steps running at once; other_threads = the rest of DuckDB's, libuv's and V8's helper threads.`;
 
 export function createIngestStageMetricsProvider(
   store: Store,

@@ -20,8 +20,13 @@ export function rejectFutureRows(
   maxEventNs: bigint,
 ): FutureRowsVerdict {
   const inBounds = (ns: bigint | null | undefined) => ns === null || ns === undefined || ns <= maxEventNs;
-  const keptSpans = spans.filter((s) => inBounds(s.startNs) && inBounds(s.endNs));
-  const keptPoints = metrics.filter((p) => inBounds(p.timeNs));
+  const spanInBounds = (s: SpanRow) => inBounds(s.startNs) && inBounds(s.endNs);
+  const pointInBounds = (p: MetricPointRow) => inBounds(p.timeNs);
+  // The common case, nothing refused, allocates nothing.
+  if (spans.every(spanInBounds) && metrics.every(pointInBounds))
+    return { spans, metrics, rejected: 0, problem: '' };
+  const keptSpans = spans.filter(spanInBounds);
+  const keptPoints = metrics.filter(pointInBounds);
   const rejected = spans.length - keptSpans.length + metrics.length - keptPoints.length;
   const newest = [...spans.map((s) => s.endNs), ...metrics.map((p) => p.timeNs)].reduce<bigint>(
     (a, b) => (b !== null && b !== undefined && b > a ? b : a),
