@@ -17,6 +17,7 @@ import {
   runRetention,
 } from './retention/run-retention.ts';
 import { runMigrations } from './run-migrations.ts';
+import { runPrepared } from './prepared-statements.ts';
 import { runUserQuery, type UserQueryOptions, type UserQueryResult } from './run-user-query.ts';
 import { MAIN_FILE } from './store-files.ts';
 import { toJsValue } from './to-js-value.ts';
@@ -236,10 +237,12 @@ export async function createStore(options: StoreOptions): Promise<Store> {
   if (backgroundNice !== null) lowerBackgroundThreadPriority(backgroundNice);
 
   const queryOn =
-    (pool: ConnectionPool) =>
+    (pool: ConnectionPool, prepared = false) =>
     <T>(sql: string, params?: SqlParams) =>
       pool.use(async (c) => {
-        const reader = await c.runAndReadAll(sql, params as never);
+        const reader = prepared
+          ? await runPrepared(c, sql, params)
+          : await c.runAndReadAll(sql, params as never);
         return reader.getRowObjectsJS().map((row) => toJsValue(row)) as T[];
       });
   const executeOn = (pool: ConnectionPool) => (sql: string, params?: SqlParams) =>
@@ -258,7 +261,8 @@ export async function createStore(options: StoreOptions): Promise<Store> {
     writer,
     ingestCpu,
     readDeadlineMs,
-    query: queryOn(readers),
+    // Reads repeat the same statements (runPrepared); the rollup's carry their keys as literals.
+    query: queryOn(readers, true),
     execute: executeOn(internalWriter),
     rollup: {
       query: <T>(sql: string, params?: SqlParams) =>
