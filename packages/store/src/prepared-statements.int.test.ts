@@ -44,6 +44,14 @@ describe('runPrepared', () => {
         expect(await count(`SELECT count(*) + ${i} FROM t WHERE x < $n`, { n: BigInt(i) })).toBe(2 * i);
   });
 
+  it('runs a statement again after a run of it was interrupted (a read past its deadline)', async () => {
+    const sql = 'SELECT count(*) FROM range($n::BIGINT) a, range(100000) b WHERE (a.range * b.range) % 7 = 3';
+    const long = count(sql, { n: 1_000_000n });
+    setTimeout(() => connection.interrupt(), 100);
+    await expect(long).rejects.toThrow(/interrupt/i);
+    expect(await count(sql, { n: 7n })).toBe(Math.floor((6 * 100_000) / 7));
+  });
+
   it('reports the error of a statement that cannot run, and runs the next one', async () => {
     await expect(count('SELECT count(*) FROM missing WHERE x > $n', { n: 1n })).rejects.toThrow(/missing/);
     expect(await count('SELECT count(*) FROM t WHERE x > $n', { n: 98n })).toBe(1);
