@@ -146,6 +146,8 @@ describe('column batches', () => {
       [{ int: 'high' }, /row 2: int is "high"/],
       [{ int: 1.5 }, /int is 1\.5/],
       [{ int: 2 ** 31 }, /int is 2147483648/],
+      [{ int: 3n }, /int is 3 \(bigint\)/],
+      [{ small: 3n }, /small is 3 \(bigint\)/],
       [{ small: 256 }, /small is 256/],
       [{ signed: -129 }, /signed is -129/],
       [{ big: 2n ** 63n }, /big is 9223372036854775808/],

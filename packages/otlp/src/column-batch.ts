@@ -6,8 +6,8 @@ import type { SpanColumnType } from './span-row.ts';
 // is its duckdb_string_t entries (16 bytes each: the byte length, then up to 12 bytes inline) and
 // the strings longer than that are UTF-8 in one shared buffer, for the appending thread to hand to
 // DuckDB one by one (only DuckDB can place them in a vector's string heap; their entries are empty
-// strings until then). A batch is three
-// ArrayBuffers (the columns, the long strings, their index), which postMessage transfers.
+// strings until then). A batch is three ArrayBuffers (the columns, the long strings, their index),
+// which postMessage transfers.
 
 /** Rows in one batch at most: DuckDB's vector size (duckdb_vector_size), so a batch is one chunk. */
 export const COLUMN_BATCH_MAX_ROWS = 2048;
@@ -138,7 +138,7 @@ function fixedWriter(field: string, type: FixedType): Writer {
         for (let r = 0; r < n; r++) {
           const v = get(rows[from + r]!) as number | null | undefined;
           if (v === null || v === undefined) validity = nullMask(out, n, validity, r);
-          else if ((v | 0) !== v) throw mistyped(field, from + r, v, type);
+          else if (typeof v !== 'number' || (v | 0) !== v) throw mistyped(field, from + r, v, type);
           else view[r] = v;
         }
         break;
@@ -160,7 +160,7 @@ function fixedWriter(field: string, type: FixedType): Writer {
         for (let r = 0; r < n; r++) {
           const v = get(rows[from + r]!) as number | null | undefined;
           if (v === null || v === undefined) validity = nullMask(out, n, validity, r);
-          else if (!fits(v)) throw mistyped(field, from + r, v, type);
+          else if (typeof v !== 'number' || !fits(v)) throw mistyped(field, from + r, v, type);
           else view[r] = v;
         }
         break;

@@ -246,14 +246,18 @@ describe('a move interrupted part way', () => {
 });
 
 describe('measureAppendRate', () => {
-  it('appends the requested rows into a throwaway database', async () => {
-    const rate = await measureAppendRate({
-      dir: join(dir, 'raw'),
-      rows: spanRows(50),
-      count: 2_000,
-      flushEvery: 500,
-    });
-    expect(rate.rows).toBe(2_000);
-    expect(rate.rowsPerS).toBeGreaterThan(0);
+  it('appends the requested rows into a throwaway database, a row or a DataChunk at a time', async () => {
+    for (const method of ['row', 'chunk'] as const) {
+      // 4,100 rows: two full DataChunks and a partial one, flushes in between.
+      const rate = await measureAppendRate({
+        dir: join(dir, `raw-${method}`),
+        rows: spanRows(50),
+        count: 4_100,
+        flushEvery: 1_000,
+        method,
+      });
+      expect({ method, rows: rate.rows }).toEqual({ method, rows: 4_100 });
+      expect(rate.rowsPerS).toBeGreaterThan(0);
+    }
   });
 });

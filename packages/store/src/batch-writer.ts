@@ -55,11 +55,11 @@ export class WriterClosedError extends Error {
 export interface ColumnRows {
   spans: readonly ColumnBatch[];
   metrics: readonly ColumnBatch[];
-  spanCount: number;
-  pointCount: number;
 }
 
 interface PendingBatch extends ColumnRows {
+  spanCount: number;
+  pointCount: number;
   resolve: () => void;
   reject: (error: Error) => void;
 }
@@ -472,7 +472,9 @@ export async function createBatchWriter(
 
   const writeColumns = (batch: ColumnRows): Promise<void> => {
     if (closed) return Promise.reject(new WriterClosedError());
-    const rows = batch.spanCount + batch.pointCount;
+    const spanCount = batch.spans.reduce((n, b) => n + b.rows, 0);
+    const pointCount = batch.metrics.reduce((n, b) => n + b.rows, 0);
+    const rows = spanCount + pointCount;
     if (rows === 0) return Promise.resolve();
     if (queuedRows > 0 && queuedRows + rows > options.maxQueuedRows) {
       stats.rejectedQueueFull++;
@@ -486,8 +488,8 @@ export async function createBatchWriter(
       pending.push({
         spans: batch.spans,
         metrics: batch.metrics,
-        spanCount: batch.spanCount,
-        pointCount: batch.pointCount,
+        spanCount,
+        pointCount,
         resolve,
         reject,
       });
@@ -500,12 +502,7 @@ export async function createBatchWriter(
     write(spans, metrics) {
       let rows: ColumnRows;
       try {
-        rows = {
-          spans: encodeSpans(spans),
-          metrics: encodeMetricPoints(metrics),
-          spanCount: spans.length,
-          pointCount: metrics.length,
-        };
+        rows = { spans: encodeSpans(spans), metrics: encodeMetricPoints(metrics) };
       } catch (error) {
         return Promise.reject(error);
       }
