@@ -384,6 +384,46 @@ describe('signals on real-world deliveries', () => {
     expect(points('gone')).toEqual([5, null, null]);
   });
 
+  it('takes a pool’s replicas from its gauge in the steps it covers and from the replicas its requests named in the others', async () => {
+    const store = await freshStore();
+    // `a` is fully described by the config and reports 3 replicas every 30 s over [0, 240] s; the
+    // gauge holds 5 minutes after its last point, so it covers the steps (0, 300] and (300, 600]
+    // but not (600, 900], where its requests name two replicas.
+    const points = Array.from({ length: 9 }, (_, i) => ({ atMs: i * 30_000, value: 3 }));
+    await ingest(
+      store,
+      [0, 1, 2, 3].map((i) =>
+        traceExport(
+          `a${i}`,
+          chatRequest({
+            trace: `a${i}`,
+            // The last one ends after 900 s: the watermark passes the last step, so it is complete.
+            startMs: [650_000, 700_000, 750_000, 899_990][i]!,
+            queueMs: 1,
+            prefillMs: 5,
+            decodeMs: 50,
+            pool: 'a',
+            replica: `a-${i % 2}`,
+          }).spans,
+        ),
+      ),
+      [gaugeExport([{ name: 'governor.pool.replicas', pool: 'a', points }])],
+    );
+    const config = testConfig({
+      signals: { lateness_ms: 0 },
+      pricing: { gpu_hour_usd: { H100: 3.6 } },
+      pools: [{ name: 'a', gpu_type: 'H100', model: 'llama-8b', region: 'eu' }],
+    });
+    const series = await createSignals(store, config).series({
+      signal: 'replicas',
+      by: ['pool'],
+      fromNs: atMs(0),
+      toNs: atMs(900_000),
+      stepMs: 300_000,
+    });
+    expect(series.series.find((s) => s.key.pool === 'a')!.points.map((p) => p.v)).toEqual([3, 3, 2]);
+  });
+
   it('catches up by event time when rowids moved under it (retention compaction)', async () => {
     const store = await freshStore();
     const signals = createSignals(store, CONFIG);

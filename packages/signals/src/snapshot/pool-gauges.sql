@@ -1,32 +1,13 @@
 -- Per (bucket, pool): the pool's replica-time (replica-gauge.sql), its KV-cache usage and queue
 -- depth from the runtimes' gauges (vLLM ≥ 0.11 `kv_cache_usage_perc`, older `gpu_cache_usage_perc`,
 -- SGLang `token_usage`, the InferencePool's average from the Gateway API Inference Extension; vLLM
--- `num_requests_waiting`, SGLang `num_queue_reqs`), and — from the requests that ended in the bucket — the distinct replicas
--- they named (replicas when the pool has no gauge) and the model, region and GPU type they carried
--- (for a pool the config does not describe). What the pool served comes from
--- request-aggregates.sql; cost, utilization and allocation are computed from both in pool-costs.ts
--- and assemble-groups.ts.
+-- `num_requests_waiting`, SGLang `num_queue_reqs`), and the GPUs DCGM sees its pods hold. What the
+-- pool served comes from request-aggregates.sql, the replicas and dimensions its requests named
+-- (for a pool without a replica gauge or a full config entry) from pool-span-facts.sql; cost,
+-- utilization and allocation are computed from them in pool-costs.ts and assemble-groups.ts.
 WITH
 -- @include replica-gauge.sql
 ,
-pool_requests AS (
-  SELECT bucket, pool, count(replica) AS span_replicas, min(model) AS model,
-    min(region) AS region, min(gpu_type) AS gpu_type
-  FROM (
-    -- distinct replicas per pool by grouping: cheaper in DuckDB than count(DISTINCT …)
-    SELECT
-      ((end_ns - $from_ns::BIGINT - 1) // $step_ns::BIGINT)::BIGINT AS bucket,
-      pool,
-      replica,
-      min(model) AS model,
-      min(region) AS region,
-      min(gpu_type) AS gpu_type
-    FROM request_facts
-    WHERE end_ns > $from_ns::BIGINT AND end_ns <= $to_ns::BIGINT
-    GROUP BY ALL
-  )
-  GROUP BY bucket, pool
-),
 kv_gauge AS (
   SELECT (time_ns - $from_ns::BIGINT - 1) // $step_ns::BIGINT AS bucket, pool, avg(value) AS kv_usage
   FROM metric_points
@@ -74,18 +55,19 @@ dcgm_gpus AS (
   GROUP BY rp.pool
 ),
 keys AS (
-  SELECT bucket, pool FROM pool_requests
-  UNION SELECT bucket, pool FROM replica_time
+  SELECT bucket, pool FROM replica_time
   UNION SELECT bucket, pool FROM kv_gauge
   UNION SELECT bucket, pool FROM queue_gauge
 )
+-- The DCGM figures come per pool in rows of their own (bucket NULL): window-rows.ts gives them to the
+-- pool in every bucket it served, whether or not it had a gauge there.
 SELECT
-  k.bucket, k.pool, pr.span_replicas, pr.model, pr.region, pr.gpu_type,
-  rt.replica_ns, rt.covered_ns, kv.kv_usage, q.queue_depth,
-  d.gpu_product, d.gpus_per_replica AS dcgm_gpus_per_replica
+  k.bucket, k.pool, rt.replica_ns, rt.covered_ns, kv.kv_usage, q.queue_depth,
+  NULL::VARCHAR AS gpu_product, NULL::DOUBLE AS dcgm_gpus_per_replica
 FROM keys k
-LEFT JOIN pool_requests pr ON pr.bucket = k.bucket AND pr.pool IS NOT DISTINCT FROM k.pool
 LEFT JOIN replica_time rt ON rt.bucket = k.bucket AND rt.pool = k.pool
 LEFT JOIN kv_gauge kv ON kv.bucket = k.bucket AND kv.pool = k.pool
 LEFT JOIN queue_gauge q ON q.bucket = k.bucket AND q.pool = k.pool
-LEFT JOIN dcgm_gpus d ON d.pool = k.pool
+UNION ALL
+SELECT NULL::BIGINT, pool, NULL, NULL, NULL, NULL, gpu_product, gpus_per_replica
+FROM dcgm_gpus

@@ -2,8 +2,9 @@
 -- of the window. window-rows.ts adds them up three ways: over pools (in_filter rows) for the
 -- group's figures; per pool (in_filter rows) for what the group used of each pool — the basis for
 -- allocating the pool's cost (GPU time, else tokens, else request count); over groups (all rows)
--- for what each pool served (its replicas and dimensions are read in pool-gauges.sql). One scan
--- serves all three, so averages come as sums and counts.
+-- for what each pool served (its gauges are read in pool-gauges.sql, the replicas and dimensions its
+-- requests named in pool-span-facts.sql). One scan serves all three, so averages come as sums and
+-- counts.
 -- The percentiles are in request-percentiles.sql (run in parallel with this query). Groups past the
 -- cap come as one `k_other` group (windowed-requests.sql).
 --
