@@ -1,0 +1,87 @@
+import { METRIC_POINT_COLUMNS, SPAN_COLUMNS, type SpanColumnType } from '@governor/otlp';
+
+// The telemetry tables on ClickHouse: per server a MergeTree table (`*_local`) holding that shard's
+// rows, and a Distributed table of the same name without the suffix over all shards of the cluster.
+// Spans are sharded by trace id, so one trace's spans meet on one shard (a request's facts are
+// computed without moving spans between shards); metric points by series.
+//
+// Only SQL that ClickHouse 18.16 (Debian's package, used by the tests) and current releases both
+// accept: no DateTime64, Map, TTL or skip indexes; nanoseconds as Int64; BOOLEAN as UInt8;
+// attributes as JSON text (read with visitParamExtract*); a Nullable column never in a sorting key.
+// Partitions are days of event time, so retention drops whole partitions.
+// ON CLUSTER needs ZooKeeper/Keeper, which the tests do not run: the statements run on each server.
+
+/** Columns that are NOT NULL in DuckDB's span_store (0001_spans.sql); a test keeps the two equal. */
+export const SPAN_NOT_NULL = new Set([
+  'trace_id',
+  'span_id',
+  'name',
+  'kind',
+  'start_ns',
+  'end_ns',
+  'duration_ms',
+  'status_code',
+  'is_root',
+  'task_id',
+  'outcome',
+]);
+/** Columns that are NOT NULL in DuckDB's metric_store (0002_metric_points.sql). */
+export const METRIC_NOT_NULL = new Set(['name', 'type', 'time_ns', 'is_monotonic', 'temporality']);
+
+const CLICKHOUSE_TYPES: Readonly<Record<SpanColumnType, string>> = {
+  VARCHAR: 'String',
+  JSON: 'String',
+  BIGINT: 'Int64',
+  INTEGER: 'Int32',
+  TINYINT: 'Int8',
+  UTINYINT: 'UInt8',
+  DOUBLE: 'Float64',
+  BOOLEAN: 'UInt8',
+};
+
+export interface ClickHouseSchemaOptions {
+  database: string;
+  cluster: string;
+}
+
+const DAY_OF_NS = (column: string) => `toDate(toDateTime(intDiv(${column}, 1000000000)))`;
+
+function columnList(
+  columns: readonly { column: string; type: SpanColumnType }[],
+  notNull: ReadonlySet<string>,
+): string {
+  return columns
+    .map(({ column, type }) => {
+      const base = CLICKHOUSE_TYPES[type];
+      return `  ${column} ${notNull.has(column) ? base : `Nullable(${base})`}`;
+    })
+    .join(',\n');
+}
+
+/** The statements that create the telemetry tables on one server (idempotent). */
+export function clickHouseSchemaStatements(options: ClickHouseSchemaOptions): string[] {
+  const db = quoteIdentifier(options.database);
+  const cluster = quoteIdentifier(options.cluster);
+  return [
+    `CREATE DATABASE IF NOT EXISTS ${db}`,
+    `CREATE TABLE IF NOT EXISTS ${db}.span_store_local (\n${columnList(SPAN_COLUMNS, SPAN_NOT_NULL)}\n)
+ENGINE = MergeTree()
+PARTITION BY ${DAY_OF_NS('start_ns')}
+ORDER BY (intDiv(start_ns, 60000000000), trace_id, span_id)`,
+    `CREATE TABLE IF NOT EXISTS ${db}.span_store AS ${db}.span_store_local
+ENGINE = Distributed(${cluster}, ${db}, span_store_local, cityHash64(trace_id))`,
+    `CREATE TABLE IF NOT EXISTS ${db}.metric_store_local (\n${columnList(METRIC_POINT_COLUMNS, METRIC_NOT_NULL)}\n)
+ENGINE = MergeTree()
+PARTITION BY ${DAY_OF_NS('time_ns')}
+ORDER BY (name, time_ns)`,
+    `CREATE TABLE IF NOT EXISTS ${db}.metric_store AS ${db}.metric_store_local
+ENGINE = Distributed(${cluster}, ${db}, metric_store_local, cityHash64(name, ifNull(replica, ''), ifNull(pool, '')))`,
+  ];
+}
+
+/** A ClickHouse identifier in backquotes (a database or cluster name from the config). */
+export function quoteIdentifier(name: string): string {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+    throw new Error(`"${name}" is not a ClickHouse identifier this store accepts: use letters, digits and _`);
+  return name;
+}
