@@ -49,8 +49,8 @@ function scaleRecord(
     actionId: null,
     verification: null,
     hold: {
-      rule: 'cooldown',
-      why: 'a scale of this pool was applied 2 minutes ago',
+      rule: 'no_reversal_in_cooldown',
+      why: 'a scale-in of this pool was applied 2 minutes ago',
     } as RecommendationRecord['hold'],
     ...over,
   } as RecommendationRecord;
