@@ -9,6 +9,12 @@ import { METRIC_POINT_COLUMNS, SPAN_COLUMNS, type SpanColumnType } from '@govern
 // accept: no DateTime64, Map, TTL or skip indexes; nanoseconds as Int64; BOOLEAN as UInt8;
 // attributes as JSON text (read with visitParamExtract*); a Nullable column never in a sorting key.
 // Partitions are days of event time, so retention drops whole partitions.
+//
+// ReplacingMergeTree keyed by a row's identity (a span: trace and span id; a point: its series and
+// time): an INSERT refused on one shard may have been written on another ("Wrote 188 rows on shard
+// 0 … Code: 210"), and the OTLP client then sends the batch again. The copies merge away in the
+// background; until then a read that must count each row once uses FINAL (per shard: a span's
+// copies, like a series' points, always land on the same shard).
 // ON CLUSTER needs ZooKeeper/Keeper, which the tests do not run: the statements run on each server.
 
 /** Columns that are NOT NULL in DuckDB's span_store (0001_spans.sql); a test keeps the two equal. */
@@ -44,6 +50,10 @@ export interface ClickHouseSchemaOptions {
   cluster: string;
 }
 
+/** A metric point's series beyond its name (no Nullable column in a sorting key on 18.16). */
+const METRIC_SERIES =
+  "ifNull(service, ''), ifNull(pool, ''), ifNull(replica, ''), cityHash64(ifNull(attributes, ''), ifNull(resource, ''))";
+
 const DAY_OF_NS = (column: string) => `toDate(toDateTime(intDiv(${column}, 1000000000)))`;
 
 function columnList(
@@ -65,17 +75,17 @@ export function clickHouseSchemaStatements(options: ClickHouseSchemaOptions): st
   return [
     `CREATE DATABASE IF NOT EXISTS ${db}`,
     `CREATE TABLE IF NOT EXISTS ${db}.span_store_local (\n${columnList(SPAN_COLUMNS, SPAN_NOT_NULL)}\n)
-ENGINE = MergeTree()
+ENGINE = ReplacingMergeTree()
 PARTITION BY ${DAY_OF_NS('start_ns')}
 ORDER BY (intDiv(start_ns, 60000000000), trace_id, span_id)`,
     `CREATE TABLE IF NOT EXISTS ${db}.span_store AS ${db}.span_store_local
 ENGINE = Distributed(${cluster}, ${db}, span_store_local, cityHash64(trace_id))`,
     `CREATE TABLE IF NOT EXISTS ${db}.metric_store_local (\n${columnList(METRIC_POINT_COLUMNS, METRIC_NOT_NULL)}\n)
-ENGINE = MergeTree()
+ENGINE = ReplacingMergeTree()
 PARTITION BY ${DAY_OF_NS('time_ns')}
-ORDER BY (name, time_ns)`,
+ORDER BY (name, ${METRIC_SERIES}, time_ns)`,
     `CREATE TABLE IF NOT EXISTS ${db}.metric_store AS ${db}.metric_store_local
-ENGINE = Distributed(${cluster}, ${db}, metric_store_local, cityHash64(name, ifNull(replica, ''), ifNull(pool, '')))`,
+ENGINE = Distributed(${cluster}, ${db}, metric_store_local, cityHash64(name, ${METRIC_SERIES}))`,
   ];
 }
 

@@ -128,6 +128,29 @@ describe('the ClickHouse writer', () => {
     });
   });
 
+  it('keeps one copy of a batch the client sent again after a refused insert', async () => {
+    const spans = normalizeTraceRequest(
+      syntheticTraceRequest({ spans: 600, seed: 11, startNs: T0, idPrefix: 'a9a9a9a9' }),
+      { classifier, aliases: {} },
+    ).rows;
+    const metrics = normalizeMetricsRequest(fleetMetricsRequest(T0 + 7_000_000_000n, 'retry-pool'), {}).rows;
+    expect(metrics.filter((m) => m.pool === 'retry-pool').length).toBeGreaterThan(0);
+    const writer = createClickHouseWriter(clients[0]!, DB);
+    await writer.write(spans, metrics);
+    await writer.write(spans, metrics);
+    const count = async (query: string) => Number((await rows<{ n: string }>(clients[1]!, query))[0]!.n);
+    expect(
+      await count(`SELECT count() AS n FROM ${DB}.span_store FINAL WHERE trace_id LIKE 'a9a9a9a9%'`),
+    ).toBe(spans.length);
+    expect(await count(`SELECT count() AS n FROM ${DB}.metric_store FINAL WHERE pool = 'retry-pool'`)).toBe(
+      metrics.filter((m) => m.pool === 'retry-pool').length,
+    );
+    // Without FINAL both copies are there until a merge.
+    expect(await count(`SELECT count() AS n FROM ${DB}.span_store WHERE trace_id LIKE 'a9a9a9a9%'`)).toBe(
+      spans.length * 2,
+    );
+  });
+
   it('refuses a batch while a shard is down instead of acknowledging it', async () => {
     await cluster.kill(1);
     const spans = normalizeTraceRequest(
