@@ -31,3 +31,13 @@ export { RETENTION_TARGETS } from './retention/retention-targets.ts';
 export type { RetentionTarget, RetentionTargetName } from './retention/retention-targets.ts';
 export type { RetentionPolicy, RetentionReport, RetentionTargetReport } from './retention/run-retention.ts';
 export type { StorageStats, TableStorage, ExportStorage } from './retention/collect-storage-stats.ts';
+export { createClickHouseRollupIo } from './clickhouse/clickhouse-rollup-io.ts';
+export type { ClickHouseRollupIo, FactsRow } from './clickhouse/clickhouse-rollup-io.ts';
+export {
+  clickHouseSchemaStatements,
+  describeDuckDbTable,
+  requestFactsStatements,
+} from './clickhouse/clickhouse-schema.ts';
+export type { ClickHouseSchemaOptions, DescribedColumn } from './clickhouse/clickhouse-schema.ts';
+export { ClickHouseWriteError, createClickHouseWriter } from './clickhouse/clickhouse-writer.ts';
+export type { ClickHouseWriter } from './clickhouse/clickhouse-writer.ts';

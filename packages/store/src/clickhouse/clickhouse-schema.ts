@@ -1,4 +1,6 @@
+import { DuckDBInstance } from '@duckdb/node-api';
 import { METRIC_POINT_COLUMNS, SPAN_COLUMNS, type SpanColumnType } from '@governor/otlp';
+import { runMigrations } from '../run-migrations.ts';
 
 // The telemetry tables on ClickHouse: per server a MergeTree table (`*_local`) holding that shard's
 // rows, and a Distributed table of the same name without the suffix over all shards of the cluster.
@@ -86,6 +88,60 @@ PARTITION BY ${DAY_OF_NS('time_ns')}
 ORDER BY (name, ${METRIC_SERIES}, time_ns)`,
     `CREATE TABLE IF NOT EXISTS ${db}.metric_store AS ${db}.metric_store_local
 ENGINE = Distributed(${cluster}, ${db}, metric_store_local, cityHash64(name, ${METRIC_SERIES}))`,
+  ];
+}
+
+/** A table column as DuckDB describes it. */
+export interface DescribedColumn {
+  name: string;
+  type: string;
+  notNull: boolean;
+}
+
+/** The columns of one of Governor's DuckDB tables, from a fresh in-memory database. */
+export async function describeDuckDbTable(table: string): Promise<DescribedColumn[]> {
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  try {
+    await runMigrations(connection);
+    const reader = await connection.runAndReadAll(`DESCRIBE ${table}`);
+    return reader.getRowObjectsJS().map((r) => ({
+      name: String(r.column_name),
+      type: String(r.column_type),
+      notNull: r.null === 'NO',
+    }));
+  } finally {
+    connection.closeSync();
+  }
+}
+
+/**
+ * request_facts on ClickHouse: DuckDB's columns (every refresh computes rows with the same SQL,
+ * request-facts are written by the nodes' rollups) plus `version` (the refresh's time, ns): a
+ * trace's rows are replaced as a whole by a newer version, so a read takes each trace's newest
+ * version only (a trace whose spans were further apart than the idle time may hold several rows,
+ * and a later span may join them into one). Sharded by trace id like the spans.
+ */
+export function requestFactsStatements(
+  options: ClickHouseSchemaOptions,
+  columns: readonly DescribedColumn[],
+): string[] {
+  const db = quoteIdentifier(options.database);
+  const cluster = quoteIdentifier(options.cluster);
+  const list = columns
+    .map((c) => {
+      const base = CLICKHOUSE_TYPES[c.type as SpanColumnType];
+      if (!base) throw new Error(`request_facts.${c.name}: no ClickHouse type for DuckDB's ${c.type}`);
+      return `  ${c.name} ${c.notNull ? base : `Nullable(${base})`}`;
+    })
+    .join(',\n');
+  return [
+    `CREATE TABLE IF NOT EXISTS ${db}.request_facts_local (\n${list},\n  version UInt64\n)
+ENGINE = ReplacingMergeTree(version)
+PARTITION BY ${DAY_OF_NS('start_ns')}
+ORDER BY (trace_id, start_ns)`,
+    `CREATE TABLE IF NOT EXISTS ${db}.request_facts AS ${db}.request_facts_local
+ENGINE = Distributed(${cluster}, ${db}, request_facts_local, cityHash64(trace_id))`,
   ];
 }
 
