@@ -1,6 +1,16 @@
 import { ClickHouseLogLevel, type ClickHouseClient, createClient } from '@clickhouse/client';
-import { type DecodedTraceRequest, createHopClassifier, normalizeTraceRequest } from '@governor/otlp';
-import { llmdTraceRequest, sglangTraceRequest, vllmTraceRequest } from '@governor/otlp/fixtures';
+import {
+  type DecodedTraceRequest,
+  type SpanRow,
+  createHopClassifier,
+  normalizeTraceRequest,
+} from '@governor/otlp';
+import {
+  llmdTraceRequest,
+  sglangTraceRequest,
+  syntheticTraceRequest,
+  vllmTraceRequest,
+} from '@governor/otlp/fixtures';
 import {
   type DescribedColumn,
   type Store,
@@ -27,15 +37,14 @@ const classifier = createHopClassifier();
 
 let cluster: ClickHouseCluster;
 let client: ClickHouseClient;
+let clients: ClickHouseClient[];
 let factColumns: DescribedColumn[];
 const cleanups: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
   cluster = await startClickHouseCluster({ shards: 2 });
   factColumns = await describeDuckDbTable('request_facts');
-  const clients = cluster.shards.map((s) =>
-    createClient({ url: s.url, log: { level: ClickHouseLogLevel.OFF } }),
-  );
+  clients = cluster.shards.map((s) => createClient({ url: s.url, log: { level: ClickHouseLogLevel.OFF } }));
   for (const c of clients) {
     for (const statement of [
       ...clickHouseSchemaStatements({ database: DB, cluster: cluster.cluster }),
@@ -43,17 +52,22 @@ beforeAll(async () => {
     ])
       await c.command({ query: statement });
   }
-  await Promise.all(clients.slice(1).map((c) => c.close()));
   client = clients[0]!;
 }, 90_000);
 
+/** Empties a table on every shard (TRUNCATE of a local table reaches only its own server). */
+async function truncate(table: string): Promise<void> {
+  for (const c of clients) await c.command({ query: `TRUNCATE TABLE ${DB}.${table}_local` });
+}
+
 afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
-  await client.command({ query: `TRUNCATE TABLE ${DB}.span_store_local` });
+  await truncate('span_store');
+  await truncate('request_facts');
 });
 
 afterAll(async () => {
-  await client?.close();
+  await Promise.all((clients ?? []).map((c) => c.close()));
   await cluster?.stop();
 });
 
@@ -109,8 +123,7 @@ function comparable(rows: readonly Record<string, unknown>[]): string[] {
 
 async function clickHouseFacts(): Promise<Record<string, unknown>[]> {
   const result = await client.query({
-    query: `SELECT * FROM ${DB}.request_facts FINAL
-            WHERE (trace_id, version) GLOBAL IN (SELECT trace_id, max(version) FROM ${DB}.request_facts GROUP BY trace_id)`,
+    query: `SELECT * FROM ${DB}.request_facts FINAL WHERE deleted = 0`,
     format: 'JSONEachRow',
     clickhouse_settings: { output_format_json_quote_denormals: 1 },
   });
@@ -123,7 +136,6 @@ async function embeddedFacts(store: Store): Promise<Record<string, unknown>[]> {
 
 describe('the rollup onto ClickHouse', () => {
   it('computes the facts the embedded store computes, also when a task arrives in two batches', async () => {
-    await client.command({ query: `TRUNCATE TABLE ${DB}.request_facts_local` });
     const { store, close } = await createTempStore();
     cleanups.push(close);
     const io = createClickHouseRollupIo(client, DB, factColumns);
@@ -136,7 +148,7 @@ describe('the rollup onto ClickHouse', () => {
       // The node: the same rows to ClickHouse, then the rollup of the traces it just wrote.
       const rows = batch.flatMap((t) => normalizeTraceRequest(t, { classifier, aliases: {} }).rows);
       await writer.write(rows, []);
-      await rollUpOnClickHouse(io, [...new Set(rows.map((r) => r.traceId))], CONFIG, version++);
+      await rollUpOnClickHouse(io, rows, CONFIG, version++);
     }
     await createSignals(store, CONFIG).refresh({ force: true });
 
@@ -145,5 +157,41 @@ describe('the rollup onto ClickHouse', () => {
     const workflowStep1 = expected.find((r) => r.trace_id === traceIdOf('w-1'))!;
     expect(workflowStep1.task_requests).toBe(4);
     expect(comparable(await clickHouseFacts())).toEqual(comparable(expected));
+  });
+
+  it('replaces a trace’s requests when a later span joins them into one (the others become tombstones)', async () => {
+    const config = testConfig({ signals: { lateness_ms: 10_000, task_idle_ms: 60_000 } });
+    const { store, close } = await createTempStore();
+    cleanups.push(close);
+    const signals = createSignals(store, config);
+    const io = createClickHouseRollupIo(client, DB, factColumns);
+    const writer = createClickHouseWriter(client, DB);
+    // One synthetic request whose child spans are 5 minutes apart (past the idle time): three
+    // requests with one trace id, until the root covering them all arrives.
+    const spans = normalizeTraceRequest(syntheticTraceRequest({ spans: 4, seed: 5, startNs: atMs(0) }), {
+      classifier,
+      aliases: {},
+    }).rows;
+    const root = spans.find((r) => !r.parentSpanId)!;
+    const apart: SpanRow[] = spans
+      .filter((r) => r.parentSpanId)
+      .map((r, i) => ({
+        ...r,
+        startNs: r.startNs + BigInt(i) * 300_000_000_000n,
+        endNs: r.endNs + BigInt(i) * 300_000_000_000n,
+      }));
+    const covering: SpanRow = {
+      ...root,
+      endNs: apart.reduce((end, r) => (r.endNs > end ? r.endNs : end), root.endNs),
+    };
+    let version = 10n;
+    for (const batch of [...apart.map((r) => [r]), [covering]]) {
+      await store.writer.write(batch, []);
+      await signals.refresh({ force: true });
+      await writer.write(batch, []);
+      await rollUpOnClickHouse(io, batch, config, version++);
+      expect(comparable(await clickHouseFacts())).toEqual(comparable(await embeddedFacts(store)));
+    }
+    expect(await clickHouseFacts()).toHaveLength(1);
   });
 });

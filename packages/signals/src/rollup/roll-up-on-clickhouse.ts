@@ -1,4 +1,5 @@
 import type { GovernorConfig } from '@governor/conventions';
+import type { SpanRow } from '@governor/otlp';
 import { type ClickHouseRollupIo, type FactsRow, createStore } from '@governor/store';
 import { createSignals } from '../create-signals.ts';
 
@@ -6,8 +7,11 @@ import { createSignals } from '../create-signals.ts';
 // the same SQL as the embedded store's, in a scratch in-memory DuckDB that holds only what the
 // recomputation needs — every span of the touched traces (from span_store) and the newest facts of
 // those traces and of every other request of their tasks (from request_facts) — and written back as
-// a new version of each trace's rows. The scratch store's own refresh does the work: to it, every
-// span is new, and the preloaded facts are what earlier refreshes wrote.
+// a new version of each trace's rows. The scratch store's own refresh does the work, in the state
+// the embedded store's would be in: the traces' earlier spans are written first and marked as
+// refreshed (their facts are the preloaded ones), then the new spans, which the refresh applies.
+// The result depends on that order as the embedded rollup's does: a trace's spans further apart
+// than the idle time stay separate requests until a span covering the gap arrives.
 //
 // Not yet: the pool of a request that failed before any runtime, from the pod at its endpoint (the
 // embedded refresh reads recent request_facts and `up` points for it; the scratch store holds
@@ -19,13 +23,20 @@ export interface ClickHouseRollupResult {
   requestsWritten: number;
 }
 
+/**
+ * Rolls up `newSpans` (already acknowledged into span_store) with the earlier spans and facts of
+ * their traces and tasks.
+ */
 export async function rollUpOnClickHouse(
   io: ClickHouseRollupIo,
-  traceIds: readonly string[],
+  newSpans: readonly SpanRow[],
   config: GovernorConfig,
   version: bigint,
 ): Promise<ClickHouseRollupResult> {
+  const traceIds = [...new Set(newSpans.map((s) => s.traceId))];
   const spans = await io.fetchSpans(traceIds);
+  const fresh = new Set(newSpans.map(spanKey));
+  const earlier = spans.filter((s) => !fresh.has(spanKey(s)));
   const taskIds = [
     ...new Set(
       spans.map((s) => s.workflowId ?? s.conversationId ?? null).filter((t): t is string => t !== null),
@@ -40,15 +51,29 @@ export async function rollUpOnClickHouse(
   });
   try {
     if (known.length > 0) await preload(scratch, known);
-    await scratch.writer.write(spans, []);
+    if (earlier.length > 0) {
+      await scratch.writer.write(earlier, []);
+      await scratch.execute(MARK_REFRESHED_SQL);
+    }
+    await scratch.writer.write(newSpans, []);
     await createSignals(scratch, config).refresh({ force: true });
     const rows = await scratch.rollup.query<FactsRow>('SELECT * FROM rollup.main.request_facts');
-    await io.writeFacts(rows, version);
+    await io.writeFacts(rows, known, version);
     return { traces: traceIds.length, spans: spans.length, requestsWritten: rows.length };
   } finally {
     await scratch.close();
   }
 }
+
+const spanKey = (s: SpanRow) => `${s.traceId}|${s.spanId}`;
+
+/** The rollup's state as after a refresh of every span written so far (refresh-request-facts.ts). */
+const MARK_REFRESHED_SQL = `UPDATE rollup.main.request_facts_state SET
+  last_rowid = (SELECT max(rowid) FROM span_store),
+  fp_trace_id = (SELECT trace_id FROM span_store WHERE rowid = (SELECT max(rowid) FROM span_store)),
+  fp_span_id = (SELECT span_id FROM span_store WHERE rowid = (SELECT max(rowid) FROM span_store)),
+  newest_span_end_ns = (SELECT max(end_ns) FROM span_store)
+WHERE id = 1`;
 
 /** Writes facts rows into the scratch store's request_facts (json_transform keeps Int64 exact). */
 async function preload(

@@ -12,7 +12,11 @@ export interface ClickHouseRollupIo {
   fetchSpans(traceIds: readonly string[]): Promise<SpanRow[]>;
   /** The newest version of the rows of these traces and of every request of these tasks. */
   fetchFacts(traceIds: readonly string[], taskIds: readonly string[]): Promise<FactsRow[]>;
-  writeFacts(rows: readonly FactsRow[], version: bigint): Promise<void>;
+  /**
+   * Writes `rows` as the current version of their keys (trace id, start) and a tombstone for each
+   * row of `replaced` whose key is no longer among them.
+   */
+  writeFacts(rows: readonly FactsRow[], replaced: readonly FactsRow[], version: bigint): Promise<void>;
 }
 
 /** IN lists are sent in chunks: 18.16 parses a query of megabytes slowly. */
@@ -60,28 +64,37 @@ export function createClickHouseRollupIo(
         ]
           .filter((w) => w !== null)
           .join(' OR ');
-        // The newest version of each matching trace's rows (GLOBAL: the subquery reads every shard).
         const rows = await select<Record<string, unknown>>(
-          `SELECT * FROM ${database}.request_facts FINAL
-           WHERE (trace_id, version) GLOBAL IN (
-             SELECT trace_id, max(version) FROM ${database}.request_facts WHERE ${where} GROUP BY trace_id
-           )`,
+          `SELECT * FROM ${database}.request_facts FINAL WHERE deleted = 0 AND (${where})`,
         );
         for (const row of rows) {
           const key = `${row.trace_id}|${row.start_ns}`;
           if (seen.has(key)) continue;
           seen.add(key);
-          const { version: _version, ...facts } = row;
+          const { version: _version, deleted: _deleted, ...facts } = row;
           out.push(fromClickHouse(facts, factTypes));
         }
       }
       return out;
     },
-    async writeFacts(rows, version) {
-      if (rows.length === 0) return;
+    async writeFacts(rows, replaced, version) {
+      const kept = new Set(rows.map((r) => `${r.trace_id}|${String(r.start_ns)}`));
+      const tombstones = replaced.filter((r) => !kept.has(`${r.trace_id}|${String(r.start_ns)}`));
+      if (rows.length + tombstones.length === 0) return;
       await client.insert({
         table: `${database}.request_facts`,
-        values: rows.map((row) => ({ ...toClickHouse(row, factTypes), version: version.toString() })),
+        values: [
+          ...rows.map((row) => ({
+            ...toClickHouse(row, factTypes),
+            version: version.toString(),
+            deleted: 0,
+          })),
+          ...tombstones.map((row) => ({
+            ...toClickHouse(row, factTypes),
+            version: version.toString(),
+            deleted: 1,
+          })),
+        ],
         format: 'JSONEachRow',
         clickhouse_settings: { insert_distributed_sync: 1 },
       });

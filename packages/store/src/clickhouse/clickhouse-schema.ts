@@ -117,10 +117,12 @@ export async function describeDuckDbTable(table: string): Promise<DescribedColum
 
 /**
  * request_facts on ClickHouse: DuckDB's columns (every refresh computes rows with the same SQL,
- * request-facts are written by the nodes' rollups) plus `version` (the refresh's time, ns): a
- * trace's rows are replaced as a whole by a newer version, so a read takes each trace's newest
- * version only (a trace whose spans were further apart than the idle time may hold several rows,
- * and a later span may join them into one). Sharded by trace id like the spans.
+ * request-facts are written by the nodes' rollups) plus `version` (the refresh's time, ns) and
+ * `deleted`: a refresh writes each row it computed as a new version of its key (trace id, start),
+ * and a tombstone (deleted = 1) for each earlier row of the trace that it no longer has (a trace
+ * whose spans were further apart than the idle time holds several requests, and a later span may
+ * join them, or move a request's start). So `FINAL … WHERE deleted = 0` reads the current rows,
+ * each shard on its own (a key's versions share its shard and its day partition).
  */
 export function requestFactsStatements(
   options: ClickHouseSchemaOptions,
@@ -136,7 +138,7 @@ export function requestFactsStatements(
     })
     .join(',\n');
   return [
-    `CREATE TABLE IF NOT EXISTS ${db}.request_facts_local (\n${list},\n  version UInt64\n)
+    `CREATE TABLE IF NOT EXISTS ${db}.request_facts_local (\n${list},\n  version UInt64,\n  deleted UInt8\n)
 ENGINE = ReplacingMergeTree(version)
 PARTITION BY ${DAY_OF_NS('start_ns')}
 ORDER BY (trace_id, start_ns)`,
