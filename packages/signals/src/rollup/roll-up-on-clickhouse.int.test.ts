@@ -180,10 +180,9 @@ describe('the rollup onto ClickHouse', () => {
         startNs: r.startNs + BigInt(i) * 300_000_000_000n,
         endNs: r.endNs + BigInt(i) * 300_000_000_000n,
       }));
-    const covering: SpanRow = {
-      ...root,
-      endNs: apart.reduce((end, r) => (r.endNs > end ? r.endNs : end), root.endNs),
-    };
+    let lastEndNs = root.endNs;
+    for (const r of apart) if (r.endNs > lastEndNs) lastEndNs = r.endNs;
+    const covering: SpanRow = { ...root, endNs: lastEndNs };
     let version = 10n;
     for (const batch of [...apart.map((r) => [r]), [covering]]) {
       await store.writer.write(batch, []);
