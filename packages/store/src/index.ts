@@ -41,3 +41,5 @@ export {
 export type { ClickHouseSchemaOptions, DescribedColumn } from './clickhouse/clickhouse-schema.ts';
 export { ClickHouseWriteError, createClickHouseWriter } from './clickhouse/clickhouse-writer.ts';
 export type { ClickHouseWriter } from './clickhouse/clickhouse-writer.ts';
+export { renderClickHouseParams } from './clickhouse/render-params.ts';
+export type { ClickHouseParam } from './clickhouse/render-params.ts';

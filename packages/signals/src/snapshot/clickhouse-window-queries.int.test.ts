@@ -1,0 +1,167 @@
+import type { GroupDimension } from '@governor/conventions';
+import { type DecodedTraceRequest, createHopClassifier, normalizeTraceRequest } from '@governor/otlp';
+import { llmdTraceRequest, sglangTraceRequest, vllmTraceRequest } from '@governor/otlp/fixtures';
+import { renderClickHouseParams } from '@governor/store';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  CLICKHOUSE_DB,
+  type ClickHouseForSignals,
+  startClickHouseForSignals,
+} from '../../test/clickhouse-harness.ts';
+import { createTempStore, ingest, testConfig } from '../../test/store-harness.ts';
+import { createSignals } from '../create-signals.ts';
+import { atMs, chatRequest, traceExport } from '../fixtures/trace-fixtures.ts';
+import { loadSql } from '../load-sql.ts';
+import { rollUpOnClickHouse } from '../rollup/roll-up-on-clickhouse.ts';
+import { pickSqlParams } from '../sql-params.ts';
+import { buildWindowParams, foldWindowFlags } from './window-params.ts';
+import { WINDOW_SQL } from './window-rows.ts';
+
+// The window queries' ClickHouse files return the rows their DuckDB files return, over the same
+// requests (rolled up on each engine from the same spans): counts exactly, sums to 1e-9.
+
+const CONFIG = testConfig({
+  signals: { lateness_ms: 10_000 },
+  slo: { ttft_ms: 40, e2e_ms: 330 },
+  pools: [
+    { name: 'a', model: 'llama-8b', region: 'eu', gpu_type: 'H100' },
+    { name: 'b', model: 'qwen-32b' },
+  ],
+});
+const classifier = createHopClassifier();
+const AGGREGATES_CH = loadSql(import.meta.url, 'request-aggregates.clickhouse.sql').replaceAll(
+  '{{database}}',
+  CLICKHOUSE_DB,
+);
+
+let ch: ClickHouseForSignals;
+let duck: Awaited<ReturnType<typeof createTempStore>>;
+
+function traffic(): DecodedTraceRequest[] {
+  const requests = Array.from({ length: 60 }, (_, i) =>
+    traceExport(
+      `r${i}`,
+      chatRequest({
+        trace: `r${i}`,
+        startMs: 1_000 + i * 2_000,
+        queueMs: 2 + (i % 9),
+        prefillMs: 15 + (i % 7) * 3,
+        decodeMs: 150 + (i % 11) * 20,
+        pool: ['a', 'b', 'c'][i % 3],
+        tenant: `t${i % 4}`,
+        priority: i % 3,
+        outcome: i % 13 === 5 ? 'error' : i % 17 === 3 ? 'timeout' : 'success',
+        inputTokens: 100 + i,
+        outputTokens: 30 + (i % 5),
+        cacheHit: i % 4 === 0,
+        ...(i % 5 < 3
+          ? { workflow: { id: `wf${Math.floor(i / 5)}`, type: 'agent', step: (i % 5) + 1, steps: 3 } }
+          : {}),
+      }).spans,
+    ),
+  );
+  return [
+    ...requests,
+    vllmTraceRequest({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', startNs: atMs(20_000) }),
+    sglangTraceRequest({ traceId64: '5bf92f3577b34da6', startNs: atMs(30_000) }),
+    llmdTraceRequest({ traceId: '6bf92f3577b34da6a3ce929d0e0e4736', startNs: atMs(40_000) }),
+  ];
+}
+
+beforeAll(async () => {
+  ch = await startClickHouseForSignals();
+  duck = await createTempStore();
+  const exports = traffic();
+  await ingest(duck.store, exports);
+  await createSignals(duck.store, CONFIG).refresh({ force: true });
+  const rows = exports.flatMap((t) => normalizeTraceRequest(t, { classifier, aliases: {} }).rows);
+  await ch.writer.write(rows, []);
+  await rollUpOnClickHouse(ch.io, rows, CONFIG, 1n);
+}, 120_000);
+
+afterAll(async () => {
+  await duck?.close();
+  await ch?.stop();
+});
+
+const KEY = [
+  'bucket',
+  'k_pool',
+  'k_model',
+  'k_region',
+  'k_gpu_type',
+  'k_tenant',
+  'k_priority',
+  'k_workflow_type',
+  'k_other',
+  'pool',
+  'in_filter',
+];
+
+/** Rows by their key; values as numbers (booleans as 0/1), NULL kept. */
+function byKey(rows: readonly Record<string, unknown>[]): Map<string, Record<string, number | null>> {
+  const out = new Map<string, Record<string, number | null>>();
+  for (const row of rows) {
+    const key = JSON.stringify(
+      KEY.map((k) => (typeof row[k] === 'boolean' ? Number(row[k]) : (row[k] ?? null)) ?? null).map(String),
+    );
+    const values: Record<string, number | null> = {};
+    for (const [column, v] of Object.entries(row)) {
+      if (KEY.includes(column) || column === 'uncapped_groups') continue;
+      values[column] = v === null || v === undefined ? null : typeof v === 'boolean' ? Number(v) : Number(v);
+    }
+    out.set(key, values);
+  }
+  return out;
+}
+
+describe('the window queries on ClickHouse', () => {
+  const shapes: { by: GroupDimension[]; filter?: Partial<Record<GroupDimension, string>>; stepMs: number }[] =
+    [
+      { by: [], stepMs: 200_000 },
+      { by: ['pool'], stepMs: 200_000 },
+      { by: ['model', 'region'], stepMs: 200_000 },
+      { by: ['tenant', 'priority'], stepMs: 200_000 },
+      { by: ['gpu_type'], filter: { tenant: 't1' }, stepMs: 200_000 },
+      { by: ['pool', 'workflow_type'], stepMs: 40_000 },
+    ];
+  it.each(shapes)(
+    'request counts and sums equal DuckDB’s by $by (filter $filter, step $stepMs ms)',
+    async (shape) => {
+      const spec = {
+        fromNs: atMs(0),
+        toNs: atMs(200_000),
+        stepNs: BigInt(shape.stepMs) * 1_000_000n,
+        by: shape.by,
+        filter: shape.filter ?? {},
+        pendingAfterNs: atMs(200_000),
+      };
+      const params = buildWindowParams(spec, CONFIG);
+      const duckSql = foldWindowFlags(WINDOW_SQL.aggregatesUncapped, params);
+      const expected = (await duck.store.query(duckSql, pickSqlParams(duckSql, params))).filter(
+        (r) => r.bucket != null,
+      );
+      const chSql = renderClickHouseParams(AGGREGATES_CH, {
+        ...Object.fromEntries(
+          Object.entries(params).filter(([, v]) => typeof v !== 'string' || !v.startsWith('[')),
+        ),
+        cfg_names: CONFIG.pools.map((p) => p.name),
+        cfg_models: CONFIG.pools.map((p) => p.model ?? null),
+        cfg_regions: CONFIG.pools.map((p) => p.region ?? null),
+        cfg_gpu_types: CONFIG.pools.map((p) => p.gpu_type ?? null),
+      } as never);
+      const actual = await ch.rows(chSql);
+      expect(expected.length).toBeGreaterThan(0);
+      const want = byKey(expected);
+      const got = byKey(actual);
+      expect([...got.keys()].sort()).toEqual([...want.keys()].sort());
+      for (const [key, row] of want) {
+        const other = got.get(key)!;
+        for (const [column, value] of Object.entries(row)) {
+          if (value === null) expect(other[column], `${key} ${column}`).toBeNull();
+          else expect(other[column], `${key} ${column}`).toBeCloseTo(value, 9);
+        }
+      }
+    },
+  );
+});
