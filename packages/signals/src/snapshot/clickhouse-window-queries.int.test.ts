@@ -29,10 +29,9 @@ const CONFIG = testConfig({
   ],
 });
 const classifier = createHopClassifier();
-const AGGREGATES_CH = loadSql(import.meta.url, 'request-aggregates.clickhouse.sql').replaceAll(
-  '{{database}}',
-  CLICKHOUSE_DB,
-);
+const chSql = (file: string) => loadSql(import.meta.url, file).replaceAll('{{database}}', CLICKHOUSE_DB);
+const AGGREGATES_CH = chSql('request-aggregates.clickhouse.sql');
+const PERCENTILES_CH = chSql('request-percentiles.clickhouse.sql');
 
 let ch: ClickHouseForSignals;
 let duck: Awaited<ReturnType<typeof createTempStore>>;
@@ -125,32 +124,41 @@ describe('the window queries on ClickHouse', () => {
       { by: ['gpu_type'], filter: { tenant: 't1' }, stepMs: 200_000 },
       { by: ['pool', 'workflow_type'], stepMs: 40_000 },
     ];
-  it.each(shapes)(
-    'request counts and sums equal DuckDB’s by $by (filter $filter, step $stepMs ms)',
-    async (shape) => {
-      const spec = {
+  const paramsFor = (shape: (typeof shapes)[number]) => {
+    const params = buildWindowParams(
+      {
         fromNs: atMs(0),
         toNs: atMs(200_000),
         stepNs: BigInt(shape.stepMs) * 1_000_000n,
         by: shape.by,
         filter: shape.filter ?? {},
         pendingAfterNs: atMs(200_000),
-      };
-      const params = buildWindowParams(spec, CONFIG);
-      const duckSql = foldWindowFlags(WINDOW_SQL.aggregatesUncapped, params);
-      const expected = (await duck.store.query(duckSql, pickSqlParams(duckSql, params))).filter(
-        (r) => r.bucket != null,
-      );
-      const chSql = renderClickHouseParams(AGGREGATES_CH, {
-        ...Object.fromEntries(
-          Object.entries(params).filter(([, v]) => typeof v !== 'string' || !v.startsWith('[')),
-        ),
+      },
+      CONFIG,
+    );
+    const { pools_json: _pools, ...rest } = params;
+    return {
+      duck: params,
+      ch: {
+        ...rest,
         cfg_names: CONFIG.pools.map((p) => p.name),
         cfg_models: CONFIG.pools.map((p) => p.model ?? null),
         cfg_regions: CONFIG.pools.map((p) => p.region ?? null),
         cfg_gpu_types: CONFIG.pools.map((p) => p.gpu_type ?? null),
-      } as never);
-      const actual = await ch.rows(chSql);
+      },
+    };
+  };
+  const duckRows = async (sql: string, params: ReturnType<typeof paramsFor>['duck']) => {
+    const final = foldWindowFlags(sql, params);
+    return (await duck.store.query(final, pickSqlParams(final, params))).filter((r) => r.bucket != null);
+  };
+
+  it.each(shapes)(
+    'request counts and sums equal DuckDB’s by $by (filter $filter, step $stepMs ms)',
+    async (shape) => {
+      const params = paramsFor(shape);
+      const expected = await duckRows(WINDOW_SQL.aggregatesUncapped, params.duck);
+      const actual = await ch.rows(renderClickHouseParams(AGGREGATES_CH, params.ch));
       expect(expected.length).toBeGreaterThan(0);
       const want = byKey(expected);
       const got = byKey(actual);
@@ -162,6 +170,40 @@ describe('the window queries on ClickHouse', () => {
           else expect(other[column], `${key} ${column}`).toBeCloseTo(value, 9);
         }
       }
+    },
+  );
+
+  it.each(shapes)(
+    'percentiles equal DuckDB’s quantile_cont by $by (filter $filter, step $stepMs ms)',
+    async (shape) => {
+      const params = paramsFor(shape);
+      const expected = await duckRows(WINDOW_SQL.percentilesUncapped, params.duck);
+      const actual = await ch.rows(renderClickHouseParams(PERCENTILES_CH, params.ch));
+      expect(expected.length).toBeGreaterThan(0);
+      const keyOf = (row: Record<string, unknown>) =>
+        JSON.stringify(
+          KEY.slice(0, 9).map((k) => String(typeof row[k] === 'boolean' ? Number(row[k]) : (row[k] ?? null))),
+        );
+      const got = new Map(actual.map((r) => [keyOf(r), r]));
+      expect([...got.keys()].sort()).toEqual(expected.map(keyOf).sort());
+      let compared = 0;
+      for (const row of expected) {
+        const other = got.get(keyOf(row))!;
+        for (const [column, value] of Object.entries(row)) {
+          if (!column.endsWith('_q')) continue;
+          const mine = other[column] as number[];
+          if (value === null) expect(mine, `${keyOf(row)} ${column}`).toEqual([]);
+          else {
+            const theirs = value as number[];
+            expect(mine.length, `${keyOf(row)} ${column}`).toBe(theirs.length);
+            theirs.forEach((v, i) =>
+              expect(Number(mine[i]), `${keyOf(row)} ${column}[${i}]`).toBeCloseTo(v, 9),
+            );
+            compared++;
+          }
+        }
+      }
+      expect(compared).toBeGreaterThan(0);
     },
   );
 });
