@@ -23,7 +23,7 @@ export interface ClickHouseForSignals {
   io: ClickHouseRollupIo;
   writer: ClickHouseWriter;
   /** Runs a query and returns its rows as JSON (Int64 as strings, NaN/Inf as strings). */
-  rows<T = Record<string, unknown>>(query: string): Promise<T[]>;
+  rows<T = Record<string, unknown>>(query: string, settings?: Record<string, number>): Promise<T[]>;
   /** Empties the tables on every shard. */
   truncate(): Promise<void>;
   stop(): Promise<void>;
@@ -48,11 +48,11 @@ export async function startClickHouseForSignals(): Promise<ClickHouseForSignals>
     factColumns,
     io: createClickHouseRollupIo(client, CLICKHOUSE_DB, factColumns),
     writer: createClickHouseWriter(client, CLICKHOUSE_DB),
-    async rows<T>(query: string) {
+    async rows<T>(query: string, settings: Record<string, number> = {}) {
       const result = await client.query({
         query,
         format: 'JSONEachRow',
-        clickhouse_settings: { output_format_json_quote_denormals: 1 },
+        clickhouse_settings: { output_format_json_quote_denormals: 1, ...settings },
       });
       return result.json<T>();
     },

@@ -1,5 +1,11 @@
 import type { GroupDimension } from '@governor/conventions';
-import { type DecodedTraceRequest, createHopClassifier, normalizeTraceRequest } from '@governor/otlp';
+import {
+  type DecodedMetricsRequest,
+  type DecodedTraceRequest,
+  createHopClassifier,
+  normalizeMetricsRequest,
+  normalizeTraceRequest,
+} from '@governor/otlp';
 import { llmdTraceRequest, sglangTraceRequest, vllmTraceRequest } from '@governor/otlp/fixtures';
 import { renderClickHouseParams } from '@governor/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,6 +38,8 @@ const classifier = createHopClassifier();
 const chSql = (file: string) => loadSql(import.meta.url, file).replaceAll('{{database}}', CLICKHOUSE_DB);
 const AGGREGATES_CH = chSql('request-aggregates.clickhouse.sql');
 const PERCENTILES_CH = chSql('request-percentiles.clickhouse.sql');
+const GAUGES_CH = chSql('pool-gauges.clickhouse.sql');
+const SPAN_FACTS_CH = chSql('pool-span-facts.clickhouse.sql');
 
 let ch: ClickHouseForSignals;
 let duck: Awaited<ReturnType<typeof createTempStore>>;
@@ -67,11 +75,103 @@ function traffic(): DecodedTraceRequest[] {
   ];
 }
 
+/** Gauges as a Kubernetes fleet sends them: a pool-size gauge, pods' `up`, KV cache, queue, DCGM. */
+function fleetMetrics(): DecodedMetricsRequest {
+  const point = (ms: number, value: number, attributes: Record<string, string>) => ({
+    attributes,
+    startNs: 0n,
+    timeNs: atMs(ms),
+    value,
+    count: null,
+    sum: null,
+    min: null,
+    max: null,
+    bucketCounts: null,
+    explicitBounds: null,
+    quantiles: null,
+  });
+  const every = (fromMs: number, toMs: number, stepMs: number) => {
+    const out: number[] = [];
+    for (let t = fromMs; t < toMs; t += stepMs) out.push(t);
+    return out;
+  };
+  const metric = (name: string, points: ReturnType<typeof point>[]) => ({
+    name,
+    description: '',
+    unit: '',
+    type: 'gauge' as const,
+    isMonotonic: false,
+    temporality: 0,
+    points,
+  });
+  const pods = [
+    { pod: 'b-0', phase: 2_000, from: 0, to: 200_000 },
+    { pod: 'b-1', phase: 7_000, from: 60_000, to: 200_000 },
+    { pod: 'b-2', phase: 11_000, from: 0, to: 100_000 },
+  ];
+  return {
+    resourceMetrics: [
+      {
+        resource: { 'service.name': 'fleet' },
+        scopeMetrics: [
+          {
+            scope: { name: 'test', version: '1' },
+            metrics: [
+              metric('governor.pool.replicas', [
+                ...every(0, 121_000, 30_000).map((t) => point(t, 2, { 'governor.pool': 'a' })),
+                ...every(150_000, 200_000, 30_000).map((t) => point(t, 3, { 'governor.pool': 'a' })),
+              ]),
+              metric(
+                'up',
+                pods.flatMap((p) =>
+                  every(p.from + p.phase, p.to, 15_000).map((t) =>
+                    point(t, 1, { 'governor.pool': 'b', 'governor.replica': p.pod }),
+                  ),
+                ),
+              ),
+              metric(
+                'vllm:kv_cache_usage_perc',
+                every(5_000, 200_000, 15_000).flatMap((t, i) => [
+                  point(t, (i % 10) / 10, { 'governor.pool': 'a', 'governor.replica': 'a-0' }),
+                  point(t, ((i + 3) % 10) / 10, { 'governor.pool': 'b', 'governor.replica': 'b-0' }),
+                ]),
+              ),
+              metric(
+                'vllm:num_requests_waiting',
+                every(5_000, 200_000, 15_000).flatMap((t, i) => [
+                  point(t, i % 4, { 'governor.pool': 'b', 'governor.replica': 'b-0' }),
+                  point(t, (i * 7) % 5, { 'governor.pool': 'b', 'governor.replica': 'b-1' }),
+                ]),
+              ),
+              metric(
+                'DCGM_FI_DEV_GPU_UTIL',
+                every(3_000, 200_000, 15_000).flatMap((t) =>
+                  ['b-0', 'b-1'].flatMap((pod) =>
+                    ['GPU-0', 'GPU-1'].map((uuid) =>
+                      point(t, 50, {
+                        'governor.replica': pod,
+                        UUID: `${pod}-${uuid}`,
+                        modelName: 'NVIDIA H100 80GB HBM3',
+                      }),
+                    ),
+                  ),
+                ),
+              ),
+            ],
+          },
+        ],
+      },
+    ],
+  };
+}
+
 beforeAll(async () => {
   ch = await startClickHouseForSignals();
   duck = await createTempStore();
   const exports = traffic();
-  await ingest(duck.store, exports);
+  const metrics = fleetMetrics();
+  await ingest(duck.store, exports, [metrics]);
+  await ch.writer.write([], normalizeMetricsRequest(metrics, {}).rows);
   await createSignals(duck.store, CONFIG).refresh({ force: true });
   const rows = exports.flatMap((t) => normalizeTraceRequest(t, { classifier, aliases: {} }).rows);
   await ch.writer.write(rows, []);
@@ -206,4 +306,57 @@ describe('the window queries on ClickHouse', () => {
       expect(compared).toBeGreaterThan(0);
     },
   );
+
+  it.each(shapes)('pool gauges equal DuckDB’s (step $stepMs ms)', async (shape) => {
+    const params = paramsFor(shape);
+    const duckSql = foldWindowFlags(WINDOW_SQL.gauges, params.duck);
+    const expected = await duck.store.query(duckSql, pickSqlParams(duckSql, params.duck));
+    const actual = await ch.rows(renderClickHouseParams(GAUGES_CH, params.ch), { join_use_nulls: 1 });
+    const norm = (rows: readonly Record<string, unknown>[]) =>
+      rows
+        .map((r) =>
+          JSON.stringify(
+            Object.keys(r)
+              .sort()
+              .map((k) => [
+                k,
+                r[k] === null || r[k] === undefined
+                  ? null
+                  : typeof r[k] === 'string' && k !== 'pool' && k !== 'gpu_product'
+                    ? Number(r[k]).toPrecision(12)
+                    : typeof r[k] === 'number'
+                      ? r[k].toPrecision(12)
+                      : r[k],
+              ]),
+          ),
+        )
+        .sort();
+    expect(expected.filter((r) => r.replica_ns != null).length).toBeGreaterThan(1);
+    expect(expected.some((r) => r.gpu_product != null)).toBe(true);
+    expect(norm(actual)).toEqual(norm(expected));
+  });
+
+  it('reads the replicas and dimensions of the pools a gauge or the config leaves unknown, as DuckDB does', async () => {
+    const params = paramsFor(shapes[1]!);
+    for (const covered of [[], ['a'], ['a', 'b', 'c']]) {
+      const duckSql = WINDOW_SQL.spanFacts;
+      const duckParams = { ...params.duck, covered_json: JSON.stringify(covered) };
+      const expected = await duck.store.query(duckSql, pickSqlParams(duckSql, duckParams));
+      const actual = await ch.rows(renderClickHouseParams(SPAN_FACTS_CH, { ...params.ch, covered }));
+      const norm = (rows: readonly Record<string, unknown>[]) =>
+        rows
+          .map((r) =>
+            JSON.stringify([
+              String(r.bucket),
+              r.pool ?? null,
+              Number(r.span_replicas),
+              r.model ?? null,
+              r.region ?? null,
+              r.gpu_type ?? null,
+            ]),
+          )
+          .sort();
+      expect(norm(actual), JSON.stringify(covered)).toEqual(norm(expected));
+    }
+  });
 });

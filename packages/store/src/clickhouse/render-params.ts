@@ -33,6 +33,8 @@ function literal(value: ClickHouseParam, name: string): string {
       : value.toExponential();
   }
   if (typeof value === 'string') return quoteString(value);
+  // An empty [] is Array(Nothing), which has() and indexOf() refuse beside a String.
+  if (value.length === 0) return 'emptyArrayString()';
   return `[${value.map((v) => (v === null ? 'NULL' : quoteString(v))).join(', ')}]`;
 }
 
