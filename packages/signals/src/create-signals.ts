@@ -18,8 +18,7 @@ import {
 import { waitForRollups } from './rollup/wait-for-rollups.ts';
 import type { SignalGroupDetail, SignalsSnapshotDetail } from './signal-group.ts';
 import { pickSqlParams, toBigIntOrNull, toNumberOrNull } from './sql-params.ts';
-import { assembleGroups, emptyGroup } from './snapshot/assemble-groups.ts';
-import { computePoolBuckets } from './snapshot/pool-costs.ts';
+import { emptyGroup } from './snapshot/assemble-groups.ts';
 import { fillFromRuntimeCounts, readRuntimeCounts } from './snapshot/runtime-metrics.ts';
 import {
   GAUGE_STALE_NS,
@@ -27,7 +26,14 @@ import {
   foldWindowFlags,
   type WindowSpec,
 } from './snapshot/window-params.ts';
-import { type SqlTransform, WINDOW_SQL, groupKeyId, runWindowQueries } from './snapshot/window-rows.ts';
+import { assembleWindow } from './snapshot/assemble-window.ts';
+import {
+  type SqlTransform,
+  WINDOW_SQL,
+  duckDbWindowQueries,
+  groupKeyId,
+  runWindowQueries,
+} from './snapshot/window-rows.ts';
 import { type TaskSearch, type TaskSummary, searchTasks } from './tasks/tasks.ts';
 import {
   type TraceSearch,
@@ -218,35 +224,8 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
     if (refresher) await waitForRollups(refresher, store.readDeadlineMs, store.rollup.stopSignal);
     const { transform, extra } = transformFor(spec);
     const params = { ...buildWindowParams(spec, config), ...extra };
-    const rows = await runWindowQueries(store, params, transform, config);
-    const bucketCount = Number((spec.toNs - spec.fromNs + spec.stepNs - 1n) / spec.stepNs);
-    const bucketSeconds = (bucket: number) => {
-      const start = spec.fromNs + BigInt(bucket) * spec.stepNs;
-      const end = start + spec.stepNs < spec.toNs ? start + spec.stepNs : spec.toNs;
-      return Number(end - start) / 1e9;
-    };
-    const needsLearnedPeak = rows.pools.some(
-      (r) => typeof r.pool === 'string' && r.peak_tokens_per_s == null,
-    );
-    const peaks = needsLearnedPeak ? await learnedPeaksAt(spec.toNs) : new Map<string, number>();
-    const pools = computePoolBuckets(rows.pools, bucketSeconds, config, peaks);
-    const inBucket = <T extends { bucket?: unknown }>(list: readonly T[], b: number) =>
-      list.filter((r) => toNumberOrNull(r.bucket) === b);
-    const buckets: SignalGroupDetail[][] = [];
-    for (let b = 0; b < bucketCount; b++) {
-      buckets.push(
-        assembleGroups({
-          by: spec.by,
-          filter: spec.filter,
-          seconds: bucketSeconds(b),
-          requests: inBucket(rows.requests, b),
-          weights: inBucket(rows.weights, b),
-          pools: pools.filter((p) => p.bucket === b),
-          truncated: rows.groupCount > MAX_SIGNAL_GROUPS,
-        }),
-      );
-    }
-    return { buckets, groupCount: rows.groupCount };
+    const rows = await runWindowQueries(duckDbWindowQueries(store, params, transform), params, config);
+    return assembleWindow(rows, spec, config, learnedPeaksAt);
   };
   const computeBuckets = async (spec: WindowSpec) => (await computeWindow(spec)).buckets;
 

@@ -296,9 +296,8 @@ describe('the window queries on ClickHouse', () => {
           else {
             const theirs = value as number[];
             expect(mine.length, `${keyOf(row)} ${column}`).toBe(theirs.length);
-            theirs.forEach((v, i) =>
-              expect(Number(mine[i]), `${keyOf(row)} ${column}[${i}]`).toBeCloseTo(v, 9),
-            );
+            for (const [i, v] of theirs.entries())
+              expect(Number(mine[i]), `${keyOf(row)} ${column}[${i}]`).toBeCloseTo(v, 9);
             compared++;
           }
         }

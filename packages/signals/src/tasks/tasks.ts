@@ -4,7 +4,7 @@ import { nsToRfc3339 } from '../format-duration.ts';
 import { loadSql } from '../load-sql.ts';
 import { type PoolBucket, computePoolBuckets, shareOfPool } from '../snapshot/pool-costs.ts';
 import { buildWindowParams } from '../snapshot/window-params.ts';
-import { runPoolQueries } from '../snapshot/window-rows.ts';
+import { duckDbWindowQueries, runPoolQueries } from '../snapshot/window-rows.ts';
 import { pickSqlParams, toBigIntOrNull, toNumberOrNull } from '../sql-params.ts';
 
 const LIST_SQL = loadSql(import.meta.url, 'list-tasks.sql');
@@ -127,7 +127,7 @@ async function poolCostsOver(
     pendingAfterNs: search.pendingAfterNs,
   };
   const params = buildWindowParams(spec, config);
-  const poolRows = await runPoolQueries(store, params, config);
+  const poolRows = await runPoolQueries(duckDbWindowQueries(store, params), params, config);
   const seconds = Number(search.toNs - fromNs) / 1e9;
   const buckets = computePoolBuckets(poolRows, () => seconds, config, new Map());
   return new Map(buckets.map((b) => [b.pool, b]));
