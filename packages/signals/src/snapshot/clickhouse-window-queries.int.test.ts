@@ -21,7 +21,9 @@ import { loadSql } from '../load-sql.ts';
 import { rollUpOnClickHouse } from '../rollup/roll-up-on-clickhouse.ts';
 import { pickSqlParams } from '../sql-params.ts';
 import { buildWindowParams, foldWindowFlags } from './window-params.ts';
-import { WINDOW_SQL } from './window-rows.ts';
+import { assembleWindow } from './assemble-window.ts';
+import { clickHouseWindowQueries } from './clickhouse-window-queries.ts';
+import { WINDOW_SQL, runWindowQueries } from './window-rows.ts';
 
 // The window queries' ClickHouse files return the rows their DuckDB files return, over the same
 // requests (rolled up on each engine from the same spans): counts exactly, sums to 1e-9.
@@ -358,4 +360,78 @@ describe('the window queries on ClickHouse', () => {
       expect(norm(actual), JSON.stringify(covered)).toEqual(norm(expected));
     }
   });
+
+  it.each([
+    [[]],
+    [['pool']],
+    [['model', 'region']],
+    [['tenant', 'priority']],
+    [['pool', 'workflow_type']],
+  ] as GroupDimension[][][])('gives the snapshot DuckDB gives, group for group, by %j', async (by) => {
+    // Every pool with a configured peak, so neither engine needs its learned one (not on ClickHouse yet).
+    const pools = (
+      await duck.store.query<{ pool: string }>(
+        'SELECT DISTINCT pool FROM request_facts WHERE pool IS NOT NULL',
+      )
+    ).map((r) => r.pool);
+    const config = testConfig({
+      signals: { lateness_ms: 10_000 },
+      slo: { ttft_ms: 40, e2e_ms: 330 },
+      pricing: { gpu_hour_usd: { H100: 3.5 } },
+      pools: pools.map((name) => ({
+        name,
+        ...(CONFIG.pools.find((p) => p.name === name) ?? {}),
+        peak_tokens_per_s_per_replica: 2_000,
+      })),
+    });
+    const signals = createSignals(duck.store, config);
+    const atNs = atMs(200_000);
+    const windowMs = 200_000;
+    const expected = await signals.snapshot({ windowMs, by, atNs });
+    expect(expected.groups.length).toBeGreaterThan(0);
+
+    const watermark = await signals.watermarkNs();
+    const spec = {
+      fromNs: atNs - BigInt(windowMs) * 1_000_000n,
+      toNs: atNs,
+      stepNs: BigInt(windowMs) * 1_000_000n,
+      by,
+      filter: {},
+      pendingAfterNs: watermark ?? atNs,
+    };
+    const params = buildWindowParams(spec, config);
+    const rows = await runWindowQueries(
+      clickHouseWindowQueries((q, settings) => ch.rows(q, settings), CLICKHOUSE_DB, params, config),
+      params,
+      config,
+    );
+    const {
+      buckets: [actual = []],
+    } = await assembleWindow(rows, spec, config, async () => new Map());
+    expectClose(actual, expected.groups, 'groups');
+  });
 });
+
+/** Equal, numbers to 1e-9 of their size (the engines add floating-point sums in other orders). */
+function expectClose(actual: unknown, expected: unknown, path: string): void {
+  if (typeof expected === 'number' && typeof actual === 'number') {
+    expect(Math.abs(actual - expected), path).toBeLessThanOrEqual(1e-9 * Math.max(1, Math.abs(expected)));
+    return;
+  }
+  if (Array.isArray(expected)) {
+    expect(Array.isArray(actual), path).toBe(true);
+    expect((actual as unknown[]).length, `${path}.length`).toBe(expected.length);
+    expected.forEach((e, i) => {
+      expectClose((actual as unknown[])[i], e, `${path}[${i}]`);
+    });
+    return;
+  }
+  if (expected !== null && typeof expected === 'object') {
+    expect(actual !== null && typeof actual === 'object', path).toBe(true);
+    const a = actual as Record<string, unknown>;
+    expect(Object.keys(a).sort(), `${path} keys`).toEqual(Object.keys(expected).sort());
+    for (const [k, v] of Object.entries(expected)) expectClose(a[k], v, `${path}.${k}`);
+    return;
+  }
+  expect(actual, path).toEqual(expected);
+}

@@ -1,0 +1,73 @@
+import { GROUP_DIMENSIONS, type GovernorConfig } from '@governor/conventions';
+import { type ClickHouseParam, renderClickHouseParams } from '@governor/store';
+import { loadSql } from '../load-sql.ts';
+import type { ParamValue } from './window-params.ts';
+import type { Row, WindowQueries } from './window-rows.ts';
+
+// The window queries on ClickHouse (docs/scale-out-design.md, decision 6): the *.clickhouse.sql
+// files, with the window's parameters written in as literals and the config's pools as arrays.
+// Not yet: the group cap — a window with more groups than MAX_SIGNAL_GROUPS is refused — and
+// pool-usage (tasks).
+
+/** Runs one ClickHouse query (through the Distributed tables) and returns its rows as JSON. */
+export type ClickHouseRows = (query: string, settings?: Record<string, number>) => Promise<Row[]>;
+
+const load = (file: string) => loadSql(import.meta.url, file);
+const SQL = {
+  aggregates: load('request-aggregates.clickhouse.sql'),
+  percentiles: load('request-percentiles.clickhouse.sql'),
+  gauges: load('pool-gauges.clickhouse.sql'),
+  spanFacts: load('pool-span-facts.clickhouse.sql'),
+};
+
+const KEYS = [...GROUP_DIMENSIONS.map((d) => `k_${d}`)];
+
+export function clickHouseWindowQueries(
+  rows: ClickHouseRows,
+  database: string,
+  params: Readonly<Record<string, ParamValue>>,
+  config: GovernorConfig,
+): WindowQueries {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(database)) throw new Error(`"${database}" is not a database name`);
+  const values: Record<string, ClickHouseParam> = {
+    ...params,
+    cfg_names: config.pools.map((p) => p.name),
+    cfg_models: config.pools.map((p) => p.model ?? null),
+    cfg_regions: config.pools.map((p) => p.region ?? null),
+    cfg_gpu_types: config.pools.map((p) => p.gpu_type ?? null),
+  };
+  const run = (sql: string, extra: Record<string, ClickHouseParam> = {}, settings?: Record<string, number>) =>
+    rows(renderClickHouseParams(sql.replaceAll('{{database}}', database), { ...values, ...extra }), settings);
+  const maxGroups = Number(params.max_groups);
+  return {
+    storeKey: rows,
+    async requests(capped) {
+      if (capped)
+        throw new Error(
+          `the window holds more than ${maxGroups} groups: the ClickHouse engine has no group cap yet — filter or group by fewer dimensions`,
+        );
+      const [aggregates, percentiles] = await Promise.all([run(SQL.aggregates), run(SQL.percentiles)]);
+      // limitGroups' shape: the group count on every row (over the rows that pass the filter).
+      const groups = new Set(
+        aggregates
+          .filter((r) => Number(r.in_filter) === 1)
+          .map((r) => JSON.stringify(KEYS.map((k) => r[k] ?? null))),
+      );
+      const count = groups.size;
+      const typed = (list: Row[]) =>
+        list.map((r) => ({
+          ...r,
+          in_filter: r.in_filter === undefined ? undefined : Number(r.in_filter) === 1,
+          k_other: false,
+          uncapped_groups: count,
+        }));
+      if (count > maxGroups) return [[{ uncapped_groups: count, bucket: null }], []];
+      return [typed(aggregates), typed(percentiles)];
+    },
+    gauges: () => run(SQL.gauges, {}, { join_use_nulls: 1 }),
+    spanFacts: (covered) => run(SQL.spanFacts, { covered: [...covered] }),
+    poolUsage: () => {
+      throw new Error('pool usage (tasks) is not on the ClickHouse engine yet');
+    },
+  };
+}
