@@ -27,7 +27,9 @@ const ch = await startClickHouseForSignals();
 console.log(
   `ClickHouse rollup, 2 shards on loopback; load average ${loadavg()[0]!.toFixed(1)} on this machine`,
 );
-console.log('   spans  round   insert ms   rollup ms   rollup CPU ms   spans/s (wall)   µs CPU/span');
+console.log(
+  '   spans  round   insert ms   rollup ms   rollup CPU ms   spans/s (wall)   µs CPU/span   read / scratch / refresh / write ms',
+);
 let seed = 1;
 let startNs = 1_767_225_600_000_000_000n;
 try {
@@ -47,7 +49,7 @@ try {
       await ch.writer.write(rows, []);
       const t1 = performance.now();
       const cpu0 = process.cpuUsage();
-      await rollUpOnClickHouse(ch.io, rows, config, BigInt(seed));
+      const result = await rollUpOnClickHouse(ch.io, rows, config, BigInt(seed));
       const t2 = performance.now();
       const cpu = process.cpuUsage(cpu0);
       const cpuMs = (cpu.user + cpu.system) / 1000;
@@ -56,7 +58,11 @@ try {
           rows.length / ((t2 - t1) / 1000),
         )
           .toLocaleString('en-US')
-          .padStart(15)}  ${((cpuMs * 1000) / rows.length).toFixed(1).padStart(12)}`,
+          .padStart(15)}  ${((cpuMs * 1000) / rows.length).toFixed(1).padStart(12)}   ${Object.values(
+          result.stepMs,
+        )
+          .map((v) => v.toFixed(0))
+          .join(' / ')}`,
       );
     }
   }

@@ -19,13 +19,18 @@ import { createSignals } from '../create-signals.ts';
 
 export interface ClickHouseRollupResult {
   traces: number;
-  spans: number;
+  /** Earlier spans of the touched traces read back from span_store. */
+  earlierSpans: number;
   requestsWritten: number;
+  /** Wall-clock ms of each step. */
+  stepMs: { read: number; scratch: number; refresh: number; write: number };
 }
 
 /**
  * Rolls up `newSpans` (already acknowledged into span_store) with the earlier spans and facts of
- * their traces and tasks.
+ * their traces and tasks. Only a trace that has facts already can have earlier spans (each span is
+ * rolled up after it is written), so only those traces' spans are read back — without their
+ * attributes, resource and events, which the rollup does not read.
  */
 export async function rollUpOnClickHouse(
   io: ClickHouseRollupIo,
@@ -33,16 +38,24 @@ export async function rollUpOnClickHouse(
   config: GovernorConfig,
   version: bigint,
 ): Promise<ClickHouseRollupResult> {
+  const t0 = performance.now();
   const traceIds = [...new Set(newSpans.map((s) => s.traceId))];
-  const spans = await io.fetchSpans(traceIds);
+  const taskIds = new Set(
+    newSpans.map((s) => s.workflowId ?? s.conversationId ?? null).filter((t): t is string => t !== null),
+  );
+  let known = await io.fetchFacts(traceIds, [...taskIds]);
+  // A trace's task may be named only by spans that came earlier (its root): read that task's other
+  // requests too.
+  const moreTasks = known.map((f) => String(f.task_id)).filter((t) => !taskIds.has(t));
+  if (moreTasks.length > 0) {
+    for (const t of moreTasks) taskIds.add(t);
+    known = await io.fetchFacts(traceIds, [...taskIds]);
+  }
+  const touched = new Set(traceIds);
+  const seen = [...new Set(known.map((f) => String(f.trace_id)).filter((t) => touched.has(t)))];
   const fresh = new Set(newSpans.map(spanKey));
-  const earlier = spans.filter((s) => !fresh.has(spanKey(s)));
-  const taskIds = [
-    ...new Set(
-      spans.map((s) => s.workflowId ?? s.conversationId ?? null).filter((t): t is string => t !== null),
-    ),
-  ];
-  const known = await io.fetchFacts(traceIds, taskIds);
+  const earlier = (seen.length > 0 ? await io.fetchSpans(seen) : []).filter((s) => !fresh.has(spanKey(s)));
+  const t1 = performance.now();
   const scratch = await createStore({
     dataDir: ':memory:',
     threads: 1,
@@ -56,10 +69,18 @@ export async function rollUpOnClickHouse(
       await scratch.execute(MARK_REFRESHED_SQL);
     }
     await scratch.writer.write(newSpans, []);
+    const t2 = performance.now();
     await createSignals(scratch, config).refresh({ force: true });
     const rows = await scratch.rollup.query<FactsRow>('SELECT * FROM rollup.main.request_facts');
+    const t3 = performance.now();
     await io.writeFacts(rows, known, version);
-    return { traces: traceIds.length, spans: spans.length, requestsWritten: rows.length };
+    const t4 = performance.now();
+    return {
+      traces: traceIds.length,
+      earlierSpans: earlier.length,
+      requestsWritten: rows.length,
+      stepMs: { read: t1 - t0, scratch: t2 - t1, refresh: t3 - t2, write: t4 - t3 },
+    };
   } finally {
     await scratch.close();
   }

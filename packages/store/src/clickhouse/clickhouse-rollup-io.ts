@@ -9,6 +9,7 @@ import type { DescribedColumn } from './clickhouse-schema.ts';
 export type FactsRow = Record<string, unknown>;
 
 export interface ClickHouseRollupIo {
+  /** Every span of these traces, without attributes, resource and events ('{}', '[]'). */
   fetchSpans(traceIds: readonly string[]): Promise<SpanRow[]>;
   /** The newest version of the rows of these traces and of every request of these tasks. */
   fetchFacts(traceIds: readonly string[], taskIds: readonly string[]): Promise<FactsRow[]>;
@@ -44,10 +45,12 @@ export function createClickHouseRollupIo(
           .slice(i, i + CHUNK)
           .map(quote)
           .join(', ');
+        // Not the attributes, resource and events: the rollup does not read them.
         const rows = await select<Record<string, unknown>>(
-          `SELECT * FROM ${database}.span_store FINAL WHERE trace_id IN (${ids})`,
+          `SELECT ${SPAN_READ_COLUMNS} FROM ${database}.span_store FINAL WHERE trace_id IN (${ids})`,
         );
-        for (const row of rows) out.push(toSpanRow(row));
+        for (const row of rows)
+          out.push(toSpanRow({ ...row, attributes: '{}', resource: '{}', events: '[]' }));
       }
       return out;
     },
@@ -105,6 +108,10 @@ export function createClickHouseRollupIo(
 function quote(value: string): string {
   return `'${value.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
 }
+
+const SPAN_READ_COLUMNS = SPAN_COLUMNS.map((c) => c.column)
+  .filter((c) => c !== 'attributes' && c !== 'resource' && c !== 'events')
+  .join(', ');
 
 const SPAN_TYPES = new Map(SPAN_COLUMNS.map((c) => [c.column, c.type as string]));
 
