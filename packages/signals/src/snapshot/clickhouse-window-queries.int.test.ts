@@ -23,7 +23,7 @@ import { pickSqlParams } from '../sql-params.ts';
 import { buildWindowParams, foldWindowFlags } from './window-params.ts';
 import { assembleWindow } from './assemble-window.ts';
 import { clickHouseWindowQueries } from './clickhouse-window-queries.ts';
-import { WINDOW_SQL, runWindowQueries } from './window-rows.ts';
+import { WINDOW_SQL, duckDbWindowQueries, runWindowQueries } from './window-rows.ts';
 
 // The window queries' ClickHouse files return the rows their DuckDB files return, over the same
 // requests (rolled up on each engine from the same spans): counts exactly, sums to 1e-9.
@@ -410,6 +410,58 @@ describe('the window queries on ClickHouse', () => {
     } = await assembleWindow(rows, spec, config, async () => new Map());
     expectClose(actual, expected.groups, 'groups');
   });
+});
+
+describe('a series on ClickHouse', () => {
+  it.each([[['pool']], [['tenant', 'gpu_type']]] as GroupDimension[][][])(
+    'has the buckets the embedded store has, step for step, by %j',
+    async (by) => {
+      const config = testConfig({
+        signals: { lateness_ms: 10_000 },
+        slo: { ttft_ms: 40, e2e_ms: 330 },
+        pricing: { gpu_hour_usd: { H100: 3.5 } },
+        pools: [
+          {
+            name: 'a',
+            model: 'llama-8b',
+            region: 'eu',
+            gpu_type: 'H100',
+            peak_tokens_per_s_per_replica: 2_000,
+          },
+          { name: 'b', model: 'qwen-32b', peak_tokens_per_s_per_replica: 2_000 },
+        ],
+      });
+      const spec = {
+        fromNs: atMs(0),
+        toNs: atMs(200_000),
+        stepNs: 40_000_000_000n,
+        by,
+        filter: {},
+        pendingAfterNs: atMs(190_000),
+      };
+      const params = buildWindowParams(spec, config);
+      const noPeaks = async () => new Map<string, number>();
+      const embedded = await assembleWindow(
+        await runWindowQueries(duckDbWindowQueries(duck.store, params), params, config),
+        spec,
+        config,
+        noPeaks,
+      );
+      const onClickHouse = await assembleWindow(
+        await runWindowQueries(
+          clickHouseWindowQueries((q, settings) => ch.rows(q, settings), CLICKHOUSE_DB, params, config),
+          params,
+          config,
+        ),
+        spec,
+        config,
+        noPeaks,
+      );
+      expect(embedded.buckets).toHaveLength(5);
+      expect(embedded.buckets.flat().length).toBeGreaterThan(5);
+      expectClose(onClickHouse.buckets, embedded.buckets, 'buckets');
+    },
+  );
 });
 
 /** Equal, numbers to 1e-9 of their size (the engines add floating-point sums in other orders). */
