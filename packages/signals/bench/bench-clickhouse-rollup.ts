@@ -4,7 +4,7 @@ import { createHopClassifier, normalizeTraceRequest } from '@governor/otlp';
 import { syntheticTraceRequest } from '@governor/otlp/fixtures';
 import { startClickHouseForSignals } from '../test/clickhouse-harness.ts';
 import { testConfig } from '../test/store-harness.ts';
-import { rollUpOnClickHouse } from '../src/rollup/roll-up-on-clickhouse.ts';
+import { createClickHouseRollup } from '../src/rollup/roll-up-on-clickhouse.ts';
 
 // The ClickHouse rollup (roll-up-on-clickhouse.ts) on a two-shard cluster on this machine: rounds
 // of N fresh spans (new traces) written through the ClickHouse writer, each rolled up in one call;
@@ -24,6 +24,7 @@ const rounds = Number(args.rounds);
 const classifier = createHopClassifier();
 const config = testConfig();
 const ch = await startClickHouseForSignals();
+const rollup = createClickHouseRollup(ch.io, config);
 console.log(
   `ClickHouse rollup, 2 shards on loopback; load average ${loadavg()[0]!.toFixed(1)} on this machine`,
 );
@@ -49,7 +50,7 @@ try {
       await ch.writer.write(rows, []);
       const t1 = performance.now();
       const cpu0 = process.cpuUsage();
-      const result = await rollUpOnClickHouse(ch.io, rows, config, BigInt(seed));
+      const result = await rollup.rollUp(rows, BigInt(seed));
       const t2 = performance.now();
       const cpu = process.cpuUsage(cpu0);
       const cpuMs = (cpu.user + cpu.system) / 1000;
@@ -67,5 +68,6 @@ try {
     }
   }
 } finally {
+  await rollup.close();
   await ch.stop();
 }

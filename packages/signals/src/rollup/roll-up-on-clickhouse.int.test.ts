@@ -25,7 +25,7 @@ import { type ClickHouseCluster, startClickHouseCluster } from '../../../store/t
 import { createTempStore, ingest, testConfig } from '../../test/store-harness.ts';
 import { createSignals } from '../create-signals.ts';
 import { atMs, chatRequest, traceExport, traceIdOf } from '../fixtures/trace-fixtures.ts';
-import { rollUpOnClickHouse } from './roll-up-on-clickhouse.ts';
+import { createClickHouseRollup, rollUpOnClickHouse } from './roll-up-on-clickhouse.ts';
 
 // A node's rollup onto a real two-shard ClickHouse cluster computes, row for row, the request facts
 // the embedded store computes from the same spans — also when a task's steps arrive in two batches
@@ -183,12 +183,15 @@ describe('the rollup onto ClickHouse', () => {
     let lastEndNs = root.endNs;
     for (const r of apart) if (r.endNs > lastEndNs) lastEndNs = r.endNs;
     const covering: SpanRow = { ...root, endNs: lastEndNs };
+    // One rollup across the batches, as a node keeps it (its scratch store is emptied each time).
+    const rollup = createClickHouseRollup(io, config);
+    cleanups.push(() => rollup.close());
     let version = 10n;
     for (const batch of [...apart.map((r) => [r]), [covering]]) {
       await store.writer.write(batch, []);
       await signals.refresh({ force: true });
       await writer.write(batch, []);
-      await rollUpOnClickHouse(io, batch, config, version++);
+      await rollup.rollUp(batch, version++);
       expect(comparable(await clickHouseFacts())).toEqual(comparable(await embeddedFacts(store)));
     }
     expect(await clickHouseFacts()).toHaveLength(1);
