@@ -7,7 +7,7 @@ import {
   normalizeTraceRequest,
 } from '@governor/otlp';
 import { llmdTraceRequest, sglangTraceRequest, vllmTraceRequest } from '@governor/otlp/fixtures';
-import { renderClickHouseParams } from '@governor/store';
+import { type ClickHouseParam, renderClickHouseParams } from '@governor/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CLICKHOUSE_DB,
@@ -17,12 +17,11 @@ import {
 import { createTempStore, ingest, testConfig } from '../../test/store-harness.ts';
 import { createSignals } from '../create-signals.ts';
 import { atMs, chatRequest, traceExport } from '../fixtures/trace-fixtures.ts';
-import { loadSql } from '../load-sql.ts';
 import { rollUpOnClickHouse } from '../rollup/roll-up-on-clickhouse.ts';
 import { pickSqlParams } from '../sql-params.ts';
 import { buildWindowParams, foldWindowFlags } from './window-params.ts';
 import { assembleWindow } from './assemble-window.ts';
-import { clickHouseWindowQueries } from './clickhouse-window-queries.ts';
+import { CLICKHOUSE_WINDOW_SQL, clickHouseWindowQueries } from './clickhouse-window-queries.ts';
 import { WINDOW_SQL, duckDbWindowQueries, runWindowQueries } from './window-rows.ts';
 
 // The window queries' ClickHouse files return the rows their DuckDB files return, over the same
@@ -37,11 +36,13 @@ const CONFIG = testConfig({
   ],
 });
 const classifier = createHopClassifier();
-const chSql = (file: string) => loadSql(import.meta.url, file).replaceAll('{{database}}', CLICKHOUSE_DB);
-const AGGREGATES_CH = chSql('request-aggregates.clickhouse.sql');
-const PERCENTILES_CH = chSql('request-percentiles.clickhouse.sql');
-const GAUGES_CH = chSql('pool-gauges.clickhouse.sql');
-const SPAN_FACTS_CH = chSql('pool-span-facts.clickhouse.sql');
+const inDb = (sql: string) => sql.replaceAll('{{database}}', CLICKHOUSE_DB);
+const AGGREGATES_CH = inDb(CLICKHOUSE_WINDOW_SQL.aggregatesUncapped);
+const PERCENTILES_CH = inDb(CLICKHOUSE_WINDOW_SQL.percentilesUncapped);
+const AGGREGATES_CAPPED_CH = inDb(CLICKHOUSE_WINDOW_SQL.aggregates);
+const PERCENTILES_CAPPED_CH = inDb(CLICKHOUSE_WINDOW_SQL.percentiles);
+const GAUGES_CH = inDb(CLICKHOUSE_WINDOW_SQL.gauges);
+const SPAN_FACTS_CH = inDb(CLICKHOUSE_WINDOW_SQL.spanFacts);
 
 let ch: ClickHouseForSignals;
 let duck: Awaited<ReturnType<typeof createTempStore>>;
@@ -241,7 +242,7 @@ describe('the window queries on ClickHouse', () => {
     const { pools_json: _pools, ...rest } = params;
     return {
       duck: params,
-      ch: {
+      ch: <Record<string, ClickHouseParam>>{
         ...rest,
         cfg_names: CONFIG.pools.map((p) => p.name),
         cfg_models: CONFIG.pools.map((p) => p.model ?? null),
@@ -305,6 +306,33 @@ describe('the window queries on ClickHouse', () => {
         }
       }
       expect(compared).toBeGreaterThan(0);
+    },
+  );
+
+  it.each([
+    { by: ['tenant'], cap: 2 },
+    { by: ['pool', 'priority'], cap: 3 },
+  ] as { by: GroupDimension[]; cap: number }[])(
+    'applies the group cap as DuckDB does: by $by, at most $cap groups and the rest as one',
+    async ({ by, cap }) => {
+      const params = paramsFor({ by, stepMs: 200_000 });
+      params.duck.max_groups = cap;
+      params.ch.max_groups = cap;
+      const duckAgg = await duckRows(WINDOW_SQL.aggregates, params.duck);
+      const chAgg = await ch.rows(renderClickHouseParams(AGGREGATES_CAPPED_CH, params.ch));
+      const want = byKey(duckAgg);
+      const got = byKey(chAgg);
+      // Some requests went past the cap (k_other), and at most `cap` groups kept their key.
+      expect([...want.keys()].some((k) => JSON.parse(k)[8] === '1')).toBe(true);
+      expect([...got.keys()].sort()).toEqual([...want.keys()].sort());
+      for (const [key, row] of want)
+        for (const [column, value] of Object.entries(row)) {
+          if (value === null) expect(got.get(key)![column], `${key} ${column}`).toBeNull();
+          else expect(got.get(key)![column], `${key} ${column}`).toBeCloseTo(value, 9);
+        }
+      const duckPct = await duckRows(WINDOW_SQL.percentiles, params.duck);
+      const chPct = await ch.rows(renderClickHouseParams(PERCENTILES_CAPPED_CH, params.ch));
+      expect(chPct.length).toBe(duckPct.length);
     },
   );
 

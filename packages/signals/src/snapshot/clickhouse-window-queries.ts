@@ -6,19 +6,23 @@ import type { Row, WindowQueries } from './window-rows.ts';
 
 // The window queries on ClickHouse (docs/scale-out-design.md, decision 6): the *.clickhouse.sql
 // files, with the window's parameters written in as literals and the config's pools as arrays.
-// Not yet: the group cap — a window with more groups than MAX_SIGNAL_GROUPS is refused — and
-// pool-usage (tasks).
+// Not yet: pool-usage (tasks).
 
 /** Runs one ClickHouse query (through the Distributed tables) and returns its rows as JSON. */
 export type ClickHouseRows = (query: string, settings?: Record<string, number>) => Promise<Row[]>;
 
 const load = (file: string) => loadSql(import.meta.url, file);
-const SQL = {
+const UNCAPPED = {
+  swap: { 'windowed-requests.clickhouse.sql': 'windowed-requests-uncapped.clickhouse.sql' },
+};
+export const CLICKHOUSE_WINDOW_SQL = {
   aggregates: load('request-aggregates.clickhouse.sql'),
+  aggregatesUncapped: loadSql(import.meta.url, 'request-aggregates.clickhouse.sql', UNCAPPED),
   percentiles: load('request-percentiles.clickhouse.sql'),
+  percentilesUncapped: loadSql(import.meta.url, 'request-percentiles.clickhouse.sql', UNCAPPED),
   gauges: load('pool-gauges.clickhouse.sql'),
   spanFacts: load('pool-span-facts.clickhouse.sql'),
-};
+} as const;
 
 const KEYS = [...GROUP_DIMENSIONS.map((d) => `k_${d}`)];
 
@@ -42,11 +46,23 @@ export function clickHouseWindowQueries(
   return {
     storeKey: rows,
     async requests(capped) {
-      if (capped)
-        throw new Error(
-          `the window holds more than ${maxGroups} groups: the ClickHouse engine has no group cap yet — filter or group by fewer dimensions`,
-        );
-      const [aggregates, percentiles] = await Promise.all([run(SQL.aggregates), run(SQL.percentiles)]);
+      const booleans = (list: Row[]) =>
+        list.map((r) => ({
+          ...r,
+          ...(r.in_filter === undefined ? {} : { in_filter: Number(r.in_filter) === 1 }),
+          k_other: Number(r.k_other) === 1,
+        }));
+      if (capped) {
+        const [aggregates, percentiles] = await Promise.all([
+          run(CLICKHOUSE_WINDOW_SQL.aggregates),
+          run(CLICKHOUSE_WINDOW_SQL.percentiles),
+        ]);
+        return [booleans(aggregates), booleans(percentiles)];
+      }
+      const [aggregates, percentiles] = await Promise.all([
+        run(CLICKHOUSE_WINDOW_SQL.aggregatesUncapped),
+        run(CLICKHOUSE_WINDOW_SQL.percentilesUncapped),
+      ]);
       // limitGroups' shape: the group count on every row (over the rows that pass the filter).
       const groups = new Set(
         aggregates
@@ -54,18 +70,12 @@ export function clickHouseWindowQueries(
           .map((r) => JSON.stringify(KEYS.map((k) => r[k] ?? null))),
       );
       const count = groups.size;
-      const typed = (list: Row[]) =>
-        list.map((r) => ({
-          ...r,
-          in_filter: r.in_filter === undefined ? undefined : Number(r.in_filter) === 1,
-          k_other: false,
-          uncapped_groups: count,
-        }));
       if (count > maxGroups) return [[{ uncapped_groups: count, bucket: null }], []];
-      return [typed(aggregates), typed(percentiles)];
+      const withCount = (list: Row[]) => booleans(list).map((r) => ({ ...r, uncapped_groups: count }));
+      return [withCount(aggregates), withCount(percentiles)];
     },
-    gauges: () => run(SQL.gauges, {}, { join_use_nulls: 1 }),
-    spanFacts: (covered) => run(SQL.spanFacts, { covered: [...covered] }),
+    gauges: () => run(CLICKHOUSE_WINDOW_SQL.gauges, {}, { join_use_nulls: 1 }),
+    spanFacts: (covered) => run(CLICKHOUSE_WINDOW_SQL.spanFacts, { covered: [...covered] }),
     poolUsage: () => {
       throw new Error('pool usage (tasks) is not on the ClickHouse engine yet');
     },

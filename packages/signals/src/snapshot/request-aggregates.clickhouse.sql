@@ -1,7 +1,8 @@
 -- request-aggregates.sql for ClickHouse (18.16 and later): the same rows with the same meaning
 -- (that file documents every column), without CTEs — the window's requests are a subquery
 -- (window-keyed-requests.clickhouse.sql), and `$…` values are written in as literals
--- (packages/store/src/clickhouse/render-params.ts). No group cap yet: group_count is NULL.
+-- (packages/store/src/clickhouse/render-params.ts). The group cap as windowed-requests.clickhouse.sql applies it;
+-- clickhouse-window-queries.ts loads the uncapped variant too.
 -- ClickHouse's aliases are visible in the whole query: an aggregate named like a column (input_tokens)
 -- would be read inside the next aggregate. So the aggregates are a_… here, renamed above.
 SELECT
@@ -55,7 +56,7 @@ SELECT
 FROM (
   SELECT
     bucket, k_pool, k_model, k_region, k_gpu_type, k_tenant, k_priority, k_workflow_type, k_other, pool, in_filter,
-    CAST(NULL AS Nullable(Int64)) AS a_group_count,
+    max(group_count) AS a_group_count,
     sum(w) AS a_requests,
     count() AS a_raw_requests,
     count(sample_weight) AS a_sampled_requests,
@@ -111,7 +112,7 @@ FROM (
       coalesce(cache_hit, cached_tokens > 0) AS cache_hit_known,
       coalesce(sample_weight, 1.0) AS w
     FROM (
--- @include window-keyed-requests.clickhouse.sql
+-- @include windowed-requests.clickhouse.sql
     )
   )
   GROUP BY bucket, k_pool, k_model, k_region, k_gpu_type, k_tenant, k_priority, k_workflow_type, k_other, pool, in_filter

@@ -37,7 +37,7 @@ FROM (
     arraySort(groupArray(toInt64(round(hop_tool_ms * 1e6)))) AS s_hop_tool_q,
     arraySort(groupArray(toInt64(round(hop_other_ms * 1e6)))) AS s_hop_other_q
   FROM (
--- @include window-keyed-requests.clickhouse.sql
+-- @include windowed-requests.clickhouse.sql
   )
   WHERE in_filter
   GROUP BY bucket, k_pool, k_model, k_region, k_gpu_type, k_tenant, k_priority, k_workflow_type, k_other

@@ -1,20 +1,20 @@
--- Fragment (a subquery's body): window-keyed-requests.sql and windowed-requests-uncapped.sql for
--- ClickHouse — the requests that ENDED in ($from_ns, $to_ns], bucketed by $step_ns, keyed by the
--- dimensions grouped by (`$by_*` are 1 or 0), with whether they pass the filter (`$f_*`, NULL for
+-- Fragment (a subquery's body): window-keyed-requests.sql for ClickHouse — the requests that ENDED
+-- in ($from_ns, $to_ns], bucketed by $step_ns, with their keys before the group cap (`kr_*`, by the
+-- dimensions grouped by: `$by_*` are 1 or 0) and whether they pass the filter (`$f_*`, NULL for
 -- none); requests outside the filter keep no key. Dimensions a request lacks come from the pool's
 -- config entry ($cfg_* arrays, aligned with $cfg_names). The current rows only: FINAL, not deleted
--- (packages/store/src/clickhouse/clickhouse-schema.ts). No group cap yet.
+-- (packages/store/src/clickhouse/clickhouse-schema.ts). windowed-requests(-uncapped).clickhouse.sql
+-- turn kr_* into the queries' k_*.
     SELECT
       *,
       intDiv(end_ns - $from_ns - 1, $step_ns) AS bucket,
-      if($by_pool AND in_filter, pool, NULL) AS k_pool,
-      if($by_model AND in_filter, dim_model, NULL) AS k_model,
-      if($by_region AND in_filter, dim_region, NULL) AS k_region,
-      if($by_gpu_type AND in_filter, dim_gpu_type, NULL) AS k_gpu_type,
-      if($by_tenant AND in_filter, tenant, NULL) AS k_tenant,
-      if($by_priority AND in_filter, priority, NULL) AS k_priority,
-      if($by_workflow_type AND in_filter, workflow_type, NULL) AS k_workflow_type,
-      0 AS k_other
+      if($by_pool AND in_filter, pool, NULL) AS kr_pool,
+      if($by_model AND in_filter, dim_model, NULL) AS kr_model,
+      if($by_region AND in_filter, dim_region, NULL) AS kr_region,
+      if($by_gpu_type AND in_filter, dim_gpu_type, NULL) AS kr_gpu_type,
+      if($by_tenant AND in_filter, tenant, NULL) AS kr_tenant,
+      if($by_priority AND in_filter, priority, NULL) AS kr_priority,
+      if($by_workflow_type AND in_filter, workflow_type, NULL) AS kr_workflow_type
     FROM (
       SELECT
         *,
