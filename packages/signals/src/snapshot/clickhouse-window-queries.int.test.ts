@@ -336,6 +336,23 @@ describe('the window queries on ClickHouse', () => {
     },
   );
 
+  it('learns the pools’ peak throughput as DuckDB does', async () => {
+    const params = paramsFor({ by: [], stepMs: 20_000 });
+    const duckSql = foldWindowFlags(WINDOW_SQL.learnedPeak, params.duck);
+    const expected = await duck.store.query(duckSql, pickSqlParams(duckSql, params.duck));
+    const actual = await ch.rows(renderClickHouseParams(inDb(CLICKHOUSE_WINDOW_SQL.learnedPeak), params.ch), {
+      join_use_nulls: 1,
+    });
+    expect(expected.length).toBeGreaterThan(0);
+    const norm = (rows: readonly Record<string, unknown>[]) =>
+      rows
+        .map((r) =>
+          [String(r.pool), Number(r.peak_tokens_per_s).toPrecision(12), Number(r.minutes)].join(' '),
+        )
+        .sort();
+    expect(norm(actual)).toEqual(norm(expected));
+  });
+
   it.each(shapes)('pool gauges equal DuckDB’s (step $stepMs ms)', async (shape) => {
     const params = paramsFor(shape);
     const duckSql = foldWindowFlags(WINDOW_SQL.gauges, params.duck);

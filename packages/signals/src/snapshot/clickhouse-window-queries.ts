@@ -22,6 +22,7 @@ export const CLICKHOUSE_WINDOW_SQL = {
   percentilesUncapped: loadSql(import.meta.url, 'request-percentiles.clickhouse.sql', UNCAPPED),
   gauges: load('pool-gauges.clickhouse.sql'),
   spanFacts: load('pool-span-facts.clickhouse.sql'),
+  learnedPeak: load('learned-peak.clickhouse.sql'),
 } as const;
 
 const KEYS = [...GROUP_DIMENSIONS.map((d) => `k_${d}`)];
