@@ -25,6 +25,7 @@ import { type ClickHouseCluster, startClickHouseCluster } from '../../../store/t
 import { createTempStore, ingest, testConfig } from '../../test/store-harness.ts';
 import { createSignals } from '../create-signals.ts';
 import { atMs, chatRequest, traceExport, traceIdOf } from '../fixtures/trace-fixtures.ts';
+import { startClickHouseRollupLoop } from './clickhouse-rollup-loop.ts';
 import { createClickHouseRollup, rollUpOnClickHouse } from './roll-up-on-clickhouse.ts';
 
 // A node's rollup onto a real two-shard ClickHouse cluster computes, row for row, the request facts
@@ -195,5 +196,32 @@ describe('the rollup onto ClickHouse', () => {
       expect(comparable(await clickHouseFacts())).toEqual(comparable(await embeddedFacts(store)));
     }
     expect(await clickHouseFacts()).toHaveLength(1);
+  });
+
+  it('rolls up through the loop what batches of spans brought, as the embedded store does', async () => {
+    const { store, close } = await createTempStore();
+    cleanups.push(close);
+    const rollup = createClickHouseRollup(createClickHouseRollupIo(client, DB, factColumns), CONFIG);
+    const loop = startClickHouseRollupLoop(rollup, { intervalMs: 50 });
+    cleanups.push(async () => {
+      await loop.stop();
+      await rollup.close();
+    });
+    const writer = createClickHouseWriter(client, DB);
+    // Twelve small batches (a workflow's steps, real-shape traces), some rolled up by the timer,
+    // the rest by the final flush.
+    const batches = [...exportsOf('loop', [1, 2, 3, 4]), ...REAL_SHAPES()].map(
+      (t) => normalizeTraceRequest(t, { classifier, aliases: {} }).rows,
+    );
+    for (const rows of batches) {
+      await store.writer.write(rows, []);
+      await writer.write(rows, []);
+      loop.add(rows);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await loop.flush();
+    expect(loop.pending().spans).toBe(0);
+    await createSignals(store, CONFIG).refresh({ force: true });
+    expect(comparable(await clickHouseFacts())).toEqual(comparable(await embeddedFacts(store)));
   });
 });

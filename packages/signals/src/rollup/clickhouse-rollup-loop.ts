@@ -1,0 +1,82 @@
+import type { SpanRow } from '@governor/otlp';
+import type { ClickHouseRollup, ClickHouseRollupResult } from './roll-up-on-clickhouse.ts';
+
+// A node's rollup loop on ClickHouse: the writer hands it each batch once ClickHouse acknowledged
+// it; every interval it rolls up what accumulated in one call (one scratch refresh for all of it),
+// so a burst of small batches costs one run. Runs never overlap; a failed run keeps its spans for
+// the next one (the refresh is idempotent: the facts are recomputed from every span of the traces).
+// What a node holds here is lost with the node — recovery re-rolls the traces with spans past the
+// node's recorded watermark (docs/scale-out-design.md, decision 4; not built yet).
+
+export interface ClickHouseRollupLoop {
+  /** Spans ClickHouse acknowledged, to roll up at the next run. */
+  add(spans: readonly SpanRow[]): void;
+  /** Runs now with whatever accumulated (resolves when that run is done). */
+  flush(): Promise<ClickHouseRollupResult | null>;
+  /** Spans waiting for a run, and the event time of the newest span rolled up. */
+  pending(): { spans: number; newestRolledUpNs: bigint | null };
+  stop(): Promise<void>;
+}
+
+export interface ClickHouseRollupLoopOptions {
+  intervalMs: number;
+  /** A version for each run's rows, increasing (default: wall clock in ns). */
+  nextVersion?: () => bigint;
+  onError?: (error: Error) => void;
+}
+
+export function startClickHouseRollupLoop(
+  rollup: ClickHouseRollup,
+  options: ClickHouseRollupLoopOptions,
+): ClickHouseRollupLoop {
+  let waiting: SpanRow[] = [];
+  let newestRolledUpNs: bigint | null = null;
+  let running: Promise<ClickHouseRollupResult | null> = Promise.resolve(null);
+  let stopped = false;
+  let lastVersion = 0n;
+  const nextVersion =
+    options.nextVersion ??
+    (() => {
+      const now = BigInt(Date.now()) * 1_000_000n;
+      lastVersion = now > lastVersion ? now : lastVersion + 1n;
+      return lastVersion;
+    });
+
+  const runOnce = async (): Promise<ClickHouseRollupResult | null> => {
+    if (waiting.length === 0) return null;
+    const batch = waiting;
+    waiting = [];
+    try {
+      const result = await rollup.rollUp(batch, nextVersion());
+      for (const s of batch)
+        if (newestRolledUpNs === null || s.endNs > newestRolledUpNs) newestRolledUpNs = s.endNs;
+      return result;
+    } catch (error) {
+      // Keep them for the next run, ahead of what arrived meanwhile.
+      waiting = [...batch, ...waiting];
+      options.onError?.(error instanceof Error ? error : new Error(String(error)));
+      return null;
+    }
+  };
+  const run = () => {
+    running = running.then(runOnce);
+    return running;
+  };
+  const timer = setInterval(() => {
+    if (!stopped) void run();
+  }, options.intervalMs);
+
+  return {
+    add(spans) {
+      if (stopped) throw new Error('the rollup loop has stopped');
+      for (const s of spans) waiting.push(s);
+    },
+    flush: run,
+    pending: () => ({ spans: waiting.length, newestRolledUpNs }),
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
