@@ -19,8 +19,8 @@ import { foldWindowFlags } from './window-params.ts';
 // by only the keys that vary (narrow-group-keys.ts).
 //
 // Over a 5-minute window of 20M spans (`bench signals`, 114,884 requests), those two changes took
-// the snapshot's CPU from 137–146 to 105–116 ms and its p95 from 85–98 (105–118 in a bad run) to
-// 68–82 ms across the five groupings: the narrow key lists ~4 ms in each wide query, the skipped
+// the snapshot's CPU p50 from 128–161 to 105–124 ms and its p95 from 78–118 to 68–86 ms across the
+// five groupings (three runs each way): the narrow key lists ~4 ms in each wide query, the skipped
 // scan ~7 ms when gauges and config describe every pool.
 //
 // The group cap (windowed-requests.sql) ranks the window's groups and joins every request back to
