@@ -1,4 +1,10 @@
 export { createSignals, MAX_SERIES_POINTS } from './create-signals.ts';
+export type { ClickHouseSignalsSource } from './create-signals.ts';
+export { createClickHouseRollup } from './rollup/roll-up-on-clickhouse.ts';
+export type { ClickHouseRollup, ClickHouseRollupResult } from './rollup/roll-up-on-clickhouse.ts';
+export { startClickHouseRollupLoop } from './rollup/clickhouse-rollup-loop.ts';
+export type { ClickHouseRollupLoop } from './rollup/clickhouse-rollup-loop.ts';
+export type { SqlReader } from './sql-reader.ts';
 export type {
   Signals,
   SignalsOptions,

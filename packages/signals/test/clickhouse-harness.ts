@@ -1,9 +1,11 @@
 import { type ClickHouseClient, ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import {
+  type ClickHouseReader,
   type ClickHouseRollupIo,
   type ClickHouseWriter,
   type DescribedColumn,
   clickHouseSchemaStatements,
+  createClickHouseReader,
   createClickHouseRollupIo,
   createClickHouseWriter,
   describeDuckDbTable,
@@ -22,6 +24,8 @@ export interface ClickHouseForSignals {
   factColumns: DescribedColumn[];
   io: ClickHouseRollupIo;
   writer: ClickHouseWriter;
+  /** Internal reads as the signals make them (createClickHouseReader). */
+  reader: ClickHouseReader;
   /** Runs a query and returns its rows as JSON (Int64 as strings, NaN/Inf as strings). */
   rows<T = Record<string, unknown>>(query: string, settings?: Record<string, number>): Promise<T[]>;
   /** Empties the tables on every shard. */
@@ -48,6 +52,7 @@ export async function startClickHouseForSignals(): Promise<ClickHouseForSignals>
     factColumns,
     io: createClickHouseRollupIo(client, CLICKHOUSE_DB, factColumns),
     writer: createClickHouseWriter(client, CLICKHOUSE_DB),
+    reader: createClickHouseReader(client, { database: CLICKHOUSE_DB, readDeadlineMs: 30_000, factColumns }),
     async rows<T>(query: string, settings: Record<string, number> = {}) {
       const result = await client.query({
         query,

@@ -75,6 +75,8 @@ export type SqlParams =
   | (string | number | bigint | boolean | null)[];
 
 export interface Store {
+  /** The embedded engine (ClickHouseReader is the other: packages/store/src/clickhouse). */
+  readonly engine: 'duckdb';
   readonly dataDir: string;
   readonly exportDir: string | null;
   readonly writer: BatchWriter;
@@ -256,6 +258,7 @@ export async function createStore(options: StoreOptions): Promise<Store> {
     userConnections.close(reason);
   };
   return {
+    engine: 'duckdb',
     dataDir,
     exportDir,
     writer,

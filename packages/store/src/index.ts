@@ -43,3 +43,5 @@ export { ClickHouseWriteError, createClickHouseWriter } from './clickhouse/click
 export type { ClickHouseWriter } from './clickhouse/clickhouse-writer.ts';
 export { renderClickHouseParams } from './clickhouse/render-params.ts';
 export type { ClickHouseParam } from './clickhouse/render-params.ts';
+export { createClickHouseReader } from './clickhouse/clickhouse-reader.ts';
+export type { ClickHouseReader, ClickHouseReaderOptions } from './clickhouse/clickhouse-reader.ts';

@@ -1,4 +1,5 @@
 import type { SpanRow } from '@governor/otlp';
+import type { RollupLag } from './refresh-request-facts.ts';
 import type { ClickHouseRollup, ClickHouseRollupResult } from './roll-up-on-clickhouse.ts';
 
 // A node's rollup loop on ClickHouse: the writer hands it each batch once ClickHouse acknowledged
@@ -15,6 +16,11 @@ export interface ClickHouseRollupLoop {
   flush(): Promise<ClickHouseRollupResult | null>;
   /** Spans waiting for a run, and the event time of the newest span rolled up. */
   pending(): { spans: number; newestRolledUpNs: bigint | null };
+  /**
+   * As the embedded refresher's lag: `ms` 0 when nothing waits, else the wall-clock time since the
+   * oldest waiting span was handed over; `catchUpMs` the waiting spans at the recent runs' cost per span.
+   */
+  lag(): RollupLag;
   stop(): Promise<void>;
 }
 
@@ -34,6 +40,13 @@ export function startClickHouseRollupLoop(
   let running: Promise<ClickHouseRollupResult | null> = Promise.resolve(null);
   let stopped = false;
   let lastVersion = 0n;
+  /** When the oldest span still waiting was added. */
+  let waitingSinceMs = 0;
+  let failing = false;
+  /** The batch of the run under way, and when its oldest span was added. */
+  let inFlight = { spans: 0, sinceMs: 0 };
+  /** Wall-clock ms per span of recent runs (half weight to each new run). */
+  let msPerSpan: number | null = null;
   const nextVersion =
     options.nextVersion ??
     (() => {
@@ -45,17 +58,27 @@ export function startClickHouseRollupLoop(
   const runOnce = async (): Promise<ClickHouseRollupResult | null> => {
     if (waiting.length === 0) return null;
     const batch = waiting;
+    const batchSinceMs = waitingSinceMs;
     waiting = [];
+    inFlight = { spans: batch.length, sinceMs: batchSinceMs };
+    const startedMs = performance.now();
     try {
       const result = await rollup.rollUp(batch, nextVersion());
       for (const s of batch)
         if (newestRolledUpNs === null || s.endNs > newestRolledUpNs) newestRolledUpNs = s.endNs;
+      const perSpan = (performance.now() - startedMs) / batch.length;
+      msPerSpan = msPerSpan === null ? perSpan : (msPerSpan + perSpan) / 2;
+      failing = false;
       return result;
     } catch (error) {
+      failing = true;
       // Keep them for the next run, ahead of what arrived meanwhile.
       waiting = [...batch, ...waiting];
+      waitingSinceMs = batchSinceMs;
       options.onError?.(error instanceof Error ? error : new Error(String(error)));
       return null;
+    } finally {
+      inFlight = { spans: 0, sinceMs: 0 };
     }
   };
   const run = () => {
@@ -69,10 +92,17 @@ export function startClickHouseRollupLoop(
   return {
     add(spans) {
       if (stopped) throw new Error('the rollup loop has stopped');
+      if (spans.length > 0 && waiting.length === 0) waitingSinceMs = performance.now();
       for (const s of spans) waiting.push(s);
     },
     flush: run,
     pending: () => ({ spans: waiting.length, newestRolledUpNs }),
+    lag() {
+      const spans = waiting.length + inFlight.spans;
+      if (spans === 0) return { ms: 0, catchUpMs: 0, failing };
+      const ms = performance.now() - (inFlight.spans > 0 ? inFlight.sinceMs : waitingSinceMs);
+      return { ms, catchUpMs: msPerSpan === null ? ms : spans * msPerSpan, failing };
+    },
     async stop() {
       stopped = true;
       clearInterval(timer);

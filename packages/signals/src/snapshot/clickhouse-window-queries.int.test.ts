@@ -446,7 +446,7 @@ describe('the window queries on ClickHouse', () => {
     };
     const params = buildWindowParams(spec, config);
     const rows = await runWindowQueries(
-      clickHouseWindowQueries((q, settings) => ch.rows(q, settings), CLICKHOUSE_DB, params, config),
+      clickHouseWindowQueries(ch.reader, params, config),
       params,
       config,
     );
@@ -494,7 +494,7 @@ describe('a series on ClickHouse', () => {
       );
       const onClickHouse = await assembleWindow(
         await runWindowQueries(
-          clickHouseWindowQueries((q, settings) => ch.rows(q, settings), CLICKHOUSE_DB, params, config),
+          clickHouseWindowQueries(ch.reader, params, config),
           params,
           config,
         ),

@@ -1,15 +1,11 @@
 import { GROUP_DIMENSIONS, type GovernorConfig } from '@governor/conventions';
-import { type ClickHouseParam, renderClickHouseParams } from '@governor/store';
+import type { ClickHouseParam, ClickHouseReader } from '@governor/store';
 import { loadSql } from '../load-sql.ts';
 import type { ParamValue } from './window-params.ts';
 import type { Row, WindowQueries } from './window-rows.ts';
 
 // The window queries on ClickHouse (docs/scale-out-design.md, decision 6): the *.clickhouse.sql
 // files, with the window's parameters written in as literals and the config's pools as arrays.
-// Not yet: pool-usage (tasks).
-
-/** Runs one ClickHouse query (through the Distributed tables) and returns its rows as JSON. */
-export type ClickHouseRows = (query: string, settings?: Record<string, number>) => Promise<Row[]>;
 
 const load = (file: string) => loadSql(import.meta.url, file);
 const UNCAPPED = {
@@ -23,29 +19,32 @@ export const CLICKHOUSE_WINDOW_SQL = {
   gauges: load('pool-gauges.clickhouse.sql'),
   spanFacts: load('pool-span-facts.clickhouse.sql'),
   learnedPeak: load('learned-peak.clickhouse.sql'),
+  poolUsage: load('pool-usage.clickhouse.sql'),
 } as const;
 
-const KEYS = [...GROUP_DIMENSIONS.map((d) => `k_${d}`)];
-
-export function clickHouseWindowQueries(
-  rows: ClickHouseRows,
-  database: string,
-  params: Readonly<Record<string, ParamValue>>,
-  config: GovernorConfig,
-): WindowQueries {
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(database)) throw new Error(`"${database}" is not a database name`);
-  const values: Record<string, ClickHouseParam> = {
-    ...params,
+/** The config's pools as arrays aligned by index ($cfg_names, $cfg_models, …) for ClickHouse's indexOf. */
+export function clickHouseConfigParams(config: GovernorConfig): Record<string, ClickHouseParam> {
+  return {
     cfg_names: config.pools.map((p) => p.name),
     cfg_models: config.pools.map((p) => p.model ?? null),
     cfg_regions: config.pools.map((p) => p.region ?? null),
     cfg_gpu_types: config.pools.map((p) => p.gpu_type ?? null),
   };
+}
+
+const KEYS = [...GROUP_DIMENSIONS.map((d) => `k_${d}`)];
+
+export function clickHouseWindowQueries(
+  reader: ClickHouseReader,
+  params: Readonly<Record<string, ParamValue>>,
+  config: GovernorConfig,
+): WindowQueries {
+  const values: Record<string, ClickHouseParam> = { ...params, ...clickHouseConfigParams(config) };
   const run = (sql: string, extra: Record<string, ClickHouseParam> = {}, settings?: Record<string, number>) =>
-    rows(renderClickHouseParams(sql.replaceAll('{{database}}', database), { ...values, ...extra }), settings);
+    reader.query<Row>(sql, { ...values, ...extra }, settings);
   const maxGroups = Number(params.max_groups);
   return {
-    storeKey: rows,
+    storeKey: reader,
     async requests(capped) {
       const booleans = (list: Row[]) =>
         list.map((r) => ({
@@ -77,8 +76,6 @@ export function clickHouseWindowQueries(
     },
     gauges: () => run(CLICKHOUSE_WINDOW_SQL.gauges, {}, { join_use_nulls: 1 }),
     spanFacts: (covered) => run(CLICKHOUSE_WINDOW_SQL.spanFacts, { covered: [...covered] }),
-    poolUsage: () => {
-      throw new Error('pool usage (tasks) is not on the ClickHouse engine yet');
-    },
+    poolUsage: () => run(CLICKHOUSE_WINDOW_SQL.poolUsage),
   };
 }

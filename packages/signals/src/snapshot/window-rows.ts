@@ -130,7 +130,7 @@ export interface WindowQueries {
 
 /** The window queries on the embedded DuckDB store. */
 export function duckDbWindowQueries(
-  store: Store,
+  store: Pick<Store, 'query'>,
   params: Record<string, ParamValue>,
   transform: SqlTransform = (sql) => sql,
 ): WindowQueries {
