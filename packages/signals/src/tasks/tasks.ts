@@ -3,7 +3,7 @@ import type { Store } from '@governor/store';
 import { nsToRfc3339 } from '../format-duration.ts';
 import { loadSql } from '../load-sql.ts';
 import { type PoolBucket, computePoolBuckets, shareOfPool } from '../snapshot/pool-costs.ts';
-import { buildWindowParams } from '../snapshot/window-params.ts';
+import { buildWindowParams, configPoolsJson } from '../snapshot/window-params.ts';
 import { runPoolQueries } from '../snapshot/window-rows.ts';
 import { pickSqlParams, toBigIntOrNull, toNumberOrNull } from '../sql-params.ts';
 
@@ -89,7 +89,13 @@ export async function searchTasks(
   );
   const rows = await store.query<Row>(
     LIST_SQL,
-    pickSqlParams(LIST_SQL, { ...base, f_status: search.status ?? null, limit: search.limit }),
+    pickSqlParams(LIST_SQL, {
+      ...base,
+      // Every task shows the model, region and GPU type its pool's config gives it.
+      pools_json: configPoolsJson(config.pools),
+      f_status: search.status ?? null,
+      limit: search.limit,
+    }),
   );
   if (rows.length === 0) return [];
   const pools = await poolCostsOver(store, config, rows, search);
