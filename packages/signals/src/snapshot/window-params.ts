@@ -32,16 +32,7 @@ export function buildWindowParams(spec: WindowSpec, config: GovernorConfig): Rec
     slo_e2e_ms: config.slo.e2e_ms ?? null,
     // The pools whose config fills in a dimension their spans lack. Only model, region and GPU type
     // are filled in: when no grouping or filter reads them, the list is empty and the join is free.
-    pools_json: JSON.stringify(
-      (readsConfigDimensions(spec) ? config.pools : []).map((p) => ({
-        name: p.name,
-        gpu_type: p.gpu_type ?? null,
-        model: p.model ?? null,
-        region: p.region ?? null,
-        gpus_per_replica: p.gpus_per_replica,
-        peak_tokens_per_s: p.peak_tokens_per_s_per_replica ?? null,
-      })),
-    ),
+    pools_json: configPoolsJson(readsConfigDimensions(spec) ? config.pools : []),
     min_minutes: 5,
     max_groups: MAX_SIGNAL_GROUPS,
   };
@@ -53,6 +44,24 @@ export function buildWindowParams(spec: WindowSpec, config: GovernorConfig): Rec
 }
 
 const CONFIG_DIMENSIONS: readonly GroupDimension[] = ['model', 'region', 'gpu_type'];
+
+/**
+ * The config's pools as config-pools.sql reads them. The window queries pass only those they need
+ * (none when no grouping or filter reads a config dimension); lists of requests and tasks show every
+ * request's model, region and GPU type, so they pass all of them.
+ */
+export function configPoolsJson(pools: GovernorConfig['pools']): string {
+  return JSON.stringify(
+    pools.map((p) => ({
+      name: p.name,
+      gpu_type: p.gpu_type ?? null,
+      model: p.model ?? null,
+      region: p.region ?? null,
+      gpus_per_replica: p.gpus_per_replica,
+      peak_tokens_per_s: p.peak_tokens_per_s_per_replica ?? null,
+    })),
+  );
+}
 
 function readsConfigDimensions(spec: WindowSpec): boolean {
   return CONFIG_DIMENSIONS.some((d) => spec.by.includes(d) || spec.filter[d] !== undefined);

@@ -2,7 +2,7 @@ import type { GovernorConfig, GroupDimension } from '@governor/conventions';
 import { nsToRfc3339 } from '../format-duration.ts';
 import { loadSql } from '../load-sql.ts';
 import { type PoolBucket, computePoolBuckets, shareOfPool } from '../snapshot/pool-costs.ts';
-import { buildWindowParams } from '../snapshot/window-params.ts';
+import { buildWindowParams, configPoolsJson } from '../snapshot/window-params.ts';
 import { runPoolQueries } from '../snapshot/window-rows.ts';
 import { windowQueriesFor } from '../snapshot/window-queries-for.ts';
 import { clickHouseConfigParams } from '../snapshot/clickhouse-window-queries.ts';
@@ -90,7 +90,13 @@ export async function searchTasks(
     },
     config,
   );
-  const params = { ...base, f_status: search.status ?? null, limit: search.limit };
+  const params = {
+    ...base,
+    // Every task shows the model, region and GPU type its pool's config gives it.
+    pools_json: configPoolsJson(config.pools),
+    f_status: search.status ?? null,
+    limit: search.limit,
+  };
   const rows =
     db.engine === 'clickhouse'
       ? await db.query<Row>(LIST_SQL_CLICKHOUSE, { ...params, ...clickHouseConfigParams(config) })

@@ -1,7 +1,7 @@
 import type { GovernorConfig } from '@governor/conventions';
 import { nsToRfc3339 } from '../format-duration.ts';
 import { loadSql } from '../load-sql.ts';
-import { buildWindowParams } from '../snapshot/window-params.ts';
+import { buildWindowParams, configPoolsJson } from '../snapshot/window-params.ts';
 import { pickSqlParams, toBigIntOrNull, toNumberOrNull } from '../sql-params.ts';
 import { HOP_KEYS, type HopKey } from '../signal-group.ts';
 import type { SqlReader } from '../sql-reader.ts';
@@ -137,6 +137,8 @@ export async function searchTraces(
       },
       config,
     ),
+    // Every request shows the model, region and GPU type its pool's config gives it.
+    pools_json: configPoolsJson(config.pools),
     f_outcome: search.outcome ?? null,
     f_task_id: search.taskId ?? null,
     min_ms: search.minMs ?? null,
