@@ -102,7 +102,7 @@ function runtimeMetrics(): DecodedMetricsRequest {
       scale: (i: number) => (scrapes[i]! < 90_000 ? i + 3 : i - 5),
     },
   ];
-  const series = (name: string, type: 'sum' | 'histogram', points: ReturnType<typeof point>[]) => ({
+  const series = (name: string, type: 'sum' | 'histogram' | 'gauge', points: ReturnType<typeof point>[]) => ({
     name,
     description: '',
     unit: '',
@@ -124,6 +124,14 @@ function runtimeMetrics(): DecodedMetricsRequest {
           {
             scope: { name: 'prometheus', version: '1' },
             metrics: [
+              // The pool is there by its gauges; its requests only in the counters.
+              series(
+                'vllm:kv_cache_usage_perc',
+                'gauge',
+                pods.flatMap((p) =>
+                  scrapes.map((ms, i) => point(ms, p.start(ms), attrs(p.replica), (i % 5) / 10)),
+                ),
+              ),
               series(
                 'vllm:request_success_total',
                 'sum',
@@ -137,7 +145,9 @@ function runtimeMetrics(): DecodedMetricsRequest {
               series(
                 'vllm:generation_tokens_total',
                 'sum',
-                pods.flatMap((p) => scrapes.map((ms, i) => point(ms, p.start(ms), attrs(p.replica), 900 * p.scale(i)))),
+                pods.flatMap((p) =>
+                  scrapes.map((ms, i) => point(ms, p.start(ms), attrs(p.replica), 900 * p.scale(i))),
+                ),
               ),
               series(
                 'vllm:time_to_first_token_seconds',
@@ -246,7 +256,7 @@ describe('the signals on ClickHouse', () => {
     '6bf92f3577b34da6a3ce929d0e0e4736',
   ])('the waterfall of trace %s', async (traceId) => {
     const expected = await embedded.trace(traceId);
-    expect(expected?.spans.length).toBeGreaterThan(1);
+    expect(expected?.spans.length).toBeGreaterThan(0);
     expectClose(await clustered.trace(traceId), expected, 'trace');
   });
 

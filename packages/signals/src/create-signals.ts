@@ -31,12 +31,7 @@ import {
   type WindowSpec,
 } from './snapshot/window-params.ts';
 import { assembleWindow } from './snapshot/assemble-window.ts';
-import {
-  type SqlTransform,
-  WINDOW_SQL,
-  groupKeyId,
-  runWindowQueries,
-} from './snapshot/window-rows.ts';
+import { type SqlTransform, WINDOW_SQL, groupKeyId, runWindowQueries } from './snapshot/window-rows.ts';
 import { type TaskSearch, type TaskSummary, searchTasks } from './tasks/tasks.ts';
 import {
   type TraceSearch,

@@ -445,11 +445,7 @@ describe('the window queries on ClickHouse', () => {
       pendingAfterNs: watermark ?? atNs,
     };
     const params = buildWindowParams(spec, config);
-    const rows = await runWindowQueries(
-      clickHouseWindowQueries(ch.reader, params, config),
-      params,
-      config,
-    );
+    const rows = await runWindowQueries(clickHouseWindowQueries(ch.reader, params, config), params, config);
     const {
       buckets: [actual = []],
     } = await assembleWindow(rows, spec, config, async () => new Map());
@@ -493,11 +489,7 @@ describe('a series on ClickHouse', () => {
         noPeaks,
       );
       const onClickHouse = await assembleWindow(
-        await runWindowQueries(
-          clickHouseWindowQueries(ch.reader, params, config),
-          params,
-          config,
-        ),
+        await runWindowQueries(clickHouseWindowQueries(ch.reader, params, config), params, config),
         spec,
         config,
         noPeaks,

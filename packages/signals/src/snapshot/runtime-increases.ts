@@ -29,7 +29,10 @@ interface Point {
 /** `rows` in runtime-points.clickhouse.sql's order (series by series, by time). */
 export function runtimeIncreases(rows: readonly Row[], fromNs: bigint): RuntimeCountRow[] {
   const counters = new Map<string, RuntimeCountRow>();
-  const histograms = new Map<string, { pool: string; name: string; bounds: number[]; sums: (number | null)[] }>();
+  const histograms = new Map<
+    string,
+    { pool: string; name: string; bounds: number[]; sums: (number | null)[] }
+  >();
   let seriesKey: string | null = null;
   let prev: Point | null = null;
   for (const row of rows) {
@@ -58,7 +61,8 @@ export function runtimeIncreases(rows: readonly Row[], fromNs: bigint): RuntimeC
     const inc = continued ? p.v! - last!.v! : fresh ? p.v : null;
     let binc: (number | null)[] | null = null;
     if (p.b !== null) {
-      if (continued && last!.b !== null && p.b.length === last!.b.length) binc = p.b.map((n, i) => n - last!.b![i]!);
+      if (continued && last!.b !== null && p.b.length === last!.b.length)
+        binc = p.b.map((n, i) => n - last!.b![i]!);
       else if (fresh) binc = p.b;
     }
     if (binc === null) {

@@ -10,7 +10,7 @@ SELECT
   cost_usd, task_start_ns, task_end_ns, task_requests, task_steps, task_declared_steps,
   task_final_max_ttft_ms, task_final_max_e2e_ms, status
 FROM (
-  -- @include task-members.clickhouse.sql
+-- @include task-members.clickhouse.sql
 )
 WHERE (task_id, task_start_ns) GLOBAL IN (
   SELECT task_id, task_start_ns

@@ -162,7 +162,11 @@ export async function readTraceWaterfall(
   const [fact] = await db.query<Row>(clickhouse ? CLICKHOUSE.request : REQUEST_SQL, { trace_id: id });
   const lo = toBigIntOrNull(fact?.first_span_ns) ?? 0n;
   const hi = toBigIntOrNull(fact?.last_span_ns) ?? INT64_MAX;
-  const rows = await db.query<Row>(clickhouse ? CLICKHOUSE.spans : SPANS_SQL, { trace_id: id, lo_ns: lo, hi_ns: hi });
+  const rows = await db.query<Row>(clickhouse ? CLICKHOUSE.spans : SPANS_SQL, {
+    trace_id: id,
+    lo_ns: lo,
+    hi_ns: hi,
+  });
   if (rows.length === 0) return null;
   let request: TraceSummary | null = null;
   if (fact) {

@@ -38,7 +38,10 @@ interface JsonResult {
   data: Record<string, unknown>[];
 }
 
-export function createClickHouseReader(client: ClickHouseClient, options: ClickHouseReaderOptions): ClickHouseReader {
+export function createClickHouseReader(
+  client: ClickHouseClient,
+  options: ClickHouseReaderOptions,
+): ClickHouseReader {
   const booleans = new Set<string>([
     ...SPAN_COLUMNS.filter((c) => c.type === 'BOOLEAN').map((c) => c.column),
     ...METRIC_POINT_COLUMNS.filter((c) => c.type === 'BOOLEAN').map((c) => c.column),
