@@ -52,7 +52,9 @@ export type ControlFailure =
   | { ok: false; code: 'invalid_transition'; message: string }
   | { ok: false; code: 'disabled'; message: string }
   | { ok: false; code: 'time_reversed'; message: string }
-  | { ok: false; code: 'time_ahead'; message: string };
+  | { ok: false; code: 'time_ahead'; message: string }
+  /** Several nodes share the state (store.engine: clickhouse) and another one runs the loop. */
+  | { ok: false; code: 'not_leader'; message: string };
 
 export type ControlResult<T> = ({ ok: true } & T) | ControlFailure;
 

@@ -97,11 +97,14 @@ const engines: Engine[] = [
   {
     name: 'PostgreSQL',
     async open() {
-      const pool = new pg.Pool({ connectionString: postgres.url, max: 4 });
-      await pool.query('DROP TABLE IF EXISTS control_recommendations, control_audit, control_policies');
-      await migratePostgresControlState(pool);
-      await migratePostgresControlState(pool);
-      return { repository: createPostgresRepository(pool), close: () => pool.end() };
+      // A client, not a pool: its end() waits for the session to close, so stopping the server
+      // afterwards kills no session mid-close.
+      const client = new pg.Client({ connectionString: postgres.url });
+      await client.connect();
+      await client.query('DROP TABLE IF EXISTS control_recommendations, control_audit, control_policies');
+      await migratePostgresControlState(client);
+      await migratePostgresControlState(client);
+      return { repository: createPostgresRepository(client), close: () => client.end() };
     },
   },
 ];

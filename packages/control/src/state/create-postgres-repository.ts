@@ -29,62 +29,78 @@ export interface PostgresQueryable {
   query<R extends Row = Row>(text: string, values?: readonly SqlValue[]): Promise<{ rows: R[] }>;
 }
 
-/** Creates the tables when missing (every node runs it at start; each statement is idempotent). */
+/**
+ * Creates the tables when missing. Every node runs it at start, possibly at the same moment: so it
+ * is one script (one transaction) under an advisory lock, since CREATE ... IF NOT EXISTS fails when
+ * another session creates the same name concurrently; each statement is idempotent.
+ */
 export async function migratePostgresControlState(db: PostgresQueryable): Promise<void> {
-  await db.query(`CREATE TABLE IF NOT EXISTS control_recommendations (
-    id TEXT PRIMARY KEY,
-    kind TEXT NOT NULL,
-    target TEXT NOT NULL,
-    target_key TEXT NOT NULL,
-    action TEXT NOT NULL,
-    direction TEXT NOT NULL,
-    reason TEXT NOT NULL,
-    evidence TEXT NOT NULL,
-    expected_impact TEXT NOT NULL,
-    confidence DOUBLE PRECISION NOT NULL,
-    state TEXT NOT NULL,
-    policy TEXT,
-    gate TEXT,
-    scope_pools TEXT NOT NULL,
-    created_ns BIGINT NOT NULL,
-    updated_ns BIGINT NOT NULL,
-    applied_ns BIGINT,
-    verified_ns BIGINT,
-    previous_action TEXT,
-    baseline TEXT,
-    action_id TEXT,
-    verification TEXT,
-    cause TEXT,
-    hold TEXT
-  )`);
+  // Without values, pg sends the statements as one simple query: one implicit transaction.
   await db.query(
-    'CREATE INDEX IF NOT EXISTS control_recommendations_created ON control_recommendations (created_ns DESC, id)',
+    [
+      "SELECT pg_advisory_xact_lock(hashtext('governor.control_state.schema'))",
+      `CREATE TABLE IF NOT EXISTS control_recommendations (
+        id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        target TEXT NOT NULL,
+        target_key TEXT NOT NULL,
+        action TEXT NOT NULL,
+        direction TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        evidence TEXT NOT NULL,
+        expected_impact TEXT NOT NULL,
+        confidence DOUBLE PRECISION NOT NULL,
+        state TEXT NOT NULL,
+        policy TEXT,
+        gate TEXT,
+        scope_pools TEXT NOT NULL,
+        created_ns BIGINT NOT NULL,
+        updated_ns BIGINT NOT NULL,
+        applied_ns BIGINT,
+        verified_ns BIGINT,
+        previous_action TEXT,
+        baseline TEXT,
+        action_id TEXT,
+        verification TEXT,
+        cause TEXT,
+        hold TEXT
+      )`,
+      'CREATE INDEX IF NOT EXISTS control_recommendations_created ON control_recommendations (created_ns DESC, id)',
+      `CREATE TABLE IF NOT EXISTS control_audit (
+        seq BIGSERIAL PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        at_ns BIGINT NOT NULL,
+        recorded_at_ms BIGINT NOT NULL,
+        recommendation_id TEXT,
+        action_id TEXT,
+        kind TEXT,
+        target TEXT,
+        decision TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        result TEXT NOT NULL,
+        details TEXT NOT NULL
+      )`,
+      'CREATE INDEX IF NOT EXISTS control_audit_recommendation ON control_audit (recommendation_id, seq DESC)',
+      `CREATE TABLE IF NOT EXISTS control_policies (
+        id INTEGER PRIMARY KEY,
+        config_hash TEXT NOT NULL,
+        policies TEXT NOT NULL,
+        updated_by TEXT NOT NULL,
+        updated_at_ms BIGINT NOT NULL
+      )`,
+      // What actuators found in effect before applying (rollback-store.ts).
+      `CREATE TABLE IF NOT EXISTS control_rollback_values (
+        actuator TEXT NOT NULL,
+        recommendation_id TEXT NOT NULL,
+        action_id TEXT NOT NULL,
+        object TEXT NOT NULL,
+        value TEXT NOT NULL,
+        recorded_at_ms BIGINT NOT NULL,
+        PRIMARY KEY (actuator, recommendation_id)
+      )`,
+    ].join(';\n'),
   );
-  await db.query(`CREATE TABLE IF NOT EXISTS control_audit (
-    seq BIGSERIAL PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
-    at_ns BIGINT NOT NULL,
-    recorded_at_ms BIGINT NOT NULL,
-    recommendation_id TEXT,
-    action_id TEXT,
-    kind TEXT,
-    target TEXT,
-    decision TEXT NOT NULL,
-    actor TEXT NOT NULL,
-    reason TEXT NOT NULL,
-    result TEXT NOT NULL,
-    details TEXT NOT NULL
-  )`);
-  await db.query(
-    'CREATE INDEX IF NOT EXISTS control_audit_recommendation ON control_audit (recommendation_id, seq DESC)',
-  );
-  await db.query(`CREATE TABLE IF NOT EXISTS control_policies (
-    id INTEGER PRIMARY KEY,
-    config_hash TEXT NOT NULL,
-    policies TEXT NOT NULL,
-    updated_by TEXT NOT NULL,
-    updated_at_ms BIGINT NOT NULL
-  )`);
 }
 
 const placeholders = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `$${i + from}`).join(', ');

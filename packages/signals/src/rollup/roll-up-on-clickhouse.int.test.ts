@@ -15,6 +15,7 @@ import {
   type DescribedColumn,
   type Store,
   clickHouseSchemaStatements,
+  createClickHouseReader,
   createClickHouseRollupIo,
   createClickHouseWriter,
   describeDuckDbTable,
@@ -25,6 +26,7 @@ import { type ClickHouseCluster, startClickHouseCluster } from '../../../store/t
 import { createTempStore, ingest, testConfig } from '../../test/store-harness.ts';
 import { createSignals } from '../create-signals.ts';
 import { atMs, chatRequest, traceExport, traceIdOf } from '../fixtures/trace-fixtures.ts';
+import { repairClickHouseRollup } from './clickhouse-repair-sweep.ts';
 import { startClickHouseRollupLoop } from './clickhouse-rollup-loop.ts';
 import { createClickHouseRollup, rollUpOnClickHouse } from './roll-up-on-clickhouse.ts';
 
@@ -223,5 +225,43 @@ describe('the rollup onto ClickHouse', () => {
     expect(loop.pending().spans).toBe(0);
     await createSignals(store, CONFIG).refresh({ force: true });
     expect(comparable(await clickHouseFacts())).toEqual(comparable(await embeddedFacts(store)));
+  });
+
+  it('repairs what a node acknowledged but never rolled up (it died): the leader’s sweep finds those traces and only those', async () => {
+    const { store, close } = await createTempStore();
+    cleanups.push(close);
+    const io = createClickHouseRollupIo(client, DB, factColumns);
+    const reader = createClickHouseReader(client, { database: DB, readDeadlineMs: 10_000, factColumns });
+    const rollup = createClickHouseRollup(io, CONFIG);
+    cleanups.push(() => rollup.close());
+    const writer = createClickHouseWriter(client, DB);
+    const rowsOf = (batch: DecodedTraceRequest[]) =>
+      batch.flatMap((t) => normalizeTraceRequest(t, { classifier, aliases: {} }).rows);
+    // Node A rolled up its batch; node B acknowledged two and died before its rollup ran; then a
+    // late span of one of A's traces reached B.
+    const rolled = rowsOf([...exportsOf('a', [1, 2]), ...REAL_SHAPES()]);
+    const lost = rowsOf([...exportsOf('b', [1, 2, 3]), ...exportsOf('c', [1])]);
+    const lateSpan: SpanRow = {
+      ...rolled[0]!,
+      spanId: 'ffffffffffffff01',
+      parentSpanId: rolled[0]!.spanId,
+      isRoot: false,
+    };
+    for (const rows of [rolled, lost, [lateSpan]]) {
+      await store.writer.write(rows, []);
+      await writer.write(rows, []);
+    }
+    await rollup.rollUp(rolled, 1n);
+    await createSignals(store, CONFIG).refresh({ force: true });
+    const expected = await embeddedFacts(store);
+    expect(comparable(await clickHouseFacts())).not.toEqual(comparable(expected));
+
+    const range = { fromNs: atMs(0), toNs: atMs(60_000), maxTraces: 1_000 };
+    const repaired = await repairClickHouseRollup(reader, io, rollup, { ...range, version: 2n });
+    const lostTraces = new Set([...lost, lateSpan].map((s) => s.traceId));
+    expect(repaired.traces).toBe(lostTraces.size);
+    expect(comparable(await clickHouseFacts())).toEqual(comparable(expected));
+    // Nothing left to repair: a second sweep finds no trace.
+    expect((await repairClickHouseRollup(reader, io, rollup, { ...range, version: 3n })).traces).toBe(0);
   });
 });
