@@ -82,9 +82,10 @@ export async function startGovernor({ config, logger, env, http }: StartOptions)
       (await signals.watermarkNs()) ?? nowNs,
       maxAcceptedEventNs(config.ingest, nowNs),
     );
-    const createControl = () =>
+    const createControl = (leader = false) =>
       createControlEngine({
         config,
+        resumeDeliveries: leader,
         signals,
         repository: engine.repository,
         ...engine.readers,
@@ -131,7 +132,22 @@ export async function startGovernor({ config, logger, env, http }: StartOptions)
     throw error;
   }
   let shuttingDown = false;
-  const retention = createRetentionScheduler(store, config, (signal) =>
+  // With shared state, one node — the leader — drops old partitions; the others skip their turn.
+  let leads = () => engine.startLease === null;
+  const retentionStore: TelemetryStore = engine.startLease
+    ? {
+        ...store,
+        runRetention: (policy) =>
+          leads()
+            ? store.runRetention(policy)
+            : Promise.resolve({
+                runId: 'skipped-not-leader',
+                startedAt: new Date().toISOString(),
+                targets: [],
+              }),
+      }
+    : store;
+  const retention = createRetentionScheduler(retentionStore, config, (signal) =>
     yieldToRollup(signals, maxRollupLagMs(config.ingest), 60_000, 250, signal),
   );
   const metrics = createMetricsRegistry((name, error) =>
@@ -216,6 +232,7 @@ export async function startGovernor({ config, logger, env, http }: StartOptions)
       },
     );
     const leaseNow = lease;
+    leads = () => leaseNow.isLeader();
     repair =
       engine.startRepair?.(
         () => leaseNow.isLeader(),

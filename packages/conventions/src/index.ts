@@ -23,7 +23,12 @@ export {
   parseGovernorConfig,
 } from './config/config.ts';
 export type { ConfigIssue } from './config/config.ts';
-export { StoreConfig, ClickHouseStoreConfig, PostgresStoreConfig } from './config/store-config.ts';
+export {
+  StoreConfig,
+  ClickHouseStoreConfig,
+  PostgresStoreConfig,
+  clickHouseStoreOf,
+} from './config/store-config.ts';
 export {
   ControlConfig,
   PolicyConfig,

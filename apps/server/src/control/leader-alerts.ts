@@ -31,12 +31,21 @@ export async function createLeaderAlerts(options: LeaderAlertsOptions): Promise<
   let stopped = false;
   let transition: Promise<void> = Promise.resolve();
 
+  /** The role the lease gave; a failed change is tried again at the next refresh. */
+  let wanted = false;
   const replace = async (becomeLeader: boolean) => {
     if (stopped) return;
     leader = false;
     unsubscribe();
     await current.stop();
-    current = await options.create(becomeLeader);
+    try {
+      current = await options.create(becomeLeader);
+    } catch (error) {
+      // Reads keep working from a follower's engine; leading is tried again at the next refresh.
+      current = await options.create(false);
+      unsubscribe = current.subscribe(relay);
+      throw error;
+    }
     unsubscribe = current.subscribe(relay);
     leader = becomeLeader;
     if (leader && started) current.start();
@@ -46,7 +55,7 @@ export async function createLeaderAlerts(options: LeaderAlertsOptions): Promise<
     return transition;
   };
   const refresh = setInterval(() => {
-    if (!leader) void queue(() => (leader ? Promise.resolve() : replace(false)));
+    if (!leader) void queue(() => (leader ? Promise.resolve() : replace(wanted)));
   }, options.refreshMs);
   refresh.unref();
 
@@ -94,6 +103,9 @@ export async function createLeaderAlerts(options: LeaderAlertsOptions): Promise<
   };
   return {
     engine,
-    setLeader: (value) => queue(() => (value === leader ? Promise.resolve() : replace(value))),
+    setLeader: (value) => {
+      wanted = value;
+      return queue(() => (value === leader ? Promise.resolve() : replace(value)));
+    },
   };
 }

@@ -18,8 +18,11 @@ export interface LeaderControl {
 }
 
 export interface LeaderControlOptions {
-  /** Builds an engine over the shared state (not started). */
-  create(): Promise<ControlEngine>;
+  /**
+   * Builds an engine over the shared state (not started); a leader's resends the applied actions
+   * whose delivery the previous leader did not record (under the same idempotency key).
+   */
+  create(leader: boolean): Promise<ControlEngine>;
   /** How often a follower rebuilds its view of the shared state. */
   refreshMs: number;
   onError(error: unknown): void;
@@ -32,18 +35,26 @@ const notLeader = (what: string): ControlFailure => ({
 });
 
 export async function createLeaderControl(options: LeaderControlOptions): Promise<LeaderControl> {
-  let current = await options.create();
+  let current = await options.create(false);
   let leader = false;
   let started = false;
   let closed = false;
   let transition: Promise<void> = Promise.resolve();
 
+  /** The role the lease gave; a failed change is tried again at the next refresh. */
+  let wanted = false;
   const replace = async (becomeLeader: boolean) => {
     if (closed) return;
     const old = current;
     leader = false;
     await old.close();
-    current = await options.create();
+    try {
+      current = await options.create(becomeLeader);
+    } catch (error) {
+      // Reads keep working from a follower's engine; leading is tried again at the next refresh.
+      current = await options.create(false);
+      throw error;
+    }
     leader = becomeLeader;
     if (leader && started) current.start();
   };
@@ -52,7 +63,7 @@ export async function createLeaderControl(options: LeaderControlOptions): Promis
     return transition;
   };
   const refresh = setInterval(() => {
-    if (!leader) void queue(() => (leader ? Promise.resolve() : replace(false)));
+    if (!leader) void queue(() => (leader ? Promise.resolve() : replace(wanted)));
   }, options.refreshMs);
   refresh.unref();
 
@@ -92,7 +103,10 @@ export async function createLeaderControl(options: LeaderControlOptions): Promis
   return {
     engine,
     isLeader: () => leader,
-    setLeader: (value) => queue(() => (value === leader ? Promise.resolve() : replace(value))),
+    setLeader: (value) => {
+      wanted = value;
+      return queue(() => (value === leader ? Promise.resolve() : replace(value)));
+    },
     close: () => engine.close(),
   };
 }

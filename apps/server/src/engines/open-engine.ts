@@ -1,5 +1,5 @@
 import type { AlertStateOptions } from '@governor/alerts';
-import type { GovernorConfig } from '@governor/conventions';
+import { type GovernorConfig, clickHouseStoreOf } from '@governor/conventions';
 import {
   type ControlRepository,
   type RollbackStore,
@@ -80,6 +80,11 @@ export interface EngineParts {
   close(): Promise<void>;
 }
 
+/** The engine's services cannot be used as configured; the message says what to check. */
+export class EngineStartError extends Error {
+  override readonly name = 'EngineStartError';
+}
+
 export async function openEngine(config: GovernorConfig, env: NodeJS.ProcessEnv): Promise<EngineParts> {
   return config.store.engine === 'clickhouse' ? openClickHouseEngine(config, env) : openDuckDbEngine(config);
 }
@@ -143,10 +148,11 @@ const REPAIR_MAX_TRACES = 5_000;
 
 async function openClickHouseEngine(config: GovernorConfig, env: NodeJS.ProcessEnv): Promise<EngineParts> {
   if (config.store.engine !== 'clickhouse') throw new Error('not the ClickHouse engine');
-  const { clickhouse, postgres } = config.store;
+  const clickhouse = clickHouseStoreOf(config.store);
+  const { postgres } = config.store;
   const postgresUrl = env[postgres.url_env];
   if (!postgresUrl)
-    throw new Error(
+    throw new EngineStartError(
       `store.engine is clickhouse but ${postgres.url_env} (store.postgres.url_env) is not set: set it to the PostgreSQL connection string (postgres://user:password@host:5432/governor) the nodes share`,
     );
   const pool = new pg.Pool({ connectionString: postgresUrl, max: 8 });
@@ -155,7 +161,7 @@ async function openClickHouseEngine(config: GovernorConfig, env: NodeJS.ProcessE
     await migratePostgresAlertState(pool);
   } catch (error) {
     await pool.end();
-    throw new Error(
+    throw new EngineStartError(
       `cannot prepare Governor's tables in PostgreSQL (${postgres.url_env}): ${(error as Error).message}; check the connection string and that the user may create tables`,
       { cause: error },
     );

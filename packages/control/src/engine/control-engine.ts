@@ -45,6 +45,11 @@ export interface ControlEngineOptions {
   /** How often the watermark ticker looks for a new interval boundary (wall ms). */
   tickPollMs?: number;
   deliverySleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /**
+   * Send again the applied actions whose delivery outcome is not in the audit log (a leader taking
+   * over from one that died mid-delivery; default false).
+   */
+  resumeDeliveries?: boolean;
 }
 
 export type ControlFailure =

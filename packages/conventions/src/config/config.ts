@@ -495,7 +495,7 @@ export type SelfTelemetryConfig = z.infer<typeof SelfTelemetryConfig>;
 export const GovernorConfig = z
   .object({
     server: ServerConfig.default(ServerConfig.parse({})),
-    store: StoreConfig.default({ engine: 'duckdb' }),
+    store: StoreConfig.default(StoreConfig.parse({})),
     pricing: PricingConfig.default(PricingConfig.parse({})),
     pools: z.array(PoolConfig).default([]),
     slo: SloConfig.default({}),

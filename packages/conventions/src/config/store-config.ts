@@ -21,7 +21,11 @@ export const ClickHouseStoreConfig = z
       .describe(
         'HTTP URL of one server per shard, for creating the tables on each (without Keeper, ON CLUSTER is unavailable); default: url only, a one-shard cluster.',
       ),
-    database: z.string().regex(IDENTIFIER, 'letters, digits and _ only').default('governor'),
+    database: z
+      .string()
+      .regex(IDENTIFIER, 'letters, digits and _ only')
+      .default('governor')
+      .describe('The database holding Governor’s tables on every server (created when missing).'),
     cluster: z
       .string()
       .regex(IDENTIFIER, 'letters, digits and _ only')
@@ -46,7 +50,11 @@ export const ClickHouseStoreConfig = z
       .describe(
         'Environment variable holding a ClickHouse user whose profile sets readonly=1, for ad-hoc SQL (POST /api/sql); unset, ad-hoc SQL is refused on this engine.',
       ),
-    readonly_password_env: z.string().regex(ENV_NAME).optional(),
+    readonly_password_env: z
+      .string()
+      .regex(ENV_NAME)
+      .optional()
+      .describe('Environment variable holding the read-only user’s password.'),
   })
   .strict();
 export type ClickHouseStoreConfig = z.infer<typeof ClickHouseStoreConfig>;
@@ -65,23 +73,31 @@ export const PostgresStoreConfig = z
 export type PostgresStoreConfig = z.infer<typeof PostgresStoreConfig>;
 
 export const StoreConfig = z
-  .discriminatedUnion('engine', [
-    z.object({ engine: z.literal('duckdb') }).strict(),
-    z
-      .object({
-        engine: z.literal('clickhouse'),
-        clickhouse: ClickHouseStoreConfig,
-        postgres: PostgresStoreConfig.default(PostgresStoreConfig.parse({})),
-        node_id: z
-          .string()
-          .min(1)
-          .max(64)
-          .optional()
-          .describe('This node’s name in logs and /metrics; default the host name and HTTP port.'),
-      })
-      .strict(),
-  ])
-  .describe(
-    'Where telemetry and state live: duckdb (default, embedded in this process) or clickhouse (ClickHouse for telemetry, PostgreSQL for state; several Governor nodes share them).',
-  );
+  .object({
+    engine: z
+      .enum(['duckdb', 'clickhouse'])
+      .default('duckdb')
+      .describe(
+        'duckdb: embedded in this process, files under server.data_dir. clickhouse: ClickHouse for telemetry and PostgreSQL for state, shared by several Governor nodes (docs/scale-out.md).',
+      ),
+    clickhouse: ClickHouseStoreConfig.optional().describe(
+      'The ClickHouse cluster; required with engine: clickhouse.',
+    ),
+    postgres: PostgresStoreConfig.default(PostgresStoreConfig.parse({})).describe(
+      'The PostgreSQL the nodes share (engine: clickhouse).',
+    ),
+  })
+  .strict()
+  .refine((s) => s.engine !== 'clickhouse' || s.clickhouse !== undefined, {
+    message: 'engine: clickhouse needs a clickhouse section (at least clickhouse.url)',
+    path: ['clickhouse'],
+  })
+  .describe('Where telemetry and state live (docs/scale-out.md).');
 export type StoreConfig = z.infer<typeof StoreConfig>;
+
+/** The ClickHouse section of a config whose engine is clickhouse (the schema requires it then). */
+export function clickHouseStoreOf(store: StoreConfig): ClickHouseStoreConfig {
+  if (store.engine !== 'clickhouse' || !store.clickhouse)
+    throw new Error('store.engine is not clickhouse: no ClickHouse section');
+  return store.clickhouse;
+}

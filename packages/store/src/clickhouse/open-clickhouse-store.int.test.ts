@@ -1,4 +1,4 @@
-import { parseGovernorConfig } from '@governor/conventions';
+import { clickHouseStoreOf, parseGovernorConfig } from '@governor/conventions';
 import {
   METRIC_POINT_COLUMNS,
   type MetricPointRow,
@@ -42,7 +42,7 @@ function clickhouseConfig(extra: Record<string, unknown> = {}) {
     },
   });
   if (!parsed.ok || parsed.config.store.engine !== 'clickhouse') throw new Error('bad config');
-  return parsed.config.store.clickhouse;
+  return clickHouseStoreOf(parsed.config.store);
 }
 
 beforeAll(async () => {
