@@ -5,6 +5,14 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type DecodedTraceRequest, encodeTraceRequestProtobuf } from '@governor/otlp';
 import { vllmTraceRequest } from '@governor/otlp/fixtures';
+import {
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+  createServer as createHttpServer,
+} from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createDefaultFleet, runSimulation } from '@governor/simulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import {
@@ -28,6 +36,8 @@ const POOLS = [
   { name: 'pool-a', model: 'llama-8b', gpu_type: 'H100' },
   { name: 'pool-b', model: 'qwen-32b', gpu_type: 'A100' },
 ];
+/** The simulator's fleet, whose Kubernetes-shaped telemetry every node also takes. */
+const FLEET = createDefaultFleet();
 
 let cluster: ClickHouseCluster;
 let postgres: PostgresServer;
@@ -59,8 +69,17 @@ function baseConfig() {
   return {
     signals: { lateness_ms: 0 },
     slo: { ttft_ms: 500, e2e_ms: 5_000 },
-    pricing: { gpu_hour_usd: { H100: 3.5, A100: 2 } },
-    pools: POOLS,
+    pricing: {
+      gpu_hour_usd: {
+        H100: 3.5,
+        A100: 2,
+        ...Object.fromEntries(FLEET.pools.map((p) => [p.gpuType, p.gpuHourUsd])),
+      },
+    },
+    pools: [
+      ...POOLS,
+      ...FLEET.pools.map((p) => ({ name: p.name, gpu_type: p.gpuType, gpus_per_replica: p.gpusPerReplica })),
+    ],
     control: { interval_s: CONTROL_INTERVAL_S },
   };
 }
@@ -253,6 +272,88 @@ describe('two Governor nodes on ClickHouse and PostgreSQL', () => {
       );
     }
   });
+
+  it('give the same signals on the simulator’s Kubernetes-shaped telemetry (real OpenTelemetry exporters), every export to both engines', async () => {
+    // Each export the simulator's exporters send goes to the embedded node and to one of the two
+    // nodes (alternating, as a load balancer would); it is acknowledged once both stored it.
+    let turn = 0;
+    const proxy: Server = createHttpServer((req: IncomingMessage, res: ServerResponse) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', async () => {
+        const headers: Record<string, string> = {};
+        for (const name of ['content-type', 'content-encoding'])
+          if (typeof req.headers[name] === 'string') headers[name] = req.headers[name] as string;
+        const send = (base: string) =>
+          fetch(`${base}${req.url}`, { method: 'POST', headers, body: Buffer.concat(chunks) });
+        const node = nodes[turn++ % 2]!;
+        const [a, b] = await Promise.all([send(single.httpUrl), send(node.url)]);
+        const body = Buffer.from(await a.arrayBuffer());
+        await b.arrayBuffer();
+        res
+          .writeHead(a.ok && b.ok ? a.status : 503, { 'content-type': a.headers.get('content-type') ?? '' })
+          .end(body);
+      });
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    try {
+      const summary = await runSimulation({
+        workload: 'synthetic-mix',
+        durationMs: 120_000,
+        speed: 'max',
+        seed: 5,
+        target: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+        startEpochMs: Date.UTC(2026, 5, 1),
+        sloTtftMs: 500,
+        sloE2eMs: 5_000,
+        log: () => {},
+      });
+      expect(summary.telemetry?.spansFailed).toBe(0);
+      expect(summary.telemetry?.metricPointsFailed).toBe(0);
+      const startMs = Date.parse(summary.simStart);
+      const at = new Date(Date.parse(summary.simEnd) + 1).toISOString();
+      const window = `${Date.parse(summary.simEnd) + 1 - startMs}ms`;
+      const read = async (base: string, path: string) => {
+        const response = await fetch(`${base}${path}`);
+        expect(response.status, path).toBe(200);
+        return response.json();
+      };
+      const total = `/api/signals?window=${window}&at=${at}`;
+      await waitFor(
+        'the nodes’ rollups',
+        async () => {
+          const [expected, actual] = (await Promise.all([
+            read(single.httpUrl, total),
+            read(nodes[0]!.url, total),
+          ])) as {
+            groups: { requests: number }[];
+          }[];
+          return (
+            expected!.groups[0]!.requests > 0 && actual!.groups[0]?.requests === expected!.groups[0]!.requests
+          );
+        },
+        30_000,
+      );
+      for (const by of ['pool', 'model', 'gpu_type,region', 'tenant,priority']) {
+        const path = `/api/signals?window=${window}&at=${at}&by=${by}`;
+        const expected = (await read(single.httpUrl, path)) as { groups: unknown[] };
+        expect(expected.groups.length, by).toBeGreaterThan(1);
+        for (const node of nodes) expectClose(await read(node.url, path), expected, `signals by ${by}`);
+      }
+      const series = `/api/signals/series?signal=ttftMs.p95&by=pool&from=${summary.simStart}&to=${at}&step=30s`;
+      const expectedSeries = (await read(single.httpUrl, series)) as {
+        series: { points: { v: number | null }[] }[];
+      };
+      expect(
+        expectedSeries.series.flatMap((s) => s.points).filter((p) => p.v !== null).length,
+      ).toBeGreaterThan(10);
+      for (const node of nodes) expectClose(await read(node.url, series), expectedSeries, 'series');
+      const tasks = `/api/tasks?from=${summary.simStart}&to=${at}&limit=100`;
+      expectClose(await read(nodes[1]!.url, tasks), await read(single.httpUrl, tasks), 'tasks');
+    } finally {
+      await new Promise((r) => proxy.close(r));
+    }
+  }, 180_000);
 
   it('kill -9 of the leader while exports stream: no acknowledged span lost, the other node leads within two control intervals and rolls up what the dead one acknowledged', async () => {
     const leader = (await isLeader(nodes[0]!)) ? nodes[0]! : nodes[1]!;
