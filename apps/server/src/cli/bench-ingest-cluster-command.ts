@@ -99,7 +99,7 @@ export function formatClusterIngest(
     s.rollupLagS === null ? 'n/a' : `${n(s.spansAcked / (s.elapsedS + s.rollupLagS))} spans/s`;
   return [
     `ingest benchmark${ingestOnly ? ', control loop off' : ''}: the same load through one DuckDB node, then through ${clickhouse.nodes} nodes on ClickHouse (${clickhouse.shards} shards) + PostgreSQL`,
-    `  (${result.clients} clients × ${result.spansPerBatch}-span protobuf batches of whole traces, batch i to node i mod N; every process on this machine)`,
+    `  (${result.clients} clients × ${result.spansPerBatch}-span protobuf batches of whole traces; batch i to node i mod N, the clients split among the nodes; every process on this machine)`,
     row('', `duckdb, 1 node`, `clickhouse, ${clickhouse.nodes} nodes`),
     row('acknowledged', ...both((s) => `${n(s.spansAcked)} spans in ${s.elapsedS.toFixed(1)} s`)),
     row(
@@ -108,6 +108,25 @@ export function formatClusterIngest(
       `(${(clickhouse.ackedSpansPerS / duckdb.ackedSpansPerS).toFixed(2)} × the DuckDB node)`,
     ),
     row('requests (retried 429/503)', ...both((s) => `${n(s.requests)} (${n(s.retries)})`)),
+    row(
+      'per node',
+      ...both((s) => s.perNode.map((p) => `${n(p.spansPerS)}/s (${p.clients} clients)`).join(', ')),
+      '(each until its own last ack)',
+    ),
+    row(
+      'refused, by reason',
+      ...both((s) =>
+        s.perNode
+          .map(
+            (p) =>
+              Object.entries(p.refusedByReason)
+                .map(([reason, count]) => `${reason} ${n(count)}`)
+                .join(' ') || 'none',
+          )
+          .join(', '),
+      ),
+      '(governor_ingest_requests_rejected_total)',
+    ),
     row('ack latency p50', ...both((s) => ms(s.ackP50Ms))),
     row('ack latency p99', ...both((s) => ms(s.ackP99Ms))),
     row('ack latency max', ...both((s) => ms(s.ackMaxMs))),
@@ -141,7 +160,7 @@ function clickHouseWork(phase: string, events: Record<string, number>, spans: nu
   const parts = [
     `${n(events.InsertQuery)} INSERTs (${n(events.InsertedRows)} rows into tables)`,
     `${n(events.SelectQuery)} SELECTs`,
-    `${n(events.Merge)} merges of ${n(events.MergedRows)} rows (${s((events.MergesTimeMilliseconds ?? 0) * 1000)} s)`,
+    `background merges of ${n(events.MergedRows)} rows (${s((events.MergesTimeMilliseconds ?? 0) * 1000)} s of merge time)`,
   ];
   if (events.UserTimeMicroseconds !== undefined)
     parts.push(
