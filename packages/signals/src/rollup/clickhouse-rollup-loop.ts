@@ -29,6 +29,12 @@ export interface ClickHouseRollupLoopOptions {
   /** A version for each run's rows, increasing (default: wall clock in ns). */
   nextVersion?: () => bigint;
   onError?: (error: Error) => void;
+  /**
+   * Spans one run takes at most (default 20,000): a run's steps on the main thread (rows into the
+   * scratch store, facts out of it) grow with its size, and acknowledgements wait while they run.
+   * A larger backlog is taken by runs back to back.
+   */
+  maxSpansPerRun?: number;
 }
 
 export function startClickHouseRollupLoop(
@@ -36,6 +42,7 @@ export function startClickHouseRollupLoop(
   options: ClickHouseRollupLoopOptions,
 ): ClickHouseRollupLoop {
   let waiting: SpanRow[] = [];
+  const maxPerRun = options.maxSpansPerRun ?? 20_000;
   let newestRolledUpNs: bigint | null = null;
   let running: Promise<ClickHouseRollupResult | null> = Promise.resolve(null);
   let stopped = false;
@@ -57,9 +64,9 @@ export function startClickHouseRollupLoop(
 
   const runOnce = async (): Promise<ClickHouseRollupResult | null> => {
     if (waiting.length === 0) return null;
-    const batch = waiting;
+    const batch = waiting.length > maxPerRun ? waiting.splice(0, maxPerRun) : waiting;
     const batchSinceMs = waitingSinceMs;
-    waiting = [];
+    if (batch === waiting) waiting = [];
     inFlight = { spans: batch.length, sinceMs: batchSinceMs };
     const startedMs = performance.now();
     try {
@@ -81,8 +88,18 @@ export function startClickHouseRollupLoop(
       inFlight = { spans: 0, sinceMs: 0 };
     }
   };
+  /** Runs until nothing waits (a run that fails stops the series: its spans wait for the next tick). */
+  const runAll = async (): Promise<ClickHouseRollupResult | null> => {
+    let last: ClickHouseRollupResult | null = null;
+    while (waiting.length > 0) {
+      const result = await runOnce();
+      if (result === null) break;
+      last = result;
+    }
+    return last;
+  };
   const run = () => {
-    running = running.then(runOnce);
+    running = running.then(runAll);
     return running;
   };
   const timer = setInterval(() => {

@@ -204,7 +204,8 @@ describe('the rollup onto ClickHouse', () => {
     const { store, close } = await createTempStore();
     cleanups.push(close);
     const rollup = createClickHouseRollup(createClickHouseRollupIo(client, DB, factColumns), CONFIG);
-    const loop = startClickHouseRollupLoop(rollup, { intervalMs: 50 });
+    // Runs of at most 40 spans: a trace's spans are split over runs, as under a backlog.
+    const loop = startClickHouseRollupLoop(rollup, { intervalMs: 50, maxSpansPerRun: 40 });
     cleanups.push(async () => {
       await loop.stop();
       await rollup.close();

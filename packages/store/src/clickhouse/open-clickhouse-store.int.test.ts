@@ -122,6 +122,26 @@ describe('the ClickHouse store', () => {
     }
   });
 
+  it('shares INSERTs among writes that arrive together, each acknowledged once its rows are stored', async () => {
+    const before = await count('span_store');
+    const flushes = store.writer.stats().flushes;
+    const batches = Array.from({ length: 12 }, (_, i) => spansAt(NOW_NS - 2n * DAY_NS, 100 + i));
+    const stored: number[] = [];
+    await Promise.all(
+      batches.map(async (spans) => {
+        await store.writer.write(spans, []);
+        stored.push(await count('span_store'));
+      }),
+    );
+    const total = batches.reduce((n, b) => n + b.length, 0);
+    expect(await count('span_store')).toBe(before + total);
+    // Each acknowledgement came after at least its own rows were readable.
+    for (const n of stored) expect(n).toBeGreaterThanOrEqual(before + 300);
+    const inserts = store.writer.stats().flushes - flushes;
+    expect(inserts).toBeGreaterThanOrEqual(1);
+    expect(inserts).toBeLessThan(batches.length);
+  });
+
   it('answers readiness', async () => {
     await expect(store.ping()).resolves.toBeUndefined();
   });
