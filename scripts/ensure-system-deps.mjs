@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Installs the real peers the test suite drives — Chromium (console end-to-end tests), Prometheus
-// and Alertmanager — and jemalloc, which Governor runs on when installed (scripts/run-governor.sh),
+// and Alertmanager, ClickHouse and PostgreSQL (the scale-out engines) — and jemalloc, which Governor runs on when installed (scripts/run-governor.sh),
 // from Debian's packages when they are missing. Runs before `pnpm test`.
 import { execSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -9,6 +9,8 @@ const NEEDED = [
   { bins: ['/usr/bin/chromium'], pkg: 'chromium' },
   { bins: ['/usr/bin/prometheus'], pkg: 'prometheus' },
   { bins: ['/usr/bin/prometheus-alertmanager'], pkg: 'prometheus-alertmanager' },
+  { bins: ['/usr/sbin/clickhouse-server'], pkg: 'clickhouse-server' },
+  { bins: ['/usr/lib/postgresql/15/bin/postgres'], pkg: 'postgresql-15' },
   {
     bins: ['/usr/lib/x86_64-linux-gnu/libjemalloc.so.2', '/usr/lib/aarch64-linux-gnu/libjemalloc.so.2'],
     pkg: 'libjemalloc2',

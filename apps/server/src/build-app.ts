@@ -2,7 +2,7 @@ import { createServer as createHttpServer } from 'node:http';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { serializerCompiler } from 'fastify-type-provider-zod';
 import { type GovernorConfig, parseByteSize } from '@governor/conventions';
-import type { Store } from '@governor/store';
+import type { Store, TelemetryStore } from '@governor/store';
 import type { ControlEngine } from '@governor/control';
 import type { AlertEngine } from '@governor/alerts';
 import { type Signals, createSignals } from '@governor/signals';
@@ -70,7 +70,7 @@ export function httpLimitsFrom(server: GovernorConfig['server']): HttpLimits {
 export interface AppOptions {
   config: GovernorConfig;
   http?: Partial<HttpLimits>;
-  store: Store;
+  store: TelemetryStore;
   pipeline: IngestPipeline;
   logger?: boolean | object;
   isShuttingDown?: () => boolean;
@@ -158,7 +158,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(dashboardsPlugin, { dir: config.dashboards.dir });
   const retention = options.retention ?? createRetentionScheduler(store, config);
   await app.register(storagePlugin, { store, retention });
-  const signals = options.signals ?? createSignals(store, config);
+  const signals =
+    options.signals ?? (store.engine === 'duckdb' ? createSignals(store as Store, config) : null);
+  if (!signals) throw new Error('buildApp: a ClickHouse store needs the node’s signals (options.signals)');
   const metrics = options.metrics ?? createMetricsRegistry();
   metrics.register('signals', createSignalsMetricsProvider(signals, config));
   metrics.register(

@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+import { ClickHouseConfigError } from '@governor/store';
+import { EngineStartError } from './engines/open-engine.ts';
 import { ConfigError } from './load-config.ts';
 import { BENCH_CONTROL_USAGE, runBenchControlCommand } from './bench/control-bench-command.ts';
 import { BENCH_SIGNALS_USAGE, runBenchSignalsCommand } from './bench/signals-bench-command.ts';
@@ -7,6 +9,7 @@ import { BENCH_INGEST_USAGE, runBenchIngestCommand } from './cli/bench-ingest-co
 import { CONFIG_USAGE, runConfigCommand } from './cli/config-command.ts';
 import { CONTROL_USAGE, runControlCommand } from './cli/control-command.ts';
 import { BENCH_OPTIONS, COMMAND_OPTIONS } from './cli/command-options.ts';
+import { MIGRATE_USAGE, runMigrateCommand } from './cli/migrate-command.ts';
 import { type ParsedArgs, UsageError, parseArgs } from './cli/parse-args.ts';
 import { runQueryCommand } from './cli/query-command.ts';
 import { REPLAY_USAGE, runReplayCommand } from './cli/replay-command.ts';
@@ -24,6 +27,7 @@ commands:
   retention run [--url URL | --offline [--data-dir D]]
   replay --from T1 --to T2 [--config F] [--data-dir D] [--json]
   control reset --to now|TIME [--config F] [--data-dir D]
+  migrate --config F --from D [--dry-run]   (a stopped Governor's store into ClickHouse + PostgreSQL; safe to repeat)
 `;
 
 const COMMAND_USAGE: Record<keyof typeof COMMAND_OPTIONS, string> = {
@@ -33,6 +37,7 @@ const COMMAND_USAGE: Record<keyof typeof COMMAND_OPTIONS, string> = {
   replay: `usage: ${REPLAY_USAGE}`,
   retention: RETENTION_USAGE,
   control: CONTROL_USAGE,
+  migrate: MIGRATE_USAGE,
 };
 
 const BENCH_USAGE: Record<keyof typeof BENCH_OPTIONS, string> = {
@@ -74,6 +79,8 @@ async function main(argv: string[]): Promise<number> {
         return runRetentionCommand(args);
       case 'control':
         return runControlCommand(args);
+      case 'migrate':
+        return runMigrateCommand(args);
     }
   }
   switch (command) {
@@ -123,7 +130,10 @@ main(process.argv.slice(2)).then(
       process.stderr.write(`governor: ${error.message} (see ${error.help})\n`);
       process.exit(2);
     }
+    // Errors that already say what to do: no stack trace.
     if (error instanceof ConfigError) process.stderr.write(`${error.message}\n`);
+    else if (error instanceof ClickHouseConfigError || error instanceof EngineStartError)
+      process.stderr.write(`governor: ${error.message}\n`);
     else process.stderr.write(`governor: ${(error as Error).stack ?? String(error)}\n`);
     process.exit(1);
   },

@@ -1,29 +1,21 @@
 import { type AlertEngine, createAlertEngine } from '@governor/alerts';
 import { type GovernorConfig, maxAcceptedEventNs, maxRollupLagMs } from '@governor/conventions';
-import {
-  type ControlEngine,
-  createActuatorsFromConfig,
-  createControlEngine,
-  createDuckDbRepository,
-  createDuckDbRollbackStore,
-  createEngineWorkReader,
-  createRequestArrivalsReader,
-  createPrefillSpeedReader,
-  createReadyReplicasReader,
-} from '@governor/control';
-import { type Signals, createSignals, startBackgroundRefresh } from '@governor/signals';
-import { type Store, createStore } from '@governor/store';
+import { type ControlEngine, createActuatorsFromConfig, createControlEngine } from '@governor/control';
+import type { Signals } from '@governor/signals';
+import type { LeaderLease, TelemetryStore } from '@governor/store';
 import type { FastifyInstance } from 'fastify';
 import { checkBindAddress } from './auth/check-bind-address.ts';
 import { createGrpcAuthorizer } from './auth/grpc-authorizer.ts';
 import { createTokenRegistry } from './auth/token-registry.ts';
 import { type MetricsRegistry, createMetricsRegistry } from './api/metrics-registry.ts';
 import { type HttpLimits, buildApp } from './build-app.ts';
-import { type ControlTimeReset, resetControlTime } from './control/reset-control-time.ts';
-import { SELF_SERVICE_NAME, traceIfWorked } from './observability/self-tracing-spans.ts';
+import { createLeaderAlerts } from './control/leader-alerts.ts';
+import { createLeaderControl } from './control/leader-control.ts';
+import type { ControlTimeReset } from './control/reset-control-time.ts';
+import { type EngineParts, openEngine } from './engines/open-engine.ts';
+import { SELF_SERVICE_NAME } from './observability/self-tracing-spans.ts';
 import { startSelfTracing } from './observability/self-tracing.ts';
 import { createRetentionScheduler, yieldToRollup } from './retention/retention-scheduler.ts';
-import { storeOptionsFrom } from './store-options.ts';
 import { type EventBus, createEventBus } from './events/event-bus.ts';
 import { type IngestPipeline, createIngestPipeline } from './otlp/ingest-pipeline.ts';
 import { type OtlpGrpcServer, startOtlpGrpcServer } from './otlp/otlp-grpc-server.ts';
@@ -37,7 +29,9 @@ export interface RunningGovernor {
   httpPort: number;
   grpcPort: number;
   app: FastifyInstance;
-  store: Store;
+  store: TelemetryStore;
+  /** Where telemetry and state live (store.engine). */
+  engine: EngineParts;
   pipeline: IngestPipeline;
   /** The control loop (also behind /api/control/evaluate and /api/recommendations). */
   control: ControlEngine;
@@ -66,13 +60,9 @@ export async function startGovernor({ config, logger, env, http }: StartOptions)
   // Checked before the data directory is touched: a refused start leaves nothing behind.
   const auth = createTokenRegistry(config.auth, env ?? process.env);
   const bind = checkBindAddress(config.server.host, auth.enabled, config.server.insecure);
-  const store = await createStore({
-    ...storeOptionsFrom(config.server),
-    maxQueuedRows: config.server.max_queued_spans,
-    checkpointIntervalMs: config.server.checkpoint_interval_s * 1000,
-  });
-  // One Signals for the control loop and alerting: they share its rollups.
-  const signals = createSignals(store, config);
+  const environment = env ?? process.env;
+  const engine = await openEngine(config, environment);
+  const { store, signals } = engine;
   // Span exports wait in the exporters while the rollup the reads need is too far behind.
   const pipeline = createIngestPipeline(store, config, { rollupLag: () => signals.rollupLag() });
   const events = createEventBus();
@@ -80,57 +70,84 @@ export async function startGovernor({ config, logger, env, http }: StartOptions)
     warn: () => {},
     error: () => {},
   };
-  let control: ControlEngine;
+  let control: ControlEngine | null = null;
+  let alerts: AlertEngine;
   let controlReset: ControlTimeReset;
+  let setLeader: ((leader: boolean) => Promise<void>) | null = null;
   try {
     // State dated past the event-time bound (written before intake refused future events) would
     // make every real tick look like time going backwards: bring it back to the watermark.
     const nowNs = BigInt(Date.now()) * 1_000_000n;
-    controlReset = await resetControlTime(
-      store,
+    controlReset = await engine.resetControlTime(
       (await signals.watermarkNs()) ?? nowNs,
       maxAcceptedEventNs(config.ingest, nowNs),
     );
-    control = await createControlEngine({
-      config,
-      signals,
-      repository: createDuckDbRepository(store),
-      readReadyReplicas: createReadyReplicasReader(store),
-      readPrefillSpeed: createPrefillSpeedReader(store),
-      readEngineWork: createEngineWorkReader(store),
-      readRequestArrivals: createRequestArrivalsReader(store),
-      // The values rollbacks restore live in the store, so a restart between apply and verify keeps them.
-      actuators: createActuatorsFromConfig(
-        config.actuators,
-        env ?? process.env,
-        config.pools,
-        undefined,
-        createDuckDbRollbackStore(store),
-      ),
-      onEvent: (event) => events.publish(event),
-      onError: (error) => log.error({ err: error }, 'control tick failed'),
-    });
+    const createControl = (leader = false) =>
+      createControlEngine({
+        config,
+        resumeDeliveries: leader,
+        signals,
+        repository: engine.repository,
+        ...engine.readers,
+        actuators: createActuatorsFromConfig(
+          config.actuators,
+          environment,
+          config.pools,
+          undefined,
+          engine.rollbackStore,
+        ),
+        onEvent: (event) => events.publish(event),
+        onError: (error) => log.error({ err: error }, 'control tick failed'),
+      });
+    const createAlerts = (leader = true) =>
+      createAlertEngine({
+        ...engine.alertState,
+        // A follower's engine only reads: the leader sends what is pending.
+        resumeDeliveries: leader,
+        signals,
+        config,
+        externalUrl: config.alerts.external_url ?? `http://${config.server.host}:${config.server.http_port}`,
+        env: environment,
+        logger: { warn: (d, m) => log.warn(d, m), error: (d, m) => log.error(d, m) },
+      });
+    if (engine.startLease) {
+      // Shared state: only the lease holder ticks, applies and alerts (control/leader-control.ts).
+      const refreshMs = config.control.interval_s * 1000;
+      const onError = (error: unknown) => log.error({ err: error }, 'changing the leader role failed');
+      const leaderControl = await createLeaderControl({ create: createControl, refreshMs, onError });
+      const leaderAlerts = await createLeaderAlerts({ create: createAlerts, refreshMs, onError });
+      control = leaderControl.engine;
+      alerts = leaderAlerts.engine;
+      setLeader = async (leader) => {
+        await leaderControl.setLeader(leader);
+        await leaderAlerts.setLeader(leader);
+      };
+    } else {
+      control = await createControl();
+      alerts = await createAlerts();
+    }
   } catch (error) {
-    await store.close();
-    throw error;
-  }
-  let alerts: AlertEngine;
-  try {
-    alerts = await createAlertEngine({
-      store,
-      signals,
-      config,
-      externalUrl: config.alerts.external_url ?? `http://${config.server.host}:${config.server.http_port}`,
-      env: env ?? process.env,
-      logger: { warn: (d, m) => log.warn(d, m), error: (d, m) => log.error(d, m) },
-    });
-  } catch (error) {
-    await control.close();
-    await store.close();
+    await control?.close();
+    await engine.close();
     throw error;
   }
   let shuttingDown = false;
-  const retention = createRetentionScheduler(store, config, (signal) =>
+  // With shared state, one node — the leader — drops old partitions; the others skip their turn.
+  let leads = () => engine.startLease === null;
+  const retentionStore: TelemetryStore = engine.startLease
+    ? {
+        ...store,
+        runRetention: (policy) =>
+          leads()
+            ? store.runRetention(policy)
+            : Promise.resolve({
+                runId: 'skipped-not-leader',
+                startedAt: new Date().toISOString(),
+                targets: [],
+              }),
+      }
+    : store;
+  const retention = createRetentionScheduler(retentionStore, config, (signal) =>
     yieldToRollup(signals, maxRollupLagMs(config.ingest), 60_000, 250, signal),
   );
   const metrics = createMetricsRegistry((name, error) =>
@@ -181,7 +198,7 @@ export async function startGovernor({ config, logger, env, http }: StartOptions)
     await app.close();
     await control.close();
     await alerts.stop();
-    await store.close();
+    await engine.close();
     throw error;
   }
   const selfTracing = startSelfTracing(config.self_telemetry.traces, env ?? process.env);
@@ -194,28 +211,44 @@ export async function startGovernor({ config, logger, env, http }: StartOptions)
   control.start();
   alerts.start();
   // Keeps request_facts close to ingest, so reads (API, alerts, control ticks) catch up little.
-  const refreshTraced = {
-    ...signals,
-    refresh: () =>
-      traceIfWorked(
-        'governor.signals.rollup_refresh',
-        () => store.ingestCpu.measureBackground('rollup_refresh', () => signals.refresh()),
-        (done) =>
-          done === null
-            ? null
-            : {
-                'governor.rollup.traces_touched': done.tracesTouched,
-                'governor.rollup.requests_written': done.requestsWritten,
-              },
-      ),
-  };
-  const rollupRefresh = startBackgroundRefresh(refreshTraced, {
-    intervalMs: 2000,
-    onError: (error) => {
-      // At shutdown the refresh in progress is cancelled on purpose (store.rollup.stop()).
-      if (!shuttingDown) log.error({ err: error }, 'refreshing the signal rollups failed');
-    },
+  const rollupRefresh = engine.startRollup((error) => {
+    // At shutdown the refresh in progress is cancelled on purpose (stopRollupWork).
+    if (!shuttingDown) log.error({ err: error }, 'refreshing the signal rollups failed');
   });
+  // With shared state, the control loop and alerting run on the lease holder only.
+  let lease: LeaderLease | null = null;
+  let repair: { stop(): Promise<void> } | null = null;
+  if (engine.startLease && setLeader) {
+    const changeRole = setLeader;
+    lease = engine.startLease(
+      (leader) => {
+        app.log.info(
+          leader ? 'this node now leads: it runs the control loop and alerting' : 'this node no longer leads',
+        );
+        void changeRole(leader);
+      },
+      (error) => {
+        if (!shuttingDown) log.warn({ err: error }, 'the leader lease could not be checked (PostgreSQL)');
+      },
+    );
+    const leaseNow = lease;
+    leads = () => leaseNow.isLeader();
+    repair =
+      engine.startRepair?.(
+        () => leaseNow.isLeader(),
+        (error) => {
+          if (!shuttingDown) log.error({ err: error }, 'repairing the request rollup failed');
+        },
+      ) ?? null;
+    metrics.register('leader', () =>
+      [
+        '# HELP governor_control_leader 1 on the node that runs the control loop and alerting (store.engine: clickhouse).',
+        '# TYPE governor_control_leader gauge',
+        `governor_control_leader ${leaseNow.isLeader() ? 1 : 0}`,
+        '',
+      ].join('\n'),
+    );
+  }
   retention.start(app.log);
   const address = app.server.address();
   const httpPort = typeof address === 'object' && address ? address.port : config.server.http_port;
@@ -227,6 +260,7 @@ export async function startGovernor({ config, logger, env, http }: StartOptions)
     grpcPort: grpc.port,
     app,
     store,
+    engine,
     pipeline,
     control,
     events,
@@ -238,7 +272,7 @@ export async function startGovernor({ config, logger, env, http }: StartOptions)
         shuttingDown = true;
         // A refresh far behind would hold up the exit for minutes; the next start catches up. Stopped
         // first: a read waiting for the rollups then answers from them as they are.
-        store.rollup.stop();
+        engine.stopRollupWork();
         // Requests in flight finish; a read still running after a short grace is interrupted and
         // answered 503 GOV_ERR_SHUTTING_DOWN (one heavy read held a soak's exit past the 30 s limit).
         const grace = setTimeout(() => store.stopReads(), SHUTDOWN_READ_GRACE_MS);
@@ -252,15 +286,18 @@ export async function startGovernor({ config, logger, env, http }: StartOptions)
         const backgroundStopped = Promise.all([
           phases.time('rollup refresh', rollupRefresh.stop()),
           phases.time('retention', retention.stop()),
+          ...(repair ? [phases.time('rollup repair', repair.stop())] : []),
         ]);
         await phases.time('HTTP and gRPC', Promise.all([app.close(), grpc?.close()]));
         clearTimeout(grace);
         clearInterval(idle);
         await backgroundStopped;
         await phases.time('write queue', pipeline.close());
+        // The lease first: another node takes over while this one drains its deliveries.
+        if (lease) await phases.time('leader lease', lease.stop());
         await phases.time('control loop', control.close());
         await phases.time('alerts', alerts.stop());
-        await phases.time('store (final move and checkpoint)', store.close());
+        await phases.time('store (final move and checkpoint)', engine.close());
         // Last, so spans of the shutdown's own work (a final refresh, a tick) are flushed too.
         await phases.time('self-tracing', selfTracing.shutdown());
         app.log.info(`shutdown took ${phases.summary()}`);

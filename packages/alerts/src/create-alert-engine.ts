@@ -16,13 +16,8 @@ import { createDeliveryQueue, type SendFn } from './delivery/delivery-queue.ts';
 import type { DeliveryResult } from '@governor/delivery';
 import { compileReceivers, type ReceiverRuntime } from './delivery/receiver-runtime.ts';
 import { fingerprintLabels, formatLabels } from './labels.ts';
-import { createAlertRepository } from './persistence/alert-repository.ts';
-import {
-  createDeliveryLog,
-  type DeliveryAttemptRecord,
-  type DeliveryRecord,
-  type DeliveryStatus,
-} from './persistence/delivery-log.ts';
+import type { DeliveryAttemptRecord, DeliveryRecord, DeliveryStatus } from './persistence/delivery-log.ts';
+import { type AlertStateOptions, openAlertState } from './persistence/open-alert-state.ts';
 import { type AlertConfigIssue, compileRules } from './rules/compile-rules.ts';
 import type { CompiledEventRule, CompiledRule, SignalRule } from './rules/compiled-rule.ts';
 import { evaluateSignalRule } from './rules/evaluate-signal-rules.ts';
@@ -43,7 +38,16 @@ export interface AlertEngineLogger {
 }
 
 export interface AlertEngineOptions {
-  store: Store;
+  /** Holds the alert state of a single node; not needed when `state` is given. */
+  store?: Store;
+  /** Alert state in PostgreSQL instead, for nodes that share it (only the leader runs the engine). */
+  state?: AlertStateOptions;
+  /**
+   * Sends the deliveries the state holds as pending (left by the last run, or by the previous
+   * leader) from creation on. Default true. A follower that builds an engine only to answer reads
+   * passes false and leaves them to the leader; it still sends what it queues itself (a test-fire).
+   */
+  resumeDeliveries?: boolean;
   signals: AlertSignalsSource;
   /** Default: @governor/signals' readSignalValue. */
   readSignalValue?: ReadSignalValue;
@@ -137,8 +141,7 @@ export async function createAlertEngine(options: AlertEngineOptions): Promise<Al
   };
   const readSignalValue = options.readSignalValue ?? readSignalValueOfSignals;
 
-  const repository = createAlertRepository(options.store, now);
-  const deliveryLog = createDeliveryLog(options.store);
+  const { repository, deliveryLog } = await openAlertState(options, now);
   const dispatcher = createNotificationDispatcher({
     receivers: new Map([...receivers].map(([name, r]) => [name, r.timings])),
     externalUrl,
@@ -176,7 +179,7 @@ export async function createAlertEngine(options: AlertEngineOptions): Promise<Al
     evaluatedUntil ?? 0n,
     now(),
   );
-  await queue.start();
+  await queue.start({ resume: options.resumeDeliveries !== false });
 
   // Evaluation, events and notification hand-off mutate shared state; they run one at a time.
   let chain: Promise<unknown> = Promise.resolve();

@@ -33,10 +33,16 @@ export type {
 } from '@governor/signals';
 export { createDuckDbRepository } from './state/create-duckdb-repository.ts';
 export { createMemoryRepository } from './state/create-memory-repository.ts';
+export {
+  createPostgresRepository,
+  migratePostgresControlState,
+  type PostgresQueryable,
+} from './state/create-postgres-repository.ts';
 export type { ControlRepository } from './state/control-repository.ts';
 export {
   createDuckDbRollbackStore,
   createMemoryRollbackStore,
+  createPostgresRollbackStore,
   type RollbackStore,
   type RollbackValue,
 } from './state/rollback-store.ts';

@@ -24,6 +24,12 @@ export {
 } from './config/config.ts';
 export type { ConfigIssue } from './config/config.ts';
 export {
+  StoreConfig,
+  ClickHouseStoreConfig,
+  PostgresStoreConfig,
+  clickHouseStoreOf,
+} from './config/store-config.ts';
+export {
   ControlConfig,
   PolicyConfig,
   ActuatorConfig,

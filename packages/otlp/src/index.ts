@@ -48,3 +48,4 @@ export {
   STRING_ENTRY_BYTES,
   validityMaskBytes,
 } from './column-batch.ts';
+export { createColumnReader, readColumnBatch, type ColumnSpec } from './read-column-batch.ts';

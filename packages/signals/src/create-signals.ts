@@ -4,7 +4,7 @@ import {
   MAX_SIGNAL_GROUPS,
   maxAcceptedEventNs,
 } from '@governor/conventions';
-import { type Store, withReadDeadline } from '@governor/store';
+import { type ClickHouseReader, type Store, withReadDeadline } from '@governor/store';
 import { formatDurationMs, nsToRfc3339 } from './format-duration.ts';
 import { loadSql } from './load-sql.ts';
 import { readSignalValue } from './read-signal-value.ts';
@@ -16,10 +16,13 @@ import {
   getFactsRefresher,
 } from './rollup/refresh-request-facts.ts';
 import { waitForRollups } from './rollup/wait-for-rollups.ts';
+import type { ClickHouseRollupLoop } from './rollup/clickhouse-rollup-loop.ts';
+import { CLICKHOUSE_WINDOW_SQL, clickHouseConfigParams } from './snapshot/clickhouse-window-queries.ts';
+import { windowQueriesFor } from './snapshot/window-queries-for.ts';
+import type { SqlReader } from './sql-reader.ts';
 import type { SignalGroupDetail, SignalsSnapshotDetail } from './signal-group.ts';
 import { pickSqlParams, toBigIntOrNull, toNumberOrNull } from './sql-params.ts';
-import { assembleGroups, emptyGroup } from './snapshot/assemble-groups.ts';
-import { computePoolBuckets } from './snapshot/pool-costs.ts';
+import { emptyGroup } from './snapshot/assemble-groups.ts';
 import { fillFromRuntimeCounts, readRuntimeCounts } from './snapshot/runtime-metrics.ts';
 import {
   GAUGE_STALE_NS,
@@ -27,6 +30,7 @@ import {
   foldWindowFlags,
   type WindowSpec,
 } from './snapshot/window-params.ts';
+import { assembleWindow } from './snapshot/assemble-window.ts';
 import { type SqlTransform, WINDOW_SQL, groupKeyId, runWindowQueries } from './snapshot/window-rows.ts';
 import { type TaskSearch, type TaskSummary, searchTasks } from './tasks/tasks.ts';
 import {
@@ -50,6 +54,24 @@ export const MAX_SERIES_POINTS = 2000;
 const NEWEST_EVENT_SQL = loadSql(import.meta.url, 'snapshot/newest-event.sql');
 const RAW_FACTS_SQL = loadSql(import.meta.url, 'snapshot/raw-request-facts.sql');
 const NEWEST_EVENT_IN_BOUNDS_SQL = loadSql(import.meta.url, 'snapshot/newest-event-in-bounds.sql');
+const CLICKHOUSE_NEWEST_EVENT_SQL = loadSql(import.meta.url, 'snapshot/newest-event.clickhouse.sql');
+const CLICKHOUSE_NEWEST_EVENT_IN_BOUNDS_SQL = loadSql(
+  import.meta.url,
+  'snapshot/newest-event-in-bounds.clickhouse.sql',
+);
+
+/**
+ * The signals on ClickHouse (the scale-out engine): reads go to the cluster; request_facts there is
+ * kept by every node's rollup loop, this node's among them. Reads do not wait for the rollups — the
+ * other nodes' are out of reach — so a read sees what the nodes have rolled up (their lag is
+ * `rollupLag`, this node's part of it).
+ */
+export interface ClickHouseSignalsSource {
+  readonly engine: 'clickhouse';
+  readonly reader: ClickHouseReader;
+  /** This node's rollup loop (what it ingested, rolled up into request_facts). */
+  readonly rollup: ClickHouseRollupLoop;
+}
 
 export type SignalsSource = 'rollup' | 'raw';
 
@@ -137,11 +159,23 @@ export interface Signals {
   readonly source: SignalsSource;
 }
 
-export function createSignals(store: Store, config: GovernorConfig, options: SignalsOptions = {}): Signals {
+export function createSignals(
+  store: Store | ClickHouseSignalsSource,
+  config: GovernorConfig,
+  options: SignalsOptions = {},
+): Signals {
   const source = options.source ?? 'rollup';
+  if (store.engine === 'clickhouse' && source === 'raw')
+    throw new Error('the raw source (request facts recomputed on every read) is only on the embedded engine');
+  const db: SqlReader = store.engine === 'clickhouse' ? store.reader : store;
+  const clickhouse = store.engine === 'clickhouse' ? store : null;
   const taskIdleNs = BigInt(config.signals.task_idle_ms) * NS_PER_MS;
   const refresher: FactsRefresher | null =
-    source === 'rollup' ? getFactsRefresher(store, { taskIdleNs }) : null;
+    source === 'rollup' && store.engine === 'duckdb' ? getFactsRefresher(store, { taskIdleNs }) : null;
+  const waitForRefresher = async () => {
+    if (refresher && store.engine === 'duckdb')
+      await waitForRollups(refresher, store.readDeadlineMs, store.rollup.stopSignal);
+  };
   const rawFactsSql = RAW_FACTS_SQL.trimEnd().replaceAll('{{task_idle_ns}}', String(taskIdleNs));
   const latenessNs = BigInt(config.signals.lateness_ms) * NS_PER_MS;
   const learnedPeaks = new Map<bigint, Promise<Map<string, number>>>();
@@ -150,11 +184,13 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
 
   const storedNewestEventNs = async (): Promise<bigint | null> => {
     if (refresher) {
-      await waitForRollups(refresher, store.readDeadlineMs, store.rollup.stopSignal);
+      await waitForRefresher();
       const spanNs = await refresher.newestSpanEndNs();
       if (spanNs !== null) return spanNs;
     }
-    const [row] = await store.query<Record<string, unknown>>(NEWEST_EVENT_SQL);
+    const [row] = await db.query<Record<string, unknown>>(
+      clickhouse ? CLICKHOUSE_NEWEST_EVENT_SQL : NEWEST_EVENT_SQL,
+    );
     return toBigIntOrNull(row?.span_ns) ?? toBigIntOrNull(row?.metric_ns);
   };
   // Intake refuses rows past the bound, but a store written before the guard existed (or by a
@@ -164,9 +200,10 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
     const newest = await storedNewestEventNs();
     const boundNs = maxAcceptedEventNs(config.ingest, BigInt(Math.trunc(now())) * NS_PER_MS);
     if (newest === null || newest <= boundNs) return newest;
-    const [row] = await store.query<Record<string, unknown>>(NEWEST_EVENT_IN_BOUNDS_SQL, {
-      max_event_ns: boundNs,
-    });
+    const [row] = await db.query<Record<string, unknown>>(
+      clickhouse ? CLICKHOUSE_NEWEST_EVENT_IN_BOUNDS_SQL : NEWEST_EVENT_IN_BOUNDS_SQL,
+      { max_event_ns: boundNs },
+    );
     return toBigIntOrNull(row?.span_ns) ?? toBigIntOrNull(row?.metric_ns);
   };
 
@@ -193,7 +230,15 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
       const { transform, extra } = transformFor(spec);
       const params = { ...buildWindowParams(spec, config), ...extra };
       const sql = foldWindowFlags(transform(WINDOW_SQL.learnedPeak), params);
-      cached = store.query<Record<string, unknown>>(sql, pickSqlParams(sql, params)).then((rows) => {
+      const read =
+        db.engine === 'clickhouse'
+          ? db.query<Record<string, unknown>>(
+              CLICKHOUSE_WINDOW_SQL.learnedPeak,
+              { ...params, ...clickHouseConfigParams(config) },
+              { join_use_nulls: 1 },
+            )
+          : db.query<Record<string, unknown>>(sql, pickSqlParams(sql, params));
+      cached = read.then((rows) => {
         const peaks = new Map<string, number>();
         for (const row of rows) {
           const peak = toNumberOrNull(row.peak_tokens_per_s);
@@ -215,38 +260,11 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
   const computeWindow = async (
     spec: WindowSpec,
   ): Promise<{ buckets: SignalGroupDetail[][]; groupCount: number }> => {
-    if (refresher) await waitForRollups(refresher, store.readDeadlineMs, store.rollup.stopSignal);
+    await waitForRefresher();
     const { transform, extra } = transformFor(spec);
     const params = { ...buildWindowParams(spec, config), ...extra };
-    const rows = await runWindowQueries(store, params, transform, config);
-    const bucketCount = Number((spec.toNs - spec.fromNs + spec.stepNs - 1n) / spec.stepNs);
-    const bucketSeconds = (bucket: number) => {
-      const start = spec.fromNs + BigInt(bucket) * spec.stepNs;
-      const end = start + spec.stepNs < spec.toNs ? start + spec.stepNs : spec.toNs;
-      return Number(end - start) / 1e9;
-    };
-    const needsLearnedPeak = rows.pools.some(
-      (r) => typeof r.pool === 'string' && r.peak_tokens_per_s == null,
-    );
-    const peaks = needsLearnedPeak ? await learnedPeaksAt(spec.toNs) : new Map<string, number>();
-    const pools = computePoolBuckets(rows.pools, bucketSeconds, config, peaks);
-    const inBucket = <T extends { bucket?: unknown }>(list: readonly T[], b: number) =>
-      list.filter((r) => toNumberOrNull(r.bucket) === b);
-    const buckets: SignalGroupDetail[][] = [];
-    for (let b = 0; b < bucketCount; b++) {
-      buckets.push(
-        assembleGroups({
-          by: spec.by,
-          filter: spec.filter,
-          seconds: bucketSeconds(b),
-          requests: inBucket(rows.requests, b),
-          weights: inBucket(rows.weights, b),
-          pools: pools.filter((p) => p.bucket === b),
-          truncated: rows.groupCount > MAX_SIGNAL_GROUPS,
-        }),
-      );
-    }
-    return { buckets, groupCount: rows.groupCount };
+    const rows = await runWindowQueries(windowQueriesFor(db, params, config, transform), params, config);
+    return assembleWindow(rows, spec, config, learnedPeaksAt);
   };
   const computeBuckets = async (spec: WindowSpec) => (await computeWindow(spec)).buckets;
 
@@ -259,7 +277,7 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
     const fillable = (g: SignalGroupDetail) =>
       typeof g.key.pool === 'string' && g.requests === 0 && groupsPerPool.get(g.key.pool) === 1;
     if (!groups.some(fillable)) return groups;
-    const counts = await readRuntimeCounts(store, {
+    const counts = await readRuntimeCounts(db, {
       from_ns: spec.fromNs,
       to_ns: spec.toNs,
       stale_ns: GAUGE_STALE_NS,
@@ -280,29 +298,43 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
       return newest === null ? null : newest - latenessNs;
     },
     rollupLag() {
+      if (clickhouse) return clickhouse.rollup.lag();
       return refresher ? refresher.lag() : null;
     },
     refreshStepSeconds() {
       return refresher ? refresher.stepSeconds() : null;
     },
     async refresh(opts) {
+      if (clickhouse) {
+        const started = performance.now();
+        const done = await clickhouse.rollup.flush();
+        return done === null
+          ? null
+          : {
+              runs: 1,
+              tracesTouched: done.traces,
+              requestsWritten: done.requestsWritten,
+              caughtUp: false,
+              elapsedMs: performance.now() - started,
+            };
+      }
       if (!refresher) return null;
       return opts?.force ? refresher.refresh() : refresher.ensureFresh();
     },
     async traces(search) {
-      if (refresher) await waitForRollups(refresher, store.readDeadlineMs, store.rollup.stopSignal);
-      return searchTraces(store, config, search);
+      await waitForRefresher();
+      return searchTraces(db, config, search);
     },
     async trace(traceId) {
-      if (refresher) await waitForRollups(refresher, store.readDeadlineMs, store.rollup.stopSignal);
-      return readTraceWaterfall(store, config, traceId);
+      await waitForRefresher();
+      return readTraceWaterfall(db, config, traceId);
     },
     async tasks(query) {
       const newest = await newestEventNs();
       const watermark = newest === null ? null : newest - latenessNs;
       const toNs = query.toNs ?? watermark ?? BigInt(Date.now()) * NS_PER_MS;
       const windowNs = BigInt(Math.round(query.windowMs ?? 3_600_000)) * NS_PER_MS;
-      return searchTasks(store, config, {
+      return searchTasks(db, config, {
         fromNs: query.fromNs ?? toNs - windowNs,
         toNs,
         filter: query.filter ?? {},
@@ -388,7 +420,7 @@ export function createSignals(store: Store, config: GovernorConfig, options: Sig
     },
   };
   // Each read — its wait for the rollup and every query it runs — gets one read deadline in all.
-  const oneRead = <T>(fn: () => Promise<T>) => withReadDeadline(store.readDeadlineMs, fn);
+  const oneRead = <T>(fn: () => Promise<T>) => withReadDeadline(db.readDeadlineMs, fn);
   return {
     ...signals,
     read: oneRead,

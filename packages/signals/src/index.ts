@@ -1,4 +1,10 @@
 export { createSignals, MAX_SERIES_POINTS } from './create-signals.ts';
+export type { ClickHouseSignalsSource } from './create-signals.ts';
+export { createClickHouseRollup } from './rollup/roll-up-on-clickhouse.ts';
+export type { ClickHouseRollup, ClickHouseRollupResult } from './rollup/roll-up-on-clickhouse.ts';
+export { startClickHouseRollupLoop } from './rollup/clickhouse-rollup-loop.ts';
+export type { ClickHouseRollupLoop } from './rollup/clickhouse-rollup-loop.ts';
+export type { SqlReader } from './sql-reader.ts';
 export type {
   Signals,
   SignalsOptions,
@@ -55,3 +61,5 @@ export type {
 export { renderSignalsMetrics } from './prometheus/render-signals-metrics.ts';
 export { startBackgroundRefresh } from './rollup/background-refresh.ts';
 export type { BackgroundRefresh } from './rollup/background-refresh.ts';
+export { repairClickHouseRollup } from './rollup/clickhouse-repair-sweep.ts';
+export type { RepairResult } from './rollup/clickhouse-repair-sweep.ts';

@@ -21,6 +21,7 @@ import { runPrepared } from './prepared-statements.ts';
 import { runUserQuery, type UserQueryOptions, type UserQueryResult } from './run-user-query.ts';
 import { MAIN_FILE } from './store-files.ts';
 import { toJsValue } from './to-js-value.ts';
+import type { TelemetryStore } from './telemetry-store.ts';
 
 export interface StoreOptions {
   /** Folder holding governor.duckdb (created if missing); ':memory:' for an in-memory store. */
@@ -74,12 +75,16 @@ export type SqlParams =
   | Record<string, string | number | bigint | boolean | null>
   | (string | number | bigint | boolean | null)[];
 
-export interface Store {
+export interface Store extends TelemetryStore {
+  /** The embedded engine (ClickHouseReader is the other: packages/store/src/clickhouse). */
+  readonly engine: 'duckdb';
   readonly dataDir: string;
   readonly exportDir: string | null;
   readonly writer: BatchWriter;
   /** CPU per ingest stage: the writer charges append, commit and checkpoint; the server the rest. */
   readonly ingestCpu: IngestCpu;
+  /** SELECT 1 on a reader (readiness). */
+  ping(): Promise<void>;
   /** Internal read: rows as plain objects with JSON-safe values. */
   query<T = Record<string, unknown>>(sql: string, params?: SqlParams): Promise<T[]>;
   /** Internal write (recommendations, alert state…); not for user input. */
@@ -255,14 +260,19 @@ export async function createStore(options: StoreOptions): Promise<Store> {
     readers.close(reason);
     userConnections.close(reason);
   };
+  const query = queryOn(readers, true);
   return {
+    engine: 'duckdb',
     dataDir,
+    async ping() {
+      await query('SELECT 1');
+    },
     exportDir,
     writer,
     ingestCpu,
     readDeadlineMs,
     // Reads repeat the same statements (runPrepared); the rollup's carry their keys as literals.
-    query: queryOn(readers, true),
+    query,
     execute: executeOn(internalWriter),
     rollup: {
       query: <T>(sql: string, params?: SqlParams) =>

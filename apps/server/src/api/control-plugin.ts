@@ -132,6 +132,9 @@ const limitQuery = (fallback: number, max: number) =>
     .describe(`At most this many, 1–${max}; default ${fallback}`)
     .transform(govParse((value: string | undefined) => parseLimit(value, fallback, max)));
 
+/** A follower's answer to a change: the leader is known within one control interval. */
+const NOT_LEADER_RETRY_AFTER_S = 5;
+
 function fail(failure: ControlFailure): never {
   switch (failure.code) {
     case 'not_found':
@@ -144,6 +147,8 @@ function fail(failure: ControlFailure): never {
       throw new GovernorError('GOV_ERR_CONTROL_TIME_REVERSED', failure.message);
     case 'time_ahead':
       throw new GovernorError('GOV_ERR_CONTROL_TIME_AHEAD', failure.message);
+    case 'not_leader':
+      throw new GovernorError('GOV_ERR_CONTROL_NOT_LEADER', failure.message, NOT_LEADER_RETRY_AFTER_S);
   }
 }
 

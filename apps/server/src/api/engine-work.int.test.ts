@@ -194,7 +194,7 @@ describe('engine work from runtime counters', () => {
       ),
     );
 
-    const read = createEngineWorkReader(g.gov.store);
+    const read = createEngineWorkReader(g.gov.engine.embedded!);
     const work = (await read(BigInt(AT_MS) * 1_000_000n, 30_000)).get('p')!;
     // The window (AT−30 s, AT] holds 3 intervals per replica; `restarted` loses the one across its
     // restart and `nan vllm:prompt_tokens_total` the one whose prompt count is NaN.
@@ -296,9 +296,9 @@ describe('engine work as a Kubernetes fleet sends it', () => {
       ],
     };
     await send(body);
-    const work = (await createEngineWorkReader(g.gov.store)(BigInt(AT_MS) * 1_000_000n, 60_000)).get(
-      'vllm-llama8b',
-    );
+    const work = (
+      await createEngineWorkReader(g.gov.engine.embedded!)(BigInt(AT_MS) * 1_000_000n, 60_000)
+    ).get('vllm-llama8b');
     expect(work).toBeDefined();
     // 400 prompt tokens, 50 generated and 20 steps per second, 60 % busy: over the 60 s window.
     const seconds = work!.promptTokens / 400;
@@ -348,7 +348,10 @@ describe('ready replicas as real scrapes deliver them', () => {
         target('vllm-llama8b-7d9f6c5b4-eeeee', 3_000, 1, AT_MS - 120_000),
       ],
     });
-    const ready = await createReadyReplicasReader(g.gov.store, 300_000)(BigInt(AT_MS) * 1_000_000n);
+    const ready = await createReadyReplicasReader(
+      g.gov.engine.embedded!,
+      300_000,
+    )(BigInt(AT_MS) * 1_000_000n);
     expect(ready.get('vllm-llama8b')).toBe(3);
   });
 });
@@ -386,7 +389,7 @@ describe('ready replicas from the Gateway API Inference Extension', () => {
         },
       ],
     });
-    const ready = await createReadyReplicasReader(g.gov.store)(BigInt(AT_MS) * 1_000_000n);
+    const ready = await createReadyReplicasReader(g.gov.engine.embedded!)(BigInt(AT_MS) * 1_000_000n);
     expect(ready.get('llama-70b')).toBe(4);
   });
 });

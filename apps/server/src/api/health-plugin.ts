@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import type { Store } from '@governor/store';
+import type { TelemetryStore } from '@governor/store';
 import { z } from 'zod';
 import { useZodSchemas } from './zod-validation.ts';
 
 export interface HealthOptions {
-  store: Store;
+  store: TelemetryStore;
   maxQueuedRows: number;
   startedAt: number;
   isShuttingDown: () => boolean;
@@ -48,7 +48,7 @@ export async function healthPlugin(app: FastifyInstance, options: HealthOptions)
       if (stats.queuedRows >= options.maxQueuedRows) reasons.push('write queue full');
       if (reasons.length > 0)
         return reply.code(503).send({ ready: false as const, reasons, queuedRows: stats.queuedRows });
-      await options.store.query('SELECT 1');
+      await options.store.ping();
       return { ready: true as const, queuedRows: stats.queuedRows };
     },
   );

@@ -1,7 +1,7 @@
 import type { GovernorConfig } from '@governor/conventions';
 import { parseDurationMs } from '@governor/conventions';
 import { type RollupLag, type Signals, createPrometheusText, renderSignalsMetrics } from '@governor/signals';
-import type { DurationHistogram, Store } from '@governor/store';
+import type { DurationHistogram, TelemetryStore } from '@governor/store';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { useZodSchemas } from './zod-validation.ts';
@@ -73,7 +73,7 @@ export function createSignalsMetricsProvider(
 /** Governor's own health: what ingest accepted and rejected, and the write queue and writer. */
 export function createIngestMetricsProvider(
   counters: IngestCounters,
-  store: Store,
+  store: TelemetryStore,
   rollupLag?: () => RollupLag | null,
 ): () => string {
   return () => {

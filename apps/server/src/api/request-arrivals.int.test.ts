@@ -35,7 +35,7 @@ describe('request arrivals', () => {
     await g.evaluate(atMs);
     const atNs = BigInt(atMs) * 1_000_000n;
 
-    const all = await createRequestArrivalsReader(g.gov.store)(atNs, 300_000);
+    const all = await createRequestArrivalsReader(g.gov.engine.embedded!)(atNs, 300_000);
     expect(all.get('a')).toHaveLength(240);
     expect(all.get('b')).toHaveLength(120);
     const a = all.get('a')!;
@@ -51,13 +51,13 @@ describe('request arrivals', () => {
     expect(Math.min(...uncached.filter((t) => t >= 300))).toBeGreaterThanOrEqual(800);
 
     // Capped: the newest requests of each pool, still in arrival order.
-    const capped = (await createRequestArrivalsReader(g.gov.store, 10)(atNs, 300_000)).get('a')!;
+    const capped = (await createRequestArrivalsReader(g.gov.engine.embedded!, 10)(atNs, 300_000)).get('a')!;
     expect(capped).toHaveLength(10);
     expect(capped.map((r) => r.ttftMs)).toEqual(a.slice(-10).map((r) => r.ttftMs));
     expect(capped.at(-1)!.arriveMs).toBeCloseTo(9 * 500, 3);
 
     // Only requests that ended in the window count.
-    const early = await createRequestArrivalsReader(g.gov.store)(
+    const early = await createRequestArrivalsReader(g.gov.engine.embedded!)(
       BigInt(T0_MS + 60_000) * 1_000_000n,
       300_000,
     );

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { type Store, UserQueryError } from '@governor/store';
+import { type TelemetryStore, UserQueryError } from '@governor/store';
 import { z } from 'zod';
 import { GovernorError } from '../errors.ts';
 import { ERROR_RESPONSES, openObject } from './http-schemas.ts';
@@ -25,7 +25,7 @@ const SqlResult = openObject({
 }).meta({ id: 'SqlResult' });
 
 export interface SqlOptions {
-  store: Store;
+  store: TelemetryStore;
   defaultLimit: number;
   timeoutMs: number;
 }

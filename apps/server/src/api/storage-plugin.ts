@@ -1,5 +1,5 @@
 import type { StorageResponse } from '@governor/conventions';
-import type { StorageStats, Store } from '@governor/store';
+import type { StorageStats, TelemetryStore } from '@governor/store';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { useZodSchemas } from './zod-validation.ts';
@@ -10,7 +10,7 @@ import type { RetentionScheduler } from '../retention/retention-scheduler.ts';
 // POST /api/retention/run (admin): one retention run now; answers its report.
 
 export interface StorageOptions {
-  store: Store;
+  store: TelemetryStore;
   retention: RetentionScheduler;
   /** Stats are cached this long; collecting them scans every table's storage info. */
   cacheMs?: number;

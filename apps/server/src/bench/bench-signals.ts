@@ -29,14 +29,23 @@ export interface SignalsBenchOptions {
   log: (line: string) => void;
 }
 
-const CHUNK_SPANS = 100_000;
+export const CHUNK_SPANS = 100_000;
 const REFRESH_EVERY_SPANS = 1_000_000;
-const WINDOW_MS = 5 * 60_000;
+export const WINDOW_MS = 5 * 60_000;
 /**
  * A server's reads give up after 30 s (DEFAULT_READ_DEADLINE_MS); the raw scan of 20M spans takes
  * minutes on 2 cores, and a benchmark wants its figure, not the server's deadline.
  */
-const BENCH_READ_DEADLINE_MS = 60 * 60_000;
+export const BENCH_READ_DEADLINE_MS = 60 * 60_000;
+
+/** The groupings each snapshot benchmark times (both engines). */
+export const SNAPSHOT_SHAPES: readonly { label: string; by: GroupDimension[] }[] = [
+  { label: 'by pool', by: ['pool'] },
+  { label: 'fleet (no grouping)', by: [] },
+  { label: 'by pool, model', by: ['pool', 'model'] },
+  { label: 'by tenant', by: ['tenant'] },
+  { label: 'by workflow_type, priority', by: ['workflow_type', 'priority'] },
+];
 
 export async function runSignalsBench(options: SignalsBenchOptions): Promise<void> {
   const log = options.log;
@@ -79,13 +88,7 @@ export async function runSignalsBench(options: SignalsBenchOptions): Promise<voi
         `5-minute window at the watermark: ${fmt(inWindow?.requests)} requests, ${fmt(inWindow?.spans)} spans`,
     );
 
-    const shapes: { label: string; by: GroupDimension[] }[] = [
-      { label: 'by pool', by: ['pool'] },
-      { label: 'fleet (no grouping)', by: [] },
-      { label: 'by pool, model', by: ['pool', 'model'] },
-      { label: 'by tenant', by: ['tenant'] },
-      { label: 'by workflow_type, priority', by: ['workflow_type', 'priority'] },
-    ];
+    const shapes = SNAPSHOT_SHAPES;
     log('');
     log(
       `full snapshot, 5-minute window at the watermark, ms (CPU: process CPU time per snapshot, all threads; ` +
@@ -121,8 +124,8 @@ export async function runSignalsBench(options: SignalsBenchOptions): Promise<voi
   }
 }
 
-const UPKEEP_WARMUP = 2;
-const UPKEEP_RUNS = 10;
+export const UPKEEP_WARMUP = 2;
+export const UPKEEP_RUNS = 10;
 
 /**
  * Steady-state rollup upkeep: one refresh after each ~1 s of traffic at the generated rate,
@@ -178,7 +181,7 @@ async function measureUpkeep(dataDir: string, config: GovernorConfig, options: S
   }
 }
 
-function requestRate(options: SignalsBenchOptions): number {
+export function requestRate(options: Pick<SignalsBenchOptions, 'spans' | 'hours'>): number {
   // ≈6.5 spans per request, plus retries.
   return options.spans / 6.6 / (options.hours * 3600);
 }
@@ -249,7 +252,7 @@ async function timeRuns(run: () => Promise<number>, runs: number) {
   };
 }
 
-function percentile(values: readonly number[], q: number): number {
+export function percentile(values: readonly number[], q: number): number {
   return values.length === 0 ? 0 : quantileCont(values, q);
 }
 
@@ -257,7 +260,7 @@ function fmt(n: number | undefined): string {
   return Math.round(n ?? 0).toLocaleString('en-US');
 }
 
-function benchConfig(dataDir: string): GovernorConfig {
+export function benchConfig(dataDir: string): GovernorConfig {
   const parsed = parseGovernorConfig({
     server: { data_dir: dataDir },
     pricing: { gpu_hour_usd: BENCH_PRICES },

@@ -434,7 +434,7 @@ async function readStageCpu(url: string, token: string | undefined): Promise<Sta
 }
 
 /** Waits until request_facts_state has reached span_store's newest row (via /api/sql); the seconds it took. */
-async function waitForRollup(
+export async function waitForRollup(
   url: string,
   token: string | undefined,
   timeoutMs: number,

@@ -1,15 +1,25 @@
 import { availableParallelism, loadavg } from 'node:os';
 import { type IngestBenchResult, type ServerMode, runIngestBench } from '../bench/run-ingest-bench.ts';
-import { type ParsedArgs, flagNumber, flagString } from './parse-args.ts';
+import { runBenchIngestClusterCommand } from './bench-ingest-cluster-command.ts';
+import { type ParsedArgs, UsageError, flagNumber, flagString } from './parse-args.ts';
 
 export const BENCH_INGEST_USAGE =
-  'governor bench ingest [--url URL | --in-process] [--spans N] [--clients C] [--batch B] [--checkpoint-interval-s S] [--decode-workers N] [--ingest-only] [--raw-spans N] [--json]';
+  'governor bench ingest [--engine duckdb] [--url URL | --in-process] [--spans N] [--clients C] [--batch B] [--checkpoint-interval-s S] [--decode-workers N] [--ingest-only] [--raw-spans N] [--json]\n' +
+  '       governor bench ingest --engine clickhouse [--nodes 2] [--shards 2] [--spans N] [--clients C] [--batch B] [--checkpoint-interval-s S] [--decode-workers N] [--ingest-only] [--rollup-timeout-s 900] [--json]\n' +
+  '         (starts a ClickHouse cluster and PostgreSQL 15 on loopback, N nodes on store.engine: clickhouse, and one DuckDB node for comparison)';
 
 /**
  * `governor bench ingest`: OTLP/HTTP protobuf ingest against a running Governor (--url), or one it
  * starts in a temp dir — a child process by default, `--in-process` to share this event loop.
  */
 export async function runBenchIngestCommand(args: ParsedArgs): Promise<number> {
+  const engine = flagString(args, 'engine') ?? 'duckdb';
+  if (engine === 'clickhouse') return runBenchIngestClusterCommand(args);
+  if (engine !== 'duckdb')
+    throw new UsageError(`--engine is duckdb or clickhouse, not "${engine}"`, 'governor bench ingest --help');
+  for (const flag of ['nodes', 'shards', 'rollup-timeout-s'])
+    if (args.flags[flag] !== undefined)
+      throw new UsageError(`--${flag} is for --engine clickhouse`, 'governor bench ingest --help');
   const url = flagString(args, 'url');
   const mode: ServerMode = url ? 'url' : args.flags['in-process'] === true ? 'in-process' : 'process';
   const spans = flagNumber(args, 'spans') ?? 600_000;

@@ -11,14 +11,27 @@ export const COMMAND_OPTIONS = {
   replay: { strings: ['from', 'to', 'config', 'data-dir'], switches: ['json'] },
   retention: { strings: ['config', 'url', 'data-dir'], switches: ['offline'] },
   control: { strings: ['to', 'config', 'data-dir'] },
+  migrate: { strings: ['config', 'from'], switches: ['dry-run'] },
 } satisfies Record<string, CommandOptions>;
 
 export const BENCH_OPTIONS = {
   ingest: {
-    strings: ['url', 'spans', 'clients', 'batch', 'checkpoint-interval-s', 'decode-workers', 'raw-spans'],
+    strings: [
+      'url',
+      'spans',
+      'clients',
+      'batch',
+      'checkpoint-interval-s',
+      'decode-workers',
+      'raw-spans',
+      'engine',
+      'nodes',
+      'shards',
+      'rollup-timeout-s',
+    ],
     switches: ['in-process', 'json', 'ingest-only'],
   },
-  signals: { strings: ['spans', 'hours', 'runs', 'raw-runs', 'data-dir'] },
+  signals: { strings: ['spans', 'hours', 'runs', 'raw-runs', 'data-dir', 'engine'] },
   soak: {
     strings: [
       'minutes',

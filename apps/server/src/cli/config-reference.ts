@@ -303,8 +303,14 @@ export function renderDefaultsYaml(keys: readonly ConfigKey[] = listConfigKeys()
     '# Commented-out keys have no default or belong to list items; docs/config.md explains each one.',
   ];
   let previous: ConfigKey | undefined;
+  // An optional section without a default (store.clickhouse) is written commented out, keys and
+  // all: its defaults alone would make a section that lacks its required keys.
+  let commentedOut: string | null = null;
   for (const key of keys) {
     if (key.depth === 0) out.push('');
+    if (commentedOut !== null && !key.path.startsWith(commentedOut)) commentedOut = null;
+    if (commentedOut === null && key.isObject && !key.hasDefault && !key.required && !key.path.includes('[]'))
+      commentedOut = `${key.path}.`;
     const name = key.path.slice(key.path.lastIndexOf(key.path.endsWith(']') ? '[' : '.') + 1);
     const inList = key.path.includes('[]');
     const startsItem =
@@ -326,6 +332,7 @@ export function renderDefaultsYaml(keys: readonly ConfigKey[] = listConfigKeys()
         ? ` ${formatYamlValue(key.hasDefault ? key.default : key.constant)}`
         : ` <${key.type}>${key.required ? ' (required)' : ''}`;
     if (inList) out.push(`# ${column}${startsItem ? '- ' : '  '}${name}:${value}`);
+    else if (commentedOut !== null) out.push(`${column}# ${name}:${key.isObject ? '' : value}`);
     else if (key.hasDefault || key.isObject) out.push(`${column}${name}:${value}`);
     else out.push(`${column}# ${name}:${value}`);
     previous = key;

@@ -25,6 +25,12 @@ export const REPLAY_USAGE =
  */
 export async function runReplayCommand(args: ParsedArgs): Promise<number> {
   const config = loadConfig(flagString(args, 'config'));
+  if (config.store.engine !== 'duckdb') {
+    process.stderr.write(
+      'governor replay reads an embedded store (store.engine: duckdb); it does not run on ClickHouse yet: copy the period into a DuckDB store or replay against a node started from one\n',
+    );
+    return 2;
+  }
   const dataDir = flagString(args, 'data-dir');
   if (dataDir) config.server.data_dir = dataDir;
   const parseTime = (name: string): bigint | null | undefined => {

@@ -1,5 +1,6 @@
 import type { RetentionReport } from '@governor/store';
-import { createStore } from '@governor/store';
+import { createStore, openClickHouseStore } from '@governor/store';
+import { clickHouseStoreOf } from '@governor/conventions';
 import { loadConfig } from '../load-config.ts';
 import { retentionPolicyFrom } from '../retention/retention-scheduler.ts';
 import { storeOptionsFrom } from '../store-options.ts';
@@ -8,7 +9,8 @@ import { type ParsedArgs, flagString } from './parse-args.ts';
 export const RETENTION_USAGE = `usage:
   governor retention run [--config F] [--url URL]    ask the running Governor to run retention now (admin token in GOVERNOR_TOKEN)
   governor retention run --offline [--config F] [--data-dir D]
-                                                     run it on a stopped Governor's data directory`;
+                                                     run it on a stopped Governor's data directory
+                                                     (store.engine: clickhouse: on the cluster, dropping whole days)`;
 
 /**
  * `governor retention run`: a running Governor owns its DuckDB file, so by default this asks it
@@ -22,7 +24,19 @@ export async function runRetentionCommand(args: ParsedArgs): Promise<number> {
   }
   const config = loadConfig(flagString(args, 'config'));
   let report: RetentionReport;
-  if (args.flags.offline === true) {
+  if (args.flags.offline === true && config.store.engine === 'clickhouse') {
+    const store = await openClickHouseStore({
+      config: clickHouseStoreOf(config.store),
+      env: process.env,
+      readDeadlineMs: config.server.read_deadline_ms,
+      maxQueuedRows: config.server.max_queued_spans,
+    });
+    try {
+      report = await store.runRetention(retentionPolicyFrom(config));
+    } finally {
+      await store.close();
+    }
+  } else if (args.flags.offline === true) {
     const dataDir = flagString(args, 'data-dir') ?? config.server.data_dir;
     const store = await createStore(storeOptionsFrom(config.server, dataDir));
     try {

@@ -30,7 +30,7 @@ export async function runStartCommand(args: ParsedArgs): Promise<number> {
   }
   const log = governor.app.log;
   log.info(
-    `Governor is up: console and API on ${governor.httpUrl}, OTLP/HTTP ${governor.httpUrl}/v1/traces, OTLP/gRPC ${config.server.host}:${governor.grpcPort}, data in ${governor.store.dataDir}`,
+    `Governor is up: console and API on ${governor.httpUrl}, OTLP/HTTP ${governor.httpUrl}/v1/traces, OTLP/gRPC ${config.server.host}:${governor.grpcPort}, ${governor.engine.embedded ? `data in ${governor.engine.embedded.dataDir}` : `telemetry in ClickHouse, state in PostgreSQL`}`,
   );
 
   const allocator = runningAllocator();

@@ -4,8 +4,9 @@
 UPDATE control_recommendations SET
   created_ns = least(created_ns, $to_ns),
   updated_ns = least(updated_ns, $to_ns),
-  applied_ns = least(applied_ns, $to_ns),
-  verified_ns = least(verified_ns, $to_ns)
+  -- least() skips NULLs: a recommendation not applied (or verified) must stay so.
+  applied_ns = CASE WHEN applied_ns > $to_ns THEN $to_ns ELSE applied_ns END,
+  verified_ns = CASE WHEN verified_ns > $to_ns THEN $to_ns ELSE verified_ns END
 WHERE greatest(created_ns, updated_ns, coalesce(applied_ns, 0), coalesce(verified_ns, 0)) > $to_ns;
 UPDATE control_audit SET at_ns = $to_ns WHERE at_ns > $to_ns;
 UPDATE alert_engine_state SET value = CAST($to_ns AS VARCHAR)

@@ -1,6 +1,6 @@
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import { type PrometheusText, createPrometheusText } from '@governor/signals';
-import type { StorageStats, Store } from '@governor/store';
+import type { StorageStats, TelemetryStore } from '@governor/store';
 import type { EventBus } from '../events/event-bus.ts';
 import type { RetentionScheduler } from '../retention/retention-scheduler.ts';
 import type { HttpMetrics } from './http-metrics.ts';
@@ -12,7 +12,7 @@ import type { HttpMetrics } from './http-metrics.ts';
 // nothing here runs on the ingest path.
 
 export interface SelfMetricsSources {
-  store: Store;
+  store: TelemetryStore;
   retention: RetentionScheduler;
   http: HttpMetrics;
   events: EventBus;

@@ -120,13 +120,13 @@ describe('a store poisoned before the guard existed', () => {
         [],
       );
       const tickNs = YEAR_2100_NS - 86_400_000n * MS;
-      await g.store.execute(
+      await g.engine.embedded!.execute(
         `INSERT INTO control_recommendations (id, kind, target, target_key, action, direction, reason,
            evidence, expected_impact, confidence, state, scope_pools, created_ns, updated_ns)
          VALUES ('poisoned', 'scale', '{"pool":"p"}', 'pool=p', '{"from":1,"to":2}', 'increase', 'r',
            '{}', '{}', 0.5, 'rejected', '[]', ${tickNs}, ${tickNs})`,
       );
-      await g.store.execute(
+      await g.engine.embedded!.execute(
         `UPDATE alert_engine_state SET value = '${tickNs}' WHERE name = 'evaluated_until_ns'`,
       );
       await g.close();
@@ -142,7 +142,7 @@ describe('a store poisoned before the guard existed', () => {
         body: JSON.stringify({}),
       });
       expect(evaluate.status, await evaluate.clone().text()).toBe(200);
-      const [state] = await g.store.query<{ updated: string; cursor: string }>(
+      const [state] = await g.engine.embedded!.query<{ updated: string; cursor: string }>(
         `SELECT (SELECT updated_ns FROM control_recommendations WHERE id = 'poisoned')::VARCHAR AS updated,
                 (SELECT value FROM alert_engine_state WHERE name = 'evaluated_until_ns') AS cursor`,
       );

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { type GovernorConfig, maxAcceptedEventNs, maxRollupLagMs } from '@governor/conventions';
 import { type ExportResult, OtlpDecodeError } from '@governor/otlp';
-import { QueueFullError, type Store, WriterClosedError } from '@governor/store';
+import { QueueFullError, type TelemetryStore, WriterClosedError } from '@governor/store';
 import type { RollupLag } from '@governor/signals';
 import { GovernorError } from '../errors.ts';
 import {
@@ -63,7 +63,7 @@ function defaultDecodeWorkers(): number {
 }
 
 export function createIngestPipeline(
-  store: Store,
+  store: TelemetryStore,
   config: GovernorConfig,
   options: IngestPipelineOptions = {},
 ): IngestPipeline {

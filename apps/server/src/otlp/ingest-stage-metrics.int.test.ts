@@ -51,7 +51,7 @@ it('charges the CPU of every ingest stage, once', async () => {
   // Large bodies go to the decode workers, a small one is decoded inline.
   const replies = await Promise.all([post(2_000, 1), post(2_000, 2), post(20, 3)]);
   expect(replies.map((r) => r.status)).toEqual([200, 200, 200]);
-  await t.governor.store.writer.checkpoint();
+  await t.governor.engine.embedded!.writer.checkpoint();
   // The rollup refresh runs on its own timer (every 2 s), and a refresh that began before the
   // spans were committed finds nothing to compute: wait for one that computed them.
   const stages = ['http', 'decode', 'normalize', 'append', 'commit', 'checkpoint', 'rollup_refresh'];

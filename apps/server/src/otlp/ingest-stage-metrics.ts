@@ -1,5 +1,5 @@
 import { REFRESH_STEPS, type RefreshStep, createPrometheusText } from '@governor/signals';
-import { type Store, THREAD_CPU_CLOCK_IS_CPU_TIME } from '@governor/store';
+import { type TelemetryStore, THREAD_CPU_CLOCK_IS_CPU_TIME } from '@governor/store';
 
 // The CPU budget of ingest on /metrics, one counter per stage (what `governor bench ingest`
 // divides by the spans it had acknowledged). Measured by IngestCpu (@governor/store); `http` is
@@ -22,7 +22,7 @@ export const INGEST_STAGES = [
 const HELP = `CPU seconds per ingest stage since start (${THREAD_CPU_CLOCK_IS_CPU_TIME ? 'per-thread CPU clocks' : 'wall time: no per-thread CPU clock on this platform'}): http = main thread outside the other stages (HTTP, body read, responses, rows from the decode workers); decode, normalize, transfer (rows laid out as DuckDB columns and posted to the main thread) on the decode workers or inline; append, commit (Appender flush) on the main thread; rollup_refresh and checkpoint (with the stage moves) = DuckDB's threads while they run, shared between steps running at once; other_threads = the rest of DuckDB's, libuv's and V8's helper threads.`;
 
 export function createIngestStageMetricsProvider(
-  store: Store,
+  store: TelemetryStore,
   refreshStepSeconds: () => Record<RefreshStep, number> | null = () => null,
 ): () => string {
   return () => {

@@ -1,6 +1,6 @@
 import type { GovernorConfig } from '@governor/conventions';
 import type { RollupLag } from '@governor/signals';
-import type { RetentionPolicy, RetentionReport, Store } from '@governor/store';
+import type { RetentionPolicy, RetentionReport, TelemetryStore } from '@governor/store';
 import type { FastifyBaseLogger } from 'fastify';
 
 // Once started, runs retention right away and every `retention.run_interval_s`, one run at a
@@ -71,7 +71,7 @@ export function yieldToRollup(
  * yieldToRollup): stopping ends the wait and the run after the slice in progress.
  */
 export function createRetentionScheduler(
-  store: Store,
+  store: TelemetryStore,
   config: GovernorConfig,
   yieldTo?: (signal: AbortSignal) => () => Promise<void>,
 ): RetentionScheduler {
@@ -81,7 +81,9 @@ export function createRetentionScheduler(
     signal: stopping.signal,
     ...(yieldTo ? { beforeSlice: yieldTo(stopping.signal) } : {}),
   };
-  const enabled = Object.values(policy.ttlHours).some((h) => (h ?? 0) > 0) && store.exportDir !== null;
+  const enabled =
+    Object.values(policy.ttlHours).some((h) => (h ?? 0) > 0) &&
+    (store.exportDir !== null || store.engine === 'clickhouse');
   const intervalMs = config.retention.run_interval_s * 1000;
   let running: Promise<RetentionReport> | null = null;
   let last: RetentionReport | null = null;

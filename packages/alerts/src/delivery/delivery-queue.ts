@@ -3,6 +3,7 @@ import { type DeliveryResult, retryDelayMs } from '@governor/delivery';
 import type { Notification } from '../dispatch/notification.ts';
 import {
   attemptOutcome,
+  type DeliveryClaim,
   type DeliveryKind,
   type DeliveryLog,
   type DeliveryRecord,
@@ -15,6 +16,8 @@ import { sendNotification } from './send-notification.ts';
 // is a lane delivered strictly in order (a "resolved" never overtakes its "firing"); lanes run in
 // parallel up to max_concurrent. Retries back off exponentially with jitter until the retry
 // horizon, then the notification becomes a dead letter. Pending rows survive a restart.
+// With a log shared by several nodes, each attempt is claimed first: a leader that took over then
+// waits while the deposed leader is still sending a delivery, and skips what that one finished.
 
 export type SendFn = (
   receiver: ReceiverRuntime,
@@ -32,6 +35,11 @@ export interface DeliveryQueueOptions {
   now: () => number;
   random: () => number;
   send?: SendFn;
+  /**
+   * A shared log's claim on an attempt outlasts the receiver's timeout by this much, for the
+   * attempt to be recorded. Default 10 s.
+   */
+  claimMarginMs?: number;
   /** After each attempt (delivered, dead or scheduled for retry). */
   onAttempt?: (record: DeliveryRecord, result: DeliveryResult) => void;
   /** Background failures (e.g. the delivery log could not be written). */
@@ -39,8 +47,11 @@ export interface DeliveryQueueOptions {
 }
 
 export interface DeliveryQueue {
-  /** Reloads deliveries left pending by a previous run and starts sending. */
-  start(): Promise<void>;
+  /**
+   * Starts numbering after the log's last delivery and, unless `resume` is false, reloads the
+   * deliveries left pending by a previous run (or another node) and sends them.
+   */
+  start(options?: { resume?: boolean }): Promise<void>;
   /**
    * Writes the notification to the outbox and returns at once. A `repeat` is skipped (null) when
    * the lane still holds an undelivered notification, which carries the same state.
@@ -62,6 +73,9 @@ interface Lane {
   busy: boolean;
   timer: NodeJS.Timeout | null;
 }
+
+/** How soon a delivery another node holds is asked for again. */
+const HELD_RECHECK_MS = 1_000;
 
 function laneKey(record: Pick<DeliveryRecord, 'kind' | 'id' | 'receiver' | 'groupKey'>): string {
   return record.kind === 'test' ? `test\u0000${record.id}` : `${record.receiver}\u0000${record.groupKey}`;
@@ -116,8 +130,45 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
     inFlight.add(run);
   };
 
-  const attempt = async (lane: Lane, record: DeliveryRecord): Promise<void> => {
-    const receiver = options.receivers.get(record.receiver);
+  const claim = async (record: DeliveryRecord, timeoutMs: number): Promise<DeliveryClaim> => {
+    if (!options.log.claim) return { status: 'claimed', record };
+    try {
+      return await options.log.claim(record.id, timeoutMs + (options.claimMarginMs ?? 10_000));
+    } catch (error) {
+      reportError(error, `claiming delivery ${record.id}`);
+      return { status: 'held', retryInMs: options.initialBackoffMs };
+    }
+  };
+  const release = (id: string) =>
+    options.log.release?.(id).catch((error) => reportError(error, `releasing delivery ${id}`));
+
+  const attempt = async (lane: Lane, queued: DeliveryRecord): Promise<void> => {
+    const receiver = options.receivers.get(queued.receiver);
+    const claimed = await claim(queued, receiver?.timeoutMs ?? 0);
+    if (claimed.status === 'gone') {
+      lane.items.shift();
+      const stale = new Error(`delivery ${queued.id} was finished by another Governor node`);
+      for (const waiter of attemptWaiters.get(queued.id) ?? []) waiter.reject(stale);
+      attemptWaiters.delete(queued.id);
+      return;
+    }
+    if (claimed.status === 'held') {
+      // Asked again within a second, not only when the claim runs out: a holder that stopped
+      // releases it at once.
+      const retryInMs = Math.min(claimed.retryInMs, HELD_RECHECK_MS);
+      lane.items[0] = { ...queued, nextAttemptAtMs: options.now() + retryInMs };
+      return;
+    }
+    const record = claimed.record;
+    if (stopped) {
+      await release(record.id);
+      return;
+    }
+    if (record.attempts !== queued.attempts && (record.nextAttemptAtMs ?? 0) > options.now()) {
+      // Another node made attempts since this queue loaded the delivery; its backoff stands.
+      lane.items[0] = record;
+      return;
+    }
     const startedAtMs = options.now();
     const started = performance.now();
     let result: DeliveryResult;
@@ -138,7 +189,11 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
         result = { status: 'retryable', afterMs: null, httpStatus: null, error: (error as Error).message };
       }
     }
-    if (stopped) return; // aborted by stop(): stays pending in the outbox
+    if (stopped) {
+      // Aborted by stop(): stays pending in the outbox, free for the next leader at once.
+      await release(record.id);
+      return;
+    }
     const durationMs = performance.now() - started;
     const finishedAtMs = options.now();
     const attempts = record.attempts + 1;
@@ -203,9 +258,9 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
   };
 
   return {
-    async start() {
+    async start({ resume = true } = {}) {
       seq = await options.log.maxSeq();
-      for (const record of await options.log.pending()) add(record);
+      if (resume) for (const record of await options.log.pending()) add(record);
     },
 
     async enqueue(notification, { kind, repeat = false, id = randomUUID() }) {
@@ -236,7 +291,7 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
         lastHttpStatus: null,
         lastError: null,
       };
-      await options.log.insert(record);
+      record.seq = await options.log.insert(record);
       add(record);
       return record;
     },

@@ -18,7 +18,10 @@ const SQL = loadSqlStatements(new URL('./alert-instances.sql', import.meta.url),
   'deleteGroup',
 ] as const);
 
-/** Alert episodes, notification groups and the evaluation cursor in DuckDB. */
+/**
+ * Alert episodes, notification groups and the evaluation cursor: DuckDB (createAlertRepository) or
+ * PostgreSQL (createPostgresAlertRepository).
+ */
 export interface AlertRepository {
   loadActive(): Promise<AlertInstance[]>;
   insert(instance: AlertInstance): Promise<void>;

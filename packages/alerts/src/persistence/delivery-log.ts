@@ -118,11 +118,28 @@ function fromRow(row: DeliveryRow): DeliveryRecord {
   };
 }
 
-/** The outbox and the delivery log in DuckDB. */
+/** What a shared log answers a queue that wants to make a delivery's next attempt. */
+export type DeliveryClaim =
+  /** This queue makes the attempt; `record` is the delivery as stored (attempts made elsewhere count). */
+  | { status: 'claimed'; record: DeliveryRecord }
+  /** Another queue holds it (a previous leader still sending); ask again after `retryInMs`. */
+  | { status: 'held'; retryInMs: number }
+  /** Finished elsewhere, or pruned: nothing left to send. */
+  | { status: 'gone' };
+
+/** The outbox and the delivery log: DuckDB (createDeliveryLog) or PostgreSQL (createPostgresDeliveryLog). */
 export interface DeliveryLog {
   maxSeq(): Promise<number>;
-  insert(record: DeliveryRecord): Promise<void>;
+  /** Stores a new pending delivery; returns its seq as stored (a shared log numbers deliveries itself). */
+  insert(record: DeliveryRecord): Promise<number>;
   recordAttempt(attempt: DeliveryAttemptRecord, after: DeliveryRecord): Promise<void>;
+  /**
+   * Only a log shared by several nodes has these: the queue claims a delivery for `leaseMs` before
+   * each attempt, so a delivery is never sent by two nodes at once, and releases the claim when it
+   * stops mid-send.
+   */
+  claim?(id: string, leaseMs: number): Promise<DeliveryClaim>;
+  release?(id: string): Promise<void>;
   pending(): Promise<DeliveryRecord[]>;
   get(id: string): Promise<DeliveryRecord | null>;
   byFingerprint(fingerprint: string, limit: number): Promise<DeliveryRecord[]>;
@@ -139,8 +156,8 @@ export function createDeliveryLog(store: Store): DeliveryLog {
       const [row] = await store.query<{ seq: number }>(SQL.selectMaxSeq);
       return row?.seq ?? 0;
     },
-    insert: (r) =>
-      store.execute(SQL.insertDelivery, {
+    insert: async (r) => {
+      await store.execute(SQL.insertDelivery, {
         id: r.id,
         seq: r.seq,
         kind: r.kind,
@@ -152,7 +169,9 @@ export function createDeliveryLog(store: Store): DeliveryLog {
         notification: JSON.stringify(r.notification),
         createdAtMs: r.createdAtMs,
         retryUntilMs: r.retryUntilMs,
-      }),
+      });
+      return r.seq;
+    },
     async recordAttempt(a, after) {
       await store.execute(SQL.recordAttempt, {
         deliveryId: a.deliveryId,

@@ -45,6 +45,11 @@ export interface ControlEngineOptions {
   /** How often the watermark ticker looks for a new interval boundary (wall ms). */
   tickPollMs?: number;
   deliverySleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /**
+   * Send again the applied actions whose delivery outcome is not in the audit log (a leader taking
+   * over from one that died mid-delivery; default false).
+   */
+  resumeDeliveries?: boolean;
 }
 
 export type ControlFailure =
@@ -52,7 +57,9 @@ export type ControlFailure =
   | { ok: false; code: 'invalid_transition'; message: string }
   | { ok: false; code: 'disabled'; message: string }
   | { ok: false; code: 'time_reversed'; message: string }
-  | { ok: false; code: 'time_ahead'; message: string };
+  | { ok: false; code: 'time_ahead'; message: string }
+  /** Several nodes share the state (store.engine: clickhouse) and another one runs the loop. */
+  | { ok: false; code: 'not_leader'; message: string };
 
 export type ControlResult<T> = ({ ok: true } & T) | ControlFailure;
 

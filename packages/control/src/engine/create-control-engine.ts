@@ -14,6 +14,7 @@ import { type EvaluateResult, type TickReaders, runTracedTick } from './run-tick
 import { createTickOutput, recordAudit, touchRecord } from './tick-output.ts';
 import { toAuditView, toRecommendation } from './to-api.ts';
 import { decisionKey } from './memory-key.ts';
+import { kindActionOf } from './kind-action.ts';
 
 // The engine's lifecycle: restore after a restart, serialize ticks and human decisions, tick at
 // each interval boundary the watermark passes, deliver actions, close. What a tick does is in
@@ -72,6 +73,29 @@ export async function createControlEngine(options: ControlEngineOptions): Promis
     maxTickNs(),
   );
   let policies: PolicyConfig[] = policySource.policies;
+
+  // A leader that took over from one that died: actions it had recorded as applied but whose
+  // delivery outcome never reached the audit log are sent again under their own id, which
+  // receivers take as the idempotency key — an action is applied once, whichever node sends it.
+  if (options.resumeDeliveries) {
+    for (const rec of state.open.values()) {
+      if (rec.state !== 'applied' || rec.actionId === null || rec.appliedNs === null) continue;
+      const audit = await repository.listAudit({ recommendationId: rec.id, limit: 1000 });
+      const settled = audit.some(
+        (e) =>
+          e.actionId === rec.actionId && (e.decision === 'delivered' || e.decision === 'delivery_failed'),
+      );
+      if (settled) continue;
+      deliveries.enqueue({
+        ...kindActionOf(rec),
+        id: rec.actionId,
+        recommendationId: rec.id,
+        type: 'apply',
+        target: rec.target,
+        at: nsToIso(rec.appliedNs),
+      } as ControlAction);
+    }
+  }
 
   async function tick(atNs: bigint, dryRun: boolean): Promise<EvaluateResult> {
     const previousObservation = lastObservation;

@@ -1,9 +1,11 @@
 import type { Store } from '@governor/store';
+import type { PostgresQueryable } from './create-postgres-repository.ts';
 
 // What an actuator found in effect before it carried out a recommendation, kept until the
 // recommendation's rollback needs it. DuckDB (migration 0024) for a running Governor, so a restart
-// between the apply and the verification still rolls back to the right value; memory for tests and
-// replay.
+// between the apply and the verification still rolls back to the right value; PostgreSQL
+// (migratePostgresControlState) for nodes sharing state, so a new leader rolls back what the
+// previous one applied; memory for tests and replay.
 
 export interface RollbackValue {
   actuator: string;
@@ -63,15 +65,48 @@ export function createDuckDbRollbackStore(store: Pick<Store, 'query' | 'execute'
          WHERE actuator = $actuator AND recommendation_id = $recommendation_id`,
         { actuator, recommendation_id: recommendationId },
       );
-      if (!row) return null;
-      return {
-        actuator: String(row.actuator),
-        recommendationId: String(row.recommendation_id),
-        actionId: String(row.action_id),
-        object: String(row.object),
-        value: (typeof row.value === 'string' ? JSON.parse(row.value) : row.value) as Record<string, unknown>,
-        recordedAtMs: Number(row.recorded_at_ms),
-      };
+      return row ? fromRow(row) : null;
     },
+  };
+}
+
+export function createPostgresRollbackStore(db: PostgresQueryable): RollbackStore {
+  return {
+    async remember(entry) {
+      // The first value wins across nodes too: a new leader retrying the apply keeps the old one's.
+      await db.query(
+        `INSERT INTO control_rollback_values
+           (actuator, recommendation_id, action_id, object, value, recorded_at_ms)
+         VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (actuator, recommendation_id) DO NOTHING`,
+        [
+          entry.actuator,
+          entry.recommendationId,
+          entry.actionId,
+          entry.object,
+          JSON.stringify(entry.value),
+          entry.recordedAtMs,
+        ],
+      );
+    },
+    async recall(actuator, recommendationId) {
+      const { rows } = await db.query(
+        'SELECT * FROM control_rollback_values WHERE actuator = $1 AND recommendation_id = $2',
+        [actuator, recommendationId],
+      );
+      return rows[0] ? fromRow(rows[0]) : null;
+    },
+  };
+}
+
+function fromRow(row: Record<string, unknown>): RollbackValue {
+  return {
+    actuator: String(row.actuator),
+    recommendationId: String(row.recommendation_id),
+    actionId: String(row.action_id),
+    object: String(row.object),
+    value: (typeof row.value === 'string' ? JSON.parse(row.value) : row.value) as Record<string, unknown>,
+    // BIGINT: DuckDB hands back a number, pg its decimal text.
+    recordedAtMs: Number(row.recorded_at_ms),
   };
 }

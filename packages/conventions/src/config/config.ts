@@ -4,6 +4,7 @@ import { HOPS } from '../hops.ts';
 import { parseDurationMs } from '../duration.ts';
 import { AlertsConfig, ReceiverConfig } from './alerts-config.ts';
 import { ControlConfig, PolicyConfig, ActuatorConfig } from './control-config.ts';
+import { StoreConfig } from './store-config.ts';
 import { DashboardsConfig } from '../dashboard.ts';
 import { type RawIssue, describeIssues } from './describe-config-issue.ts';
 
@@ -494,6 +495,7 @@ export type SelfTelemetryConfig = z.infer<typeof SelfTelemetryConfig>;
 export const GovernorConfig = z
   .object({
     server: ServerConfig.default(ServerConfig.parse({})),
+    store: StoreConfig.default(StoreConfig.parse({})),
     pricing: PricingConfig.default(PricingConfig.parse({})),
     pools: z.array(PoolConfig).default([]),
     slo: SloConfig.default({}),

@@ -1,7 +1,8 @@
-import type { Store } from '@governor/store';
 import { loadSql } from '../load-sql.ts';
+import type { SqlReader } from '../sql-reader.ts';
 
 const SQL = loadSql(import.meta.url, 'read-prefill-speed.sql');
+const CLICKHOUSE_SQL = loadSql(import.meta.url, 'read-prefill-speed.clickhouse.sql');
 
 /** A pool's prefill speed over a window (see read-prefill-speed.sql). */
 export interface PrefillSpeed {
@@ -14,19 +15,21 @@ export interface PrefillSpeed {
 export type PrefillSpeedReader = (atNs: bigint, windowMs: number) => Promise<Map<string, PrefillSpeed>>;
 
 /**
- * Prefill milliseconds per uncached prompt token per pool over a window ending at `atNs`. Reads
- * `spans`, which shows a span as soon as its write is acknowledged (the ingest stage included): no
- * rollup to wait for, unlike createRequestArrivalsReader.
+ * Prefill milliseconds per uncached prompt token per pool over a window ending at `atNs`. Reads the
+ * spans, which show a span as soon as its write is acknowledged (DuckDB's `spans`, the ingest stage
+ * included; ClickHouse's `span_store`): no rollup to wait for, unlike
+ * createRequestArrivalsReader on DuckDB.
  */
-export function createPrefillSpeedReader(store: Pick<Store, 'query'>): PrefillSpeedReader {
+export function createPrefillSpeedReader(db: SqlReader): PrefillSpeedReader {
+  const sql = db.engine === 'clickhouse' ? CLICKHOUSE_SQL : SQL;
   return async (atNs, windowMs) => {
-    const rows = await store.query<{
+    const rows = await db.query<{
       pool: string;
       ms_per_token: number | null;
       requests: number;
       fastest_ms_per_token: number | null;
       long_requests: number;
-    }>(SQL, {
+    }>(sql, {
       from_ns: atNs - BigInt(Math.round(windowMs)) * 1_000_000n,
       at_ns: atNs,
     });

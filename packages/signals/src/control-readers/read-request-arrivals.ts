@@ -1,9 +1,10 @@
-import type { Store } from '@governor/store';
+import type { ClickHouseReader, Store } from '@governor/store';
 import { loadSql } from '../load-sql.ts';
 import { getFactsRefresher } from '../rollup/refresh-request-facts.ts';
 import { waitForRollups } from '../rollup/wait-for-rollups.ts';
 
 const SQL = loadSql(import.meta.url, 'read-request-arrivals.sql');
+const CLICKHOUSE_SQL = loadSql(import.meta.url, 'read-request-arrivals.clickhouse.sql');
 
 /** One request as it met a pool (see read-request-arrivals.sql). */
 export interface RequestArrival {
@@ -36,18 +37,24 @@ export const MAX_ARRIVALS_PER_POOL = 3000;
 
 /**
  * Per pool, its requests over the window ending at `atNs`, in arrival order. They come from the
- * request rollup (request_facts), so a read first waits for it to take in every span acknowledged so
- * far, as the signal snapshots do (waitForRollups): a control tick then replays the same requests the
- * snapshots of the same tick counted, whatever the timing of the rollup's refresh.
+ * request rollup (request_facts). On DuckDB a read first waits for it to take in every span
+ * acknowledged so far, as the signal snapshots do (waitForRollups): a control tick then replays the
+ * same requests the snapshots of the same tick counted, whatever the timing of the rollup's refresh.
+ * That needs the DuckDB `Store` itself (its refresher and the rollup's stop signal), not only a
+ * reader. On ClickHouse request_facts is kept by every node's rollup loop, and a read waits for none
+ * of them (the other nodes' loops are out of reach), as the signals' reads there do not wait either
+ * (createSignals over a ClickHouse source): it reads what the nodes have rolled up so far.
  */
 export function createRequestArrivalsReader(
-  store: Store,
+  db: Store | ClickHouseReader,
   maxPerPool = MAX_ARRIVALS_PER_POOL,
 ): RequestArrivalsReader {
-  const refresher = getFactsRefresher(store);
+  const refresher = db.engine === 'duckdb' ? getFactsRefresher(db) : null;
+  const sql = db.engine === 'clickhouse' ? CLICKHOUSE_SQL : SQL;
   return async (atNs, windowMs) => {
-    await waitForRollups(refresher, store.readDeadlineMs, store.rollup.stopSignal);
-    const rows = await store.query<{
+    if (refresher && db.engine === 'duckdb')
+      await waitForRollups(refresher, db.readDeadlineMs, db.rollup.stopSignal);
+    const rows = await db.query<{
       pool: string;
       arrive_ns: bigint;
       ttft_ms: number;
@@ -55,7 +62,7 @@ export function createRequestArrivalsReader(
       queue_ms: number | null;
       task_key: bigint;
       uncached_tokens: number;
-    }>(SQL, {
+    }>(sql, {
       from_ns: atNs - BigInt(Math.round(windowMs)) * 1_000_000n,
       at_ns: atNs,
       max_per_pool: maxPerPool,

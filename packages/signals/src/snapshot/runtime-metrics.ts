@@ -1,8 +1,9 @@
 import type { Percentiles } from '@governor/conventions';
-import type { Store } from '@governor/store';
 import { loadSql } from '../load-sql.ts';
 import type { SignalGroupDetail } from '../signal-group.ts';
+import type { SqlReader } from '../sql-reader.ts';
 import { toNumberOrNull } from '../sql-params.ts';
+import { runtimeIncreases } from './runtime-increases.ts';
 
 // A pool whose requests are not traced (tracing off, or its spans never reach Governor) still
 // counts requests, failures, tokens and latency histograms in its runtime's own metrics. A snapshot
@@ -10,6 +11,7 @@ import { toNumberOrNull } from '../sql-params.ts';
 // and says so (`source: 'runtime_metrics'`).
 
 const SQL = loadSql(import.meta.url, 'runtime-metrics.sql');
+const CLICKHOUSE_POINTS_SQL = loadSql(import.meta.url, 'runtime-points.clickhouse.sql');
 
 export interface RuntimeCounts {
   requests: number;
@@ -23,10 +25,13 @@ export interface RuntimeCounts {
 const FAILED_REASONS = new Set(['abort', 'error']);
 
 export async function readRuntimeCounts(
-  store: Pick<Store, 'query'>,
+  db: SqlReader,
   params: { from_ns: bigint; to_ns: bigint; stale_ns: bigint },
 ): Promise<Map<string, RuntimeCounts>> {
-  const rows = await store.query<Record<string, unknown>>(SQL, params);
+  const rows: Record<string, unknown>[] =
+    db.engine === 'clickhouse'
+      ? runtimeIncreases(await db.query(CLICKHOUSE_POINTS_SQL, params), params.from_ns)
+      : await db.query<Record<string, unknown>>(SQL, params);
   const out = new Map<string, RuntimeCounts>();
   const entry = (pool: string) => {
     let e = out.get(pool);

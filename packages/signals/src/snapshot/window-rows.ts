@@ -111,12 +111,29 @@ export interface WindowRows {
 /** Rewrites a window query before it runs (the raw-scan source swaps request_facts for spans). */
 export type SqlTransform = (sql: string) => string;
 
-export async function runWindowQueries(
-  store: Store,
+/** How one engine runs a window's queries (DuckDB here, ClickHouse in clickhouse-window-queries.ts). */
+export interface WindowQueries {
+  /** Identifies the store, for the per-store record of which groupings needed the cap. */
+  readonly storeKey: object;
+  /**
+   * request-aggregates and request-percentiles: capped, or uncapped in limitGroups' shape (each row
+   * carries `uncapped_groups`; past the cap, one row without a bucket).
+   */
+  requests(capped: boolean): Promise<[Row[], Row[]]>;
+  /** pool-gauges: per (bucket, pool) rows, and the DCGM figures per pool in rows without a bucket. */
+  gauges(): Promise<Row[]>;
+  /** pool-span-facts for the pools not in `covered`. */
+  spanFacts(covered: readonly string[]): Promise<Row[]>;
+  /** pool-usage: what each pool served (requests outside any grouping). */
+  poolUsage(): Promise<Row[]>;
+}
+
+/** The window queries on the embedded DuckDB store. */
+export function duckDbWindowQueries(
+  store: Pick<Store, 'query'>,
   params: Record<string, ParamValue>,
-  transform: SqlTransform,
-  config: GovernorConfig,
-): Promise<WindowRows> {
+  transform: SqlTransform = (sql) => sql,
+): WindowQueries {
   const run = (sql: string, extra: Record<string, ParamValue> = {}) => {
     const final = foldWindowFlags(transform(sql), params);
     return store.query<Row>(final, pickSqlParams(final, { ...params, ...extra }));
@@ -125,19 +142,33 @@ export async function runWindowQueries(
     BigInt(params.step_ns as bigint) < BigInt(params.to_ns as bigint) - BigInt(params.from_ns as bigint);
   const runKeyed = (sql: string, capped: boolean) =>
     run(narrowGroupKeys(sql, params, { manyBuckets, capped }));
+  return {
+    storeKey: store,
+    requests: (capped) =>
+      Promise.all(
+        capped
+          ? [runKeyed(WINDOW_SQL.aggregates, true), runKeyed(WINDOW_SQL.percentiles, true)]
+          : [runKeyed(WINDOW_SQL.aggregatesUncapped, false), runKeyed(WINDOW_SQL.percentilesUncapped, false)],
+      ),
+    gauges: () => run(WINDOW_SQL.gauges),
+    spanFacts: (covered) => run(WINDOW_SQL.spanFacts, { covered_json: JSON.stringify(covered) }),
+    poolUsage: () => run(WINDOW_SQL.poolUsage),
+  };
+}
+
+export async function runWindowQueries(
+  queries: WindowQueries,
+  params: Record<string, ParamValue>,
+  config: GovernorConfig,
+): Promise<WindowRows> {
   const maxGroups = Number(params.max_groups);
   const grouping = groupingId(params);
-  const capNeeded = capNeededByGrouping(store);
-  const requestQueries = (capped: boolean) =>
-    Promise.all(
-      capped
-        ? [runKeyed(WINDOW_SQL.aggregates, true), runKeyed(WINDOW_SQL.percentiles, true)]
-        : [runKeyed(WINDOW_SQL.aggregatesUncapped, false), runKeyed(WINDOW_SQL.percentilesUncapped, false)],
-    );
+  const capNeeded = capNeededByGrouping(queries.storeKey);
+  const requestQueries = (capped: boolean) => queries.requests(capped);
   const capFirst = capNeeded.get(grouping) ?? false;
   const [requestRows, gauges] = await Promise.all([
     requestQueries(capFirst),
-    readPoolGauges(run, params, config),
+    readPoolGauges(queries, params, config),
   ]);
   let [aggregates, percentiles] = requestRows;
   let groupCount: number;
@@ -167,9 +198,9 @@ export async function runWindowQueries(
 }
 
 /** Per store, whether the last window of a grouping held more groups than the cap. */
-const capNeededByStore = new WeakMap<Store, Map<string, boolean>>();
+const capNeededByStore = new WeakMap<object, Map<string, boolean>>();
 
-function capNeededByGrouping(store: Store): Map<string, boolean> {
+function capNeededByGrouping(store: object): Map<string, boolean> {
   let byGrouping = capNeededByStore.get(store);
   if (!byGrouping) {
     byGrouping = new Map();
@@ -201,15 +232,11 @@ function isResultRow(row: Row): boolean {
 
 /** Only the per-pool rows of a window (what each pool served, its gauges and config). */
 export async function runPoolQueries(
-  store: Store,
+  queries: WindowQueries,
   params: Record<string, ParamValue>,
   config: GovernorConfig,
 ): Promise<Row[]> {
-  const run = (sql: string, extra: Record<string, ParamValue> = {}) => {
-    const final = foldWindowFlags(sql, params);
-    return store.query<Row>(final, pickSqlParams(final, { ...params, ...extra }));
-  };
-  const [usage, gauges] = await Promise.all([run(WINDOW_SQL.poolUsage), readPoolGauges(run, params, config)]);
+  const [usage, gauges] = await Promise.all([queries.poolUsage(), readPoolGauges(queries, params, config)]);
   return buildPoolRows(rollUpAggregates(usage).pools, gauges, config);
 }
 
@@ -226,14 +253,14 @@ interface PoolGauges {
  * type would not use it (pool-span-facts.sql).
  */
 async function readPoolGauges(
-  run: (sql: string, extra?: Record<string, ParamValue>) => Promise<Row[]>,
+  queries: WindowQueries,
   params: Readonly<Record<string, ParamValue>>,
   config: GovernorConfig,
 ): Promise<PoolGauges> {
   const byBucket = new Map<string, Row>();
   const dcgm = new Map<string, Row>();
   const gaugedBuckets = new Map<string, number>();
-  for (const row of await run(WINDOW_SQL.gauges)) {
+  for (const row of await queries.gauges()) {
     if (!isResultRow(row)) {
       if (typeof row.pool === 'string') dcgm.set(row.pool, row);
       continue;
@@ -246,7 +273,7 @@ async function readPoolGauges(
   const covered = config.pools
     .filter((p) => p.model && p.region && p.gpu_type && gaugedBuckets.get(p.name) === buckets)
     .map((p) => p.name);
-  for (const row of await run(WINDOW_SQL.spanFacts, { covered_json: JSON.stringify(covered) })) {
+  for (const row of await queries.spanFacts(covered)) {
     const id = poolKey(row);
     byBucket.set(id, { ...row, ...byBucket.get(id) });
   }

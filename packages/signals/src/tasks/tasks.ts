@@ -1,13 +1,16 @@
 import type { GovernorConfig, GroupDimension } from '@governor/conventions';
-import type { Store } from '@governor/store';
 import { nsToRfc3339 } from '../format-duration.ts';
 import { loadSql } from '../load-sql.ts';
 import { type PoolBucket, computePoolBuckets, shareOfPool } from '../snapshot/pool-costs.ts';
 import { buildWindowParams, configPoolsJson } from '../snapshot/window-params.ts';
 import { runPoolQueries } from '../snapshot/window-rows.ts';
+import { windowQueriesFor } from '../snapshot/window-queries-for.ts';
+import { clickHouseConfigParams } from '../snapshot/clickhouse-window-queries.ts';
+import type { SqlReader } from '../sql-reader.ts';
 import { pickSqlParams, toBigIntOrNull, toNumberOrNull } from '../sql-params.ts';
 
 const LIST_SQL = loadSql(import.meta.url, 'list-tasks.sql');
+const LIST_SQL_CLICKHOUSE = loadSql(import.meta.url, 'list-tasks.clickhouse.sql');
 
 export const TASK_STATUSES = ['success', 'failed', 'abandoned', 'pending'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -72,7 +75,7 @@ export interface TaskSummary {
 type Row = Record<string, unknown>;
 
 export async function searchTasks(
-  store: Store,
+  db: SqlReader,
   config: GovernorConfig,
   search: TaskSearch,
 ): Promise<TaskSummary[]> {
@@ -87,18 +90,19 @@ export async function searchTasks(
     },
     config,
   );
-  const rows = await store.query<Row>(
-    LIST_SQL,
-    pickSqlParams(LIST_SQL, {
-      ...base,
-      // Every task shows the model, region and GPU type its pool's config gives it.
-      pools_json: configPoolsJson(config.pools),
-      f_status: search.status ?? null,
-      limit: search.limit,
-    }),
-  );
+  const params = {
+    ...base,
+    // Every task shows the model, region and GPU type its pool's config gives it.
+    pools_json: configPoolsJson(config.pools),
+    f_status: search.status ?? null,
+    limit: search.limit,
+  };
+  const rows =
+    db.engine === 'clickhouse'
+      ? await db.query<Row>(LIST_SQL_CLICKHOUSE, { ...params, ...clickHouseConfigParams(config) })
+      : await db.query<Row>(LIST_SQL, pickSqlParams(LIST_SQL, params));
   if (rows.length === 0) return [];
-  const pools = await poolCostsOver(store, config, rows, search);
+  const pools = await poolCostsOver(db, config, rows, search);
   const tasks = new Map<string, Row[]>();
   for (const row of rows) {
     // A task that went idle and resumed is two tasks with one id (signals.task_idle_ms).
@@ -112,7 +116,7 @@ export async function searchTasks(
 
 /** Pool cost over [first listed task start, to] as one bucket, for the requests' cost shares. */
 async function poolCostsOver(
-  store: Store,
+  db: SqlReader,
   config: GovernorConfig,
   rows: readonly Row[],
   search: TaskSearch,
@@ -133,7 +137,7 @@ async function poolCostsOver(
     pendingAfterNs: search.pendingAfterNs,
   };
   const params = buildWindowParams(spec, config);
-  const poolRows = await runPoolQueries(store, params, config);
+  const poolRows = await runPoolQueries(windowQueriesFor(db, params, config), params, config);
   const seconds = Number(search.toNs - fromNs) / 1e9;
   const buckets = computePoolBuckets(poolRows, () => seconds, config, new Map());
   return new Map(buckets.map((b) => [b.pool, b]));

@@ -1,14 +1,20 @@
 import type { GovernorConfig } from '@governor/conventions';
-import type { Store } from '@governor/store';
 import { nsToRfc3339 } from '../format-duration.ts';
 import { loadSql } from '../load-sql.ts';
 import { buildWindowParams, configPoolsJson } from '../snapshot/window-params.ts';
 import { pickSqlParams, toBigIntOrNull, toNumberOrNull } from '../sql-params.ts';
 import { HOP_KEYS, type HopKey } from '../signal-group.ts';
+import type { SqlReader } from '../sql-reader.ts';
+import { clickHouseConfigParams } from '../snapshot/clickhouse-window-queries.ts';
 
 const LIST_SQL = loadSql(import.meta.url, 'list-traces.sql');
 const SPANS_SQL = loadSql(import.meta.url, 'trace-spans.sql');
 const REQUEST_SQL = loadSql(import.meta.url, 'trace-request.sql');
+const CLICKHOUSE = {
+  list: loadSql(import.meta.url, 'list-traces.clickhouse.sql'),
+  spans: loadSql(import.meta.url, 'trace-spans.clickhouse.sql'),
+  request: loadSql(import.meta.url, 'trace-request.clickhouse.sql'),
+};
 const INT64_MAX = 0x7fffffffffffffffn;
 
 export interface TraceSearch {
@@ -107,7 +113,7 @@ export interface TraceWaterfall {
 type Row = Record<string, unknown>;
 
 export async function searchTraces(
-  store: Store,
+  db: SqlReader,
   config: GovernorConfig,
   search: TraceSearch,
 ): Promise<TraceSummary[]> {
@@ -139,20 +145,28 @@ export async function searchTraces(
     max_ms: search.maxMs ?? null,
     limit: search.limit,
   };
-  const rows = await store.query<Row>(LIST_SQL, pickSqlParams(LIST_SQL, params));
+  const rows =
+    db.engine === 'clickhouse'
+      ? await db.query<Row>(CLICKHOUSE.list, { ...params, ...clickHouseConfigParams(config) })
+      : await db.query<Row>(LIST_SQL, pickSqlParams(LIST_SQL, params));
   return rows.map(toTraceSummary);
 }
 
 export async function readTraceWaterfall(
-  store: Store,
+  db: SqlReader,
   config: GovernorConfig,
   traceId: string,
 ): Promise<TraceWaterfall | null> {
   const id = traceId.toLowerCase();
-  const [fact] = await store.query<Row>(REQUEST_SQL, { trace_id: id });
+  const clickhouse = db.engine === 'clickhouse';
+  const [fact] = await db.query<Row>(clickhouse ? CLICKHOUSE.request : REQUEST_SQL, { trace_id: id });
   const lo = toBigIntOrNull(fact?.first_span_ns) ?? 0n;
   const hi = toBigIntOrNull(fact?.last_span_ns) ?? INT64_MAX;
-  const rows = await store.query<Row>(SPANS_SQL, { trace_id: id, lo_ns: lo, hi_ns: hi });
+  const rows = await db.query<Row>(clickhouse ? CLICKHOUSE.spans : SPANS_SQL, {
+    trace_id: id,
+    lo_ns: lo,
+    hi_ns: hi,
+  });
   if (rows.length === 0) return null;
   let request: TraceSummary | null = null;
   if (fact) {

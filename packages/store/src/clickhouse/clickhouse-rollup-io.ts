@@ -1,0 +1,152 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import { SPAN_COLUMNS, type SpanRow } from '@governor/otlp';
+import type { DescribedColumn } from './clickhouse-schema.ts';
+
+// What a node's rollup reads from and writes to ClickHouse (decision 3 of docs/scale-out-design.md):
+// every span of the traces it recomputes, the newest facts of those traces and of every request of
+// their tasks, and the facts it computed, as a new version of each trace's rows.
+
+export type FactsRow = Record<string, unknown>;
+
+export interface ClickHouseRollupIo {
+  /** Every span of these traces, without attributes, resource and events ('{}', '[]'). */
+  fetchSpans(traceIds: readonly string[]): Promise<SpanRow[]>;
+  /** The newest version of the rows of these traces and of every request of these tasks. */
+  fetchFacts(traceIds: readonly string[], taskIds: readonly string[]): Promise<FactsRow[]>;
+  /**
+   * Writes `rows` as the current version of their keys (trace id, start) and a tombstone for each
+   * row of `replaced` whose key is no longer among them.
+   */
+  writeFacts(rows: readonly FactsRow[], replaced: readonly FactsRow[], version: bigint): Promise<void>;
+}
+
+/** IN lists are sent in chunks: 18.16 parses a query of megabytes slowly. */
+const CHUNK = 1_000;
+
+export function createClickHouseRollupIo(
+  client: ClickHouseClient,
+  database: string,
+  factColumns: readonly DescribedColumn[],
+): ClickHouseRollupIo {
+  const select = async <T>(query: string): Promise<T[]> => {
+    const result = await client.query({
+      query,
+      format: 'JSONEachRow',
+      clickhouse_settings: { output_format_json_quote_denormals: 1 },
+    });
+    return result.json<T>();
+  };
+  const factTypes = new Map(factColumns.map((c) => [c.name, c.type]));
+  return {
+    async fetchSpans(traceIds) {
+      const out: SpanRow[] = [];
+      for (let i = 0; i < traceIds.length; i += CHUNK) {
+        const ids = traceIds
+          .slice(i, i + CHUNK)
+          .map(quote)
+          .join(', ');
+        // Not the attributes, resource and events: the rollup does not read them.
+        const rows = await select<Record<string, unknown>>(
+          `SELECT ${SPAN_READ_COLUMNS} FROM ${database}.span_store FINAL WHERE trace_id IN (${ids})`,
+        );
+        for (const row of rows)
+          out.push(toSpanRow({ ...row, attributes: '{}', resource: '{}', events: '[]' }));
+      }
+      return out;
+    },
+    async fetchFacts(traceIds, taskIds) {
+      const out: FactsRow[] = [];
+      const chunks = Math.max(Math.ceil(traceIds.length / CHUNK), Math.ceil(taskIds.length / CHUNK));
+      const seen = new Set<string>();
+      for (let i = 0; i < chunks; i++) {
+        const traces = traceIds.slice(i * CHUNK, (i + 1) * CHUNK).map(quote);
+        const tasks = taskIds.slice(i * CHUNK, (i + 1) * CHUNK).map(quote);
+        const where = [
+          traces.length > 0 ? `trace_id IN (${traces.join(', ')})` : null,
+          tasks.length > 0 ? `task_id IN (${tasks.join(', ')})` : null,
+        ]
+          .filter((w) => w !== null)
+          .join(' OR ');
+        const rows = await select<Record<string, unknown>>(
+          `SELECT * FROM ${database}.request_facts FINAL WHERE deleted = 0 AND (${where})`,
+        );
+        for (const row of rows) {
+          const key = `${row.trace_id}|${row.start_ns}`;
+          if (seen.has(key)) continue;
+          seen.add(key);
+          const { version: _version, deleted: _deleted, ...facts } = row;
+          out.push(fromClickHouse(facts, factTypes));
+        }
+      }
+      return out;
+    },
+    async writeFacts(rows, replaced, version) {
+      const kept = new Set(rows.map((r) => `${r.trace_id}|${String(r.start_ns)}`));
+      const tombstones = replaced.filter((r) => !kept.has(`${r.trace_id}|${String(r.start_ns)}`));
+      if (rows.length + tombstones.length === 0) return;
+      await client.insert({
+        table: `${database}.request_facts`,
+        values: [
+          ...rows.map((row) => ({
+            ...toClickHouse(row, factTypes),
+            version: version.toString(),
+            deleted: 0,
+          })),
+          ...tombstones.map((row) => ({
+            ...toClickHouse(row, factTypes),
+            version: version.toString(),
+            deleted: 1,
+          })),
+        ],
+        format: 'JSONEachRow',
+        clickhouse_settings: { insert_distributed_sync: 1 },
+      });
+    },
+  };
+}
+
+function quote(value: string): string {
+  return `'${value.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
+}
+
+const SPAN_READ_COLUMNS = SPAN_COLUMNS.map((c) => c.column)
+  .filter((c) => c !== 'attributes' && c !== 'resource' && c !== 'events')
+  .join(', ');
+
+const SPAN_TYPES = new Map(SPAN_COLUMNS.map((c) => [c.column, c.type as string]));
+
+function toSpanRow(row: Record<string, unknown>): SpanRow {
+  const typed = fromClickHouse(row, SPAN_TYPES);
+  const out: Record<string, unknown> = {};
+  for (const { column, field } of SPAN_COLUMNS) out[field] = typed[column] ?? null;
+  return out as unknown as SpanRow;
+}
+
+/** ClickHouse's JSON values as DuckDB's: Int64 from strings, UInt8 booleans, quoted denormals. */
+function fromClickHouse(row: Record<string, unknown>, types: ReadonlyMap<string, string>): FactsRow {
+  const out: FactsRow = {};
+  for (const [column, value] of Object.entries(row)) {
+    const type = types.get(column);
+    if (value === null || value === undefined) out[column] = null;
+    else if (type === 'BIGINT') out[column] = BigInt(value as string);
+    else if (type === 'BOOLEAN') out[column] = value === 1 || value === true;
+    else if (type === 'DOUBLE' || type === 'INTEGER' || type === 'UTINYINT' || type === 'TINYINT')
+      out[column] = typeof value === 'string' ? Number(value.replace(/^(-?)inf$/, '$1Infinity')) : value;
+    else out[column] = value;
+  }
+  return out;
+}
+
+function toClickHouse(row: FactsRow, types: ReadonlyMap<string, string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [column, value] of Object.entries(row)) {
+    const type = types.get(column);
+    if (value === null || value === undefined) out[column] = null;
+    else if (type === 'BIGINT') out[column] = String(value);
+    else if (type === 'BOOLEAN') out[column] = value ? 1 : 0;
+    else if (typeof value === 'number' && !Number.isFinite(value))
+      out[column] = String(value).toLowerCase().replace('infinity', 'inf');
+    else out[column] = value;
+  }
+  return out;
+}
