@@ -1,7 +1,7 @@
 import { DELIVERY_HEADERS, verifySignature } from '@governor/delivery';
 import { type GovernorConfig, parseGovernorConfig } from '@governor/conventions';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type PostgresServer, startPostgres } from '../../store/test/postgres-server.ts';
+import { type PostgresServer, startPostgres } from '@governor/store/testing';
 import { eventually } from '../test/eventually.ts';
 import { type ReceivedRequest, type Reply, reservePort, startReceiver } from '../test/http-receiver.ts';
 import { createScriptedSignals } from '../test/scripted-signals.ts';

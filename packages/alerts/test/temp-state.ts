@@ -7,7 +7,7 @@ import { createTempStore } from './temp-store.ts';
 // a PostgreSQL server (nodes sharing it). Suites run once per backend and assert the same.
 // Exported as @governor/alerts/testing for the server's tests of state it shares with alerting.
 
-export { type PostgresServer, startPostgres } from '../../store/test/postgres-server.ts';
+export { type PostgresServer, startPostgres } from '@governor/store/testing';
 
 export interface TempAlertState {
   /** What createAlertEngine takes to keep its state here. */

@@ -11,7 +11,7 @@ import {
   describeDuckDbTable,
   requestFactsStatements,
 } from '@governor/store';
-import { type ClickHouseCluster, startClickHouseCluster } from '../../store/test/clickhouse-cluster.ts';
+import { type ClickHouseCluster, startClickHouseCluster } from '@governor/store/testing';
 
 // A two-shard ClickHouse cluster with Governor's tables, for the signals' tests on both engines.
 

@@ -100,6 +100,30 @@ export const FLUSH_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 /** Bucket bounds of WriterStats.checkpointSeconds (s). */
 export const CHECKPOINT_BUCKETS_S = [0.25, 0.5, 1, 2.5, 5, 10, 20, 40] as const;
 
+/** A writer's counters before its first write (the ClickHouse store keeps the same ones). */
+export function emptyWriterStats(): WriterStats {
+  return {
+    queuedRows: 0,
+    spansWritten: 0,
+    metricPointsWritten: 0,
+    stagedRows: 0,
+    stagedSpans: 0,
+    flushes: 0,
+    flushMsTotal: 0,
+    lastFlushMs: 0,
+    maxFlushMs: 0,
+    lastFlushRows: 0,
+    checkpoints: 0,
+    lastCheckpointMs: 0,
+    maxCheckpointMs: 0,
+    failedCheckpoints: 0,
+    rejectedQueueFull: 0,
+    failedFlushes: 0,
+    flushSeconds: createDurationHistogram(FLUSH_BUCKETS_S),
+    checkpointSeconds: createDurationHistogram(CHECKPOINT_BUCKETS_S),
+  };
+}
+
 export interface BatchWriterOptions {
   maxQueuedRows: number;
   /** Checkpoint at least this often while rows are being written. */
@@ -203,26 +227,7 @@ export async function createBatchWriter(
   let lastCheckpointAt = now();
   let rowsSinceCheckpoint = 0;
   let nextEpoch = await readNextStageEpoch(maintenance);
-  const stats: WriterStats = {
-    queuedRows: 0,
-    spansWritten: 0,
-    metricPointsWritten: 0,
-    stagedRows: 0,
-    stagedSpans: 0,
-    flushes: 0,
-    flushMsTotal: 0,
-    lastFlushMs: 0,
-    maxFlushMs: 0,
-    lastFlushRows: 0,
-    checkpoints: 0,
-    lastCheckpointMs: 0,
-    maxCheckpointMs: 0,
-    failedCheckpoints: 0,
-    rejectedQueueFull: 0,
-    failedFlushes: 0,
-    flushSeconds: createDurationHistogram(FLUSH_BUCKETS_S),
-    checkpointSeconds: createDurationHistogram(CHECKPOINT_BUCKETS_S),
-  };
+  const stats = emptyWriterStats();
   let stagedSpans = 0;
   let stagedPoints = 0;
   // holdRowids: running holders, and the checkpoint that waits for them or runs (null when none).

@@ -6,3 +6,4 @@ export {
   startClickHouseCluster,
 } from './clickhouse-cluster.ts';
 export { type PostgresServer, startPostgres } from './postgres-server.ts';
+export { expectClose } from './expect-close.ts';

@@ -20,6 +20,7 @@ import {
   type PostgresServer,
   startClickHouseCluster,
   startPostgres,
+  expectClose,
 } from '@governor/store/testing';
 import { type RunningGovernor, startGovernor } from '../start-governor.ts';
 
@@ -403,27 +404,3 @@ describe('two Governor nodes on ClickHouse and PostgreSQL', () => {
     await waitFor('every stored trace rolled up', async () => (await requests()) === stored, 60_000);
   }, 120_000);
 });
-
-/** Equal, numbers to 1e-9 of their size (the engines add floating-point sums in other orders). */
-function expectClose(actual: unknown, expected: unknown, path: string): void {
-  if (typeof expected === 'number' && typeof actual === 'number') {
-    expect(Math.abs(actual - expected), path).toBeLessThanOrEqual(1e-9 * Math.max(1, Math.abs(expected)));
-    return;
-  }
-  if (Array.isArray(expected)) {
-    expect(Array.isArray(actual), path).toBe(true);
-    expect((actual as unknown[]).length, `${path}.length`).toBe(expected.length);
-    expected.forEach((e, i) => {
-      expectClose((actual as unknown[])[i], e, `${path}[${i}]`);
-    });
-    return;
-  }
-  if (expected !== null && typeof expected === 'object') {
-    expect(actual !== null && typeof actual === 'object', path).toBe(true);
-    const a = actual as Record<string, unknown>;
-    expect(Object.keys(a).sort(), `${path} keys`).toEqual(Object.keys(expected).sort());
-    for (const [k, v] of Object.entries(expected)) expectClose(a[k], v, `${path}.${k}`);
-    return;
-  }
-  expect(actual, path).toEqual(expected);
-}

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PostgresServer, startPostgres } from '../../../store/test/postgres-server.ts';
+import { type PostgresServer, startPostgres } from '@governor/store/testing';
 import { alertStateBackends } from '../../test/temp-state.ts';
 import type { AlertInstance } from '../alert-instance.ts';
 import type { NotificationGroupState } from '../dispatch/notification-dispatcher.ts';

@@ -1,6 +1,6 @@
 import type { DeliveryResult } from '@governor/delivery';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PostgresServer, startPostgres } from '../../../store/test/postgres-server.ts';
+import { type PostgresServer, startPostgres } from '@governor/store/testing';
 import { eventually } from '../../test/eventually.ts';
 import { alertStateBackends, type TempAlertState } from '../../test/temp-state.ts';
 import { createDeliveryQueue, type DeliveryQueue, type SendFn } from '../delivery/delivery-queue.ts';

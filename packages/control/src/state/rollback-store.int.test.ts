@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { type Store, createStore } from '@governor/store';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PostgresServer, startPostgres } from '../../../store/test/postgres-server.ts';
+import { type PostgresServer, startPostgres } from '@governor/store/testing';
 import { createPostgresRepository, migratePostgresControlState } from './create-postgres-repository.ts';
 import {
   type RollbackStore,

@@ -11,6 +11,7 @@ import {
 } from '@governor/otlp';
 import { llmdTraceRequest, sglangTraceRequest, vllmTraceRequest } from '@governor/otlp/fixtures';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectClose } from '@governor/store/testing';
 import { type ClickHouseForSignals, startClickHouseForSignals } from '../../test/clickhouse-harness.ts';
 import { createTempStore, ingest, testConfig } from '../../test/store-harness.ts';
 import { createSignals } from '../create-signals.ts';
@@ -480,30 +481,6 @@ afterAll(async () => {
   await duck?.close();
   await ch?.stop();
 });
-
-/** Equal, numbers to 1e-9 of their size (the engines add floating-point sums in other orders). */
-function expectClose(actual: unknown, expected: unknown, path: string): void {
-  if (typeof expected === 'number' && typeof actual === 'number') {
-    expect(Math.abs(actual - expected), path).toBeLessThanOrEqual(1e-9 * Math.max(1, Math.abs(expected)));
-    return;
-  }
-  if (Array.isArray(expected)) {
-    expect(Array.isArray(actual), path).toBe(true);
-    expect((actual as unknown[]).length, `${path}.length`).toBe(expected.length);
-    expected.forEach((e, i) => {
-      expectClose((actual as unknown[])[i], e, `${path}[${i}]`);
-    });
-    return;
-  }
-  if (expected !== null && typeof expected === 'object') {
-    expect(actual !== null && typeof actual === 'object', path).toBe(true);
-    const a = actual as Record<string, unknown>;
-    expect(Object.keys(a).sort(), `${path} keys`).toEqual(Object.keys(expected).sort());
-    for (const [k, v] of Object.entries(expected)) expectClose(a[k], v, `${path}.${k}`);
-    return;
-  }
-  expect(actual, path).toEqual(expected);
-}
 
 /** A reader's map as an object sorted by pool. */
 const sorted = <T>(map: Map<string, T>): Record<string, T> =>

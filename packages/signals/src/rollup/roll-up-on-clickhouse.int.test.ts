@@ -22,7 +22,7 @@ import {
   requestFactsStatements,
 } from '@governor/store';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type ClickHouseCluster, startClickHouseCluster } from '../../../store/test/clickhouse-cluster.ts';
+import { type ClickHouseCluster, startClickHouseCluster } from '@governor/store/testing';
 import { createTempStore, ingest, testConfig } from '../../test/store-harness.ts';
 import { createSignals } from '../create-signals.ts';
 import { atMs, chatRequest, traceExport, traceIdOf } from '../fixtures/trace-fixtures.ts';

@@ -7,9 +7,8 @@ import {
   type SpanRow,
   readColumnBatch,
 } from '@governor/otlp';
-import { type ColumnRows, QueueFullError, type WriterStats, WriterClosedError } from '../batch-writer.ts';
-import { CHECKPOINT_BUCKETS_S, FLUSH_BUCKETS_S } from '../batch-writer.ts';
-import { createDurationHistogram, observeMs } from '../duration-histogram.ts';
+import { type ColumnRows, QueueFullError, WriterClosedError, emptyWriterStats } from '../batch-writer.ts';
+import { observeMs } from '../duration-histogram.ts';
 import { type IngestCpu, createIngestCpu } from '../ingest-cpu/ingest-cpu.ts';
 import type { RetentionPolicy, RetentionReport } from '../retention/run-retention.ts';
 import type { StorageStats } from '../retention/collect-storage-stats.ts';
@@ -115,26 +114,7 @@ export async function openClickHouseStore(options: ClickHouseStoreOptions): Prom
   });
   const ingestCpu = createIngestCpu();
   const listeners: ((spans: readonly SpanRow[]) => void)[] = [];
-  const stats: WriterStats = {
-    queuedRows: 0,
-    spansWritten: 0,
-    metricPointsWritten: 0,
-    stagedRows: 0,
-    stagedSpans: 0,
-    flushes: 0,
-    flushMsTotal: 0,
-    lastFlushMs: 0,
-    maxFlushMs: 0,
-    lastFlushRows: 0,
-    checkpoints: 0,
-    lastCheckpointMs: 0,
-    maxCheckpointMs: 0,
-    failedCheckpoints: 0,
-    rejectedQueueFull: 0,
-    failedFlushes: 0,
-    flushSeconds: createDurationHistogram(FLUSH_BUCKETS_S),
-    checkpointSeconds: createDurationHistogram(CHECKPOINT_BUCKETS_S),
-  };
+  const stats = emptyWriterStats();
   let closed = false;
   let readsStopped = false;
   const inFlight = new Set<Promise<void>>();
