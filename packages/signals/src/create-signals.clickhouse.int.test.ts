@@ -37,6 +37,10 @@ let duck: Awaited<ReturnType<typeof createTempStore>>;
 let loop: ClickHouseRollupLoop;
 let embedded: Signals;
 let clustered: Signals;
+// A node's signals read while the rollup had not yet caught up, on a clock the test moves.
+let early: Signals;
+let earlyClockMs = Date.now();
+const POOL_SNAPSHOT = { windowMs: 400_000, by: ['pool' as const], atNs: atMs(400_000) };
 
 function traffic(): DecodedTraceRequest[] {
   const requests = Array.from({ length: 80 }, (_, i) =>
@@ -44,11 +48,12 @@ function traffic(): DecodedTraceRequest[] {
       `r${i}`,
       chatRequest({
         trace: `r${i}`,
-        startMs: 1_000 + i * 2_000,
+        startMs: 1_000 + i * 4_000,
         queueMs: 2 + (i % 9),
         prefillMs: 15 + (i % 7) * 3,
         decodeMs: 150 + (i % 11) * 20,
         pool: ['a', 'b', 'c'][i % 3],
+        replica: `${['a', 'b', 'c'][i % 3]}-${i % 2}`,
         tenant: `t${i % 4}`,
         priority: i % 3,
         outcome: i % 13 === 5 ? 'error' : i % 17 === 3 ? 'timeout' : 'success',
@@ -185,6 +190,10 @@ beforeAll(async () => {
   await ch.writer.write([], normalizeMetricsRequest(metrics, {}).rows);
   loop = startClickHouseRollupLoop(createClickHouseRollup(ch.io, CONFIG), { intervalMs: 60_000 });
   clustered = createSignals({ engine: 'clickhouse', reader: ch.reader, rollup: loop }, CONFIG);
+  early = createSignals({ engine: 'clickhouse', reader: ch.reader, rollup: loop }, CONFIG, {
+    now: () => earlyClockMs,
+  });
+  expect((await early.snapshot(POOL_SNAPSHOT)).groups.find((g) => g.key.pool === 'b')).toBeUndefined();
   // Two batches, as two exports reach a node: the loop rolls up both in one run.
   const rows = exports.flatMap((t) => normalizeTraceRequest(t, { classifier, aliases: {} }).rows);
   const half = Math.floor(rows.length / 2);
@@ -224,6 +233,15 @@ describe('the signals on ClickHouse', () => {
     expect(untraced?.source).toBe('runtime_metrics');
     expect(untraced?.requests).toBeGreaterThan(0);
     expect(untraced?.ttftMs?.p50).toBeGreaterThan(0);
+  });
+
+  it('read again the learned peak a read took before the rollups caught up, within 30 s', async () => {
+    // Pool b has no configured peak: its compute utilisation rests on the peak learned from its
+    // history, which was empty when \`early\` first read it.
+    const expected = await embedded.snapshot(POOL_SNAPSHOT);
+    expect(expected.groups.find((g) => g.key.pool === 'b')?.computeUtil).toBeGreaterThan(0);
+    earlyClockMs += 31_000;
+    expectClose(await early.snapshot(POOL_SNAPSHOT), expected, 'snapshot');
   });
 
   it('series step for step', async () => {

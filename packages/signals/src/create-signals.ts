@@ -47,6 +47,12 @@ const MINUTE_NS = 60_000n * NS_PER_MS;
 const LEARNED_PEAK_HISTORY_NS = 24n * 60n * MINUTE_NS;
 /** The learned peak is recomputed when the window end moves into a new 5-minute slot. */
 const LEARNED_PEAK_SLOT_NS = 5n * MINUTE_NS;
+/**
+ * On ClickHouse also when it is older than this (wall clock): reads there do not wait for the
+ * nodes' rollups, so a peak read while they catch up (a backlog flushed, a dead node's traces
+ * repaired by the leader's 30 s sweep) lacks part of its history; the embedded store's reads wait.
+ */
+const CLICKHOUSE_LEARNED_PEAK_MAX_AGE_MS = 30_000;
 /** Raw source: requests may have started this long before the window. */
 const RAW_LOOKBACK_NS = 10n * MINUTE_NS;
 export const MAX_SERIES_POINTS = 2000;
@@ -178,7 +184,7 @@ export function createSignals(
   };
   const rawFactsSql = RAW_FACTS_SQL.trimEnd().replaceAll('{{task_idle_ns}}', String(taskIdleNs));
   const latenessNs = BigInt(config.signals.lateness_ms) * NS_PER_MS;
-  const learnedPeaks = new Map<bigint, Promise<Map<string, number>>>();
+  const learnedPeaks = new Map<bigint, { peaks: Promise<Map<string, number>>; atMs: number }>();
 
   const now = options.now ?? Date.now;
 
@@ -217,8 +223,12 @@ export function createSignals(
 
   const learnedPeaksAt = (toNs: bigint): Promise<Map<string, number>> => {
     const slot = toNs / LEARNED_PEAK_SLOT_NS;
-    let cached = learnedPeaks.get(slot);
+    const entry = learnedPeaks.get(slot);
+    const expired =
+      entry !== undefined && clickhouse !== null && now() - entry.atMs > CLICKHOUSE_LEARNED_PEAK_MAX_AGE_MS;
+    let cached = expired ? undefined : entry?.peaks;
     if (!cached) {
+      learnedPeaks.delete(slot);
       const spec: WindowSpec = {
         fromNs: toNs - (source === 'raw' ? 60n * MINUTE_NS : LEARNED_PEAK_HISTORY_NS),
         toNs,
@@ -246,9 +256,12 @@ export function createSignals(
         }
         return peaks;
       });
-      cached.catch(() => learnedPeaks.delete(slot));
+      const added = { peaks: cached, atMs: now() };
+      cached.catch(() => {
+        if (learnedPeaks.get(slot) === added) learnedPeaks.delete(slot);
+      });
       if (learnedPeaks.size > 16) learnedPeaks.delete(learnedPeaks.keys().next().value!);
-      learnedPeaks.set(slot, cached);
+      learnedPeaks.set(slot, added);
     }
     return cached;
   };
