@@ -66,8 +66,22 @@ function traffic(): DecodedTraceRequest[] {
       }).spans,
     ),
   );
+  // A request that ends 20 minutes after it started: windows select by end.
+  const long = traceExport(
+    'long',
+    chatRequest({
+      trace: 'long',
+      startMs: 2_000,
+      queueMs: 5,
+      prefillMs: 20,
+      decodeMs: 1_200_000,
+      pool: 'a',
+      replica: 'a-0',
+    }).spans,
+  );
   return [
     ...requests,
+    long,
     vllmTraceRequest({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', startNs: atMs(20_000) }),
     sglangTraceRequest({ traceId64: '5bf92f3577b34da6', startNs: atMs(30_000) }),
     llmdTraceRequest({ traceId: '6bf92f3577b34da6a3ce929d0e0e4736', startNs: atMs(40_000) }),
@@ -242,6 +256,16 @@ describe('the signals on ClickHouse', () => {
     expect(expected.groups.find((g) => g.key.pool === 'b')?.computeUtil).toBeGreaterThan(0);
     earlyClockMs += 31_000;
     expectClose(await early.snapshot(POOL_SNAPSHOT), expected, 'snapshot');
+  });
+
+  it('count a request that started long before the window, in the window it ended in', async () => {
+    const opts = { windowMs: 60_000, by: ['pool' as const], atNs: atMs(1_250_000) };
+    const expected = await embedded.snapshot(opts);
+    expect(expected.groups.find((g) => g.key.pool === 'a')?.requests).toBe(1);
+    expectClose(await clustered.snapshot(opts), expected, 'snapshot');
+    const traces = { limit: 10, fromNs: atMs(1_190_000), toNs: atMs(1_250_000) };
+    expect((await embedded.traces(traces)).map((t) => t.traceId)).toHaveLength(1);
+    expectClose(await clustered.traces(traces), await embedded.traces(traces), 'traces');
   });
 
   it('series step for step', async () => {

@@ -33,6 +33,7 @@ FROM (
       AND input_tokens IS NOT NULL
       AND end_ns > $from_ns
       AND end_ns <= $at_ns
+      AND start_ns >= $facts_from_ns
   )
   ORDER BY pool, start_ns DESC, arrive_ns DESC, uncached_tokens DESC, ttft_ms DESC, e2e_ms DESC, queue_ms DESC
   LIMIT $max_per_pool BY pool

@@ -32,7 +32,11 @@ export async function repairClickHouseRollup(
     limit: options.maxTraces,
   });
   if (rows.length === 0) return { traces: 0, requestsWritten: 0 };
-  const spans = await io.fetchSpans(rows.map((r) => r.trace_id));
+  // Their spans within the margin, as they were counted.
+  const spans = await io.fetchSpans(
+    rows.map((r) => r.trace_id),
+    { fromNs: options.fromNs - REPAIR_MARGIN_NS + 1n, toNs: options.toNs + REPAIR_MARGIN_NS },
+  );
   if (spans.length === 0) return { traces: 0, requestsWritten: 0 };
   const done = await rollup.rollUp(spans, options.version);
   return { traces: done.traces, requestsWritten: done.requestsWritten };

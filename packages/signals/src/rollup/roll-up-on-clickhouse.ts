@@ -84,22 +84,53 @@ async function runOnce(
   version: bigint,
 ): Promise<ClickHouseRollupResult> {
   const t0 = performance.now();
+  if (newSpans.length === 0)
+    return {
+      traces: 0,
+      earlierSpans: 0,
+      requestsWritten: 0,
+      stepMs: { read: 0, scratch: 0, refresh: 0, write: 0 },
+    };
   const traceIds = [...new Set(newSpans.map((s) => s.traceId))];
   const taskIds = new Set(
     newSpans.map((s) => s.workflowId ?? s.conversationId ?? null).filter((t): t is string => t !== null),
   );
-  let known = await io.fetchFacts(traceIds, [...taskIds]);
-  // A trace's task may be named only by spans that came earlier (its root): read that task's other
-  // requests too.
-  const moreTasks = known.map((f) => String(f.task_id)).filter((t) => !taskIds.has(t));
-  if (moreTasks.length > 0) {
+  // Earlier rows as far back as the embedded refresh looks (refresh-request-facts.ts, reachBack):
+  // from the task idle time before the new spans, lowered to the start of every task found there.
+  const taskIdleNs = BigInt(config.signals.task_idle_ms) * 1_000_000n;
+  let loEndNs = newSpans.map((s) => s.startNs).reduce(lesser) - taskIdleNs;
+  let known: FactsRow[] = [];
+  for (let round = 1; ; round++) {
+    known = await io.fetchFacts(traceIds, [...taskIds], loEndNs);
+    // A trace's task may be named only by spans that came earlier (its root): read that task's
+    // other requests too.
+    const moreTasks = known.map((f) => String(f.task_id)).filter((t) => !taskIds.has(t));
     for (const t of moreTasks) taskIds.add(t);
-    known = await io.fetchFacts(traceIds, [...taskIds]);
+    let earliest = loEndNs;
+    for (const f of known) {
+      const start = toBigInt(f.task_start_ns);
+      if (start !== null && start < earliest) earliest = start;
+    }
+    if (moreTasks.length === 0 && earliest >= loEndNs) break;
+    loEndNs = round >= MAX_REACH_BACK_ROUNDS ? INT64_MIN : earliest;
   }
   const touched = new Set(traceIds);
-  const seen = [...new Set(known.map((f) => String(f.trace_id)).filter((t) => touched.has(t)))];
+  const seenFacts = known.filter((f) => touched.has(String(f.trace_id)));
+  const seen = [...new Set(seenFacts.map((f) => String(f.trace_id)))];
   const fresh = new Set(newSpans.map(spanKey));
-  const earlier = (seen.length > 0 ? await io.fetchSpans(seen) : []).filter((s) => !fresh.has(spanKey(s)));
+  // Each earlier span of these traces belongs to one of their requests found: it started within
+  // them (first_span_ns … last_span_ns).
+  const range = seenFacts.reduce<{ fromNs: bigint; toNs: bigint } | null>((r, f) => {
+    const from = toBigInt(f.first_span_ns) ?? toBigInt(f.start_ns);
+    const to = toBigInt(f.last_span_ns) ?? toBigInt(f.end_ns);
+    if (from === null || to === null) return r;
+    return r === null
+      ? { fromNs: from, toNs: to }
+      : { fromNs: lesser(from, r.fromNs), toNs: greater(to, r.toNs) };
+  }, null);
+  const earlier = (seen.length > 0 ? await io.fetchSpans(seen, range ?? undefined) : []).filter(
+    (s) => !fresh.has(spanKey(s)),
+  );
   const t1 = performance.now();
   await scratch.execute(EMPTY_SPANS_SQL);
   for (const statement of EMPTY_ROLLUP_SQL) await scratch.rollup.execute(statement);
@@ -121,6 +152,25 @@ async function runOnce(
     requestsWritten: rows.length,
     stepMs: { read: t1 - t0, scratch: t2 - t1, refresh: t3 - t2, write: t4 - t3 },
   };
+}
+
+/** Rounds of the lookup reaching back to task starts before it looks through the whole history. */
+const MAX_REACH_BACK_ROUNDS = 8;
+const INT64_MIN = -(2n ** 63n);
+
+function lesser(a: bigint, b: bigint): bigint {
+  if (a < b) return a;
+  return b;
+}
+
+function greater(a: bigint, b: bigint): bigint {
+  if (a > b) return a;
+  return b;
+}
+
+function toBigInt(value: unknown): bigint | null {
+  if (value === null || value === undefined) return null;
+  return typeof value === 'bigint' ? value : BigInt(String(value));
 }
 
 const EMPTY_SPANS_SQL = 'DELETE FROM span_store';

@@ -7,7 +7,7 @@ import {
   normalizeTraceRequest,
 } from '@governor/otlp';
 import { llmdTraceRequest, sglangTraceRequest, vllmTraceRequest } from '@governor/otlp/fixtures';
-import { type ClickHouseParam, renderClickHouseParams } from '@governor/store';
+import type { ClickHouseParam } from '@governor/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectClose } from '@governor/store/testing';
 import {
@@ -262,7 +262,7 @@ describe('the window queries on ClickHouse', () => {
     async (shape) => {
       const params = paramsFor(shape);
       const expected = await duckRows(WINDOW_SQL.aggregatesUncapped, params.duck);
-      const actual = await ch.rows(renderClickHouseParams(AGGREGATES_CH, params.ch));
+      const actual = await ch.reader.query(AGGREGATES_CH, params.ch);
       expect(expected.length).toBeGreaterThan(0);
       const want = byKey(expected);
       const got = byKey(actual);
@@ -282,7 +282,7 @@ describe('the window queries on ClickHouse', () => {
     async (shape) => {
       const params = paramsFor(shape);
       const expected = await duckRows(WINDOW_SQL.percentilesUncapped, params.duck);
-      const actual = await ch.rows(renderClickHouseParams(PERCENTILES_CH, params.ch));
+      const actual = await ch.reader.query(PERCENTILES_CH, params.ch);
       expect(expected.length).toBeGreaterThan(0);
       const keyOf = (row: Record<string, unknown>) =>
         JSON.stringify(
@@ -320,7 +320,7 @@ describe('the window queries on ClickHouse', () => {
       params.duck.max_groups = cap;
       params.ch.max_groups = cap;
       const duckAgg = await duckRows(WINDOW_SQL.aggregates, params.duck);
-      const chAgg = await ch.rows(renderClickHouseParams(AGGREGATES_CAPPED_CH, params.ch));
+      const chAgg = await ch.reader.query(AGGREGATES_CAPPED_CH, params.ch);
       const want = byKey(duckAgg);
       const got = byKey(chAgg);
       // Some requests went past the cap (k_other), and at most `cap` groups kept their key.
@@ -332,7 +332,7 @@ describe('the window queries on ClickHouse', () => {
           else expect(got.get(key)![column], `${key} ${column}`).toBeCloseTo(value, 9);
         }
       const duckPct = await duckRows(WINDOW_SQL.percentiles, params.duck);
-      const chPct = await ch.rows(renderClickHouseParams(PERCENTILES_CAPPED_CH, params.ch));
+      const chPct = await ch.reader.query(PERCENTILES_CAPPED_CH, params.ch);
       expect(chPct.length).toBe(duckPct.length);
     },
   );
@@ -341,7 +341,7 @@ describe('the window queries on ClickHouse', () => {
     const params = paramsFor({ by: [], stepMs: 20_000 });
     const duckSql = foldWindowFlags(WINDOW_SQL.learnedPeak, params.duck);
     const expected = await duck.store.query(duckSql, pickSqlParams(duckSql, params.duck));
-    const actual = await ch.rows(renderClickHouseParams(inDb(CLICKHOUSE_WINDOW_SQL.learnedPeak), params.ch), {
+    const actual = await ch.reader.query(inDb(CLICKHOUSE_WINDOW_SQL.learnedPeak), params.ch, {
       join_use_nulls: 1,
     });
     expect(expected.length).toBeGreaterThan(0);
@@ -358,7 +358,7 @@ describe('the window queries on ClickHouse', () => {
     const params = paramsFor(shape);
     const duckSql = foldWindowFlags(WINDOW_SQL.gauges, params.duck);
     const expected = await duck.store.query(duckSql, pickSqlParams(duckSql, params.duck));
-    const actual = await ch.rows(renderClickHouseParams(GAUGES_CH, params.ch), { join_use_nulls: 1 });
+    const actual = await ch.reader.query(GAUGES_CH, params.ch, { join_use_nulls: 1 });
     const norm = (rows: readonly Record<string, unknown>[]) =>
       rows
         .map((r) =>
@@ -389,7 +389,7 @@ describe('the window queries on ClickHouse', () => {
       const duckSql = WINDOW_SQL.spanFacts;
       const duckParams = { ...params.duck, covered_json: JSON.stringify(covered) };
       const expected = await duck.store.query(duckSql, pickSqlParams(duckSql, duckParams));
-      const actual = await ch.rows(renderClickHouseParams(SPAN_FACTS_CH, { ...params.ch, covered }));
+      const actual = await ch.reader.query(SPAN_FACTS_CH, { ...params.ch, covered });
       const norm = (rows: readonly Record<string, unknown>[]) =>
         rows
           .map((r) =>

@@ -13,6 +13,7 @@ FROM (
     min(gpu_type) AS m_gpu_type
   FROM {{database}}.request_facts FINAL
   WHERE deleted = 0 AND end_ns > $from_ns AND end_ns <= $to_ns
+    AND start_ns >= $facts_from_ns AND start_ns <= $to_ns
     AND (pool IS NULL OR NOT has($covered, assumeNotNull(pool)))
   GROUP BY bucket, pool, replica
 )

@@ -39,6 +39,7 @@ FROM (
       queue_depth AS r_queue
     FROM {{database}}.request_facts FINAL
     WHERE deleted = 0 AND end_ns > $from_ns AND end_ns <= $to_ns
+      AND start_ns >= $facts_from_ns AND start_ns <= $to_ns
   )
   GROUP BY bucket, pool
 )

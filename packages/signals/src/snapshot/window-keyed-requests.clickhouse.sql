@@ -35,4 +35,5 @@
         ) AS in_filter
       FROM {{database}}.request_facts FINAL
       WHERE deleted = 0 AND end_ns > $from_ns AND end_ns <= $to_ns
+        AND start_ns >= $facts_from_ns AND start_ns <= $to_ns
     )

@@ -22,6 +22,7 @@ FROM (
     coalesce(gpu_type, if(cfg_index = 0, NULL, arrayElement($cfg_gpu_types, cfg_index))) AS d_gpu_type
   FROM {{database}}.request_facts FINAL
   WHERE deleted = 0 AND end_ns > $from_ns AND end_ns <= $to_ns
+    AND start_ns >= $facts_from_ns AND start_ns <= $to_ns
 )
 WHERE ifNull(
     ($f_pool IS NULL OR pool = $f_pool)

@@ -4,6 +4,7 @@ import { ReadDeadlineError } from '../connection-pool.ts';
 import { readDeadlineLeft } from '../read-deadline-scope.ts';
 import type { DescribedColumn } from './clickhouse-schema.ts';
 import { type ClickHouseParam, renderClickHouseParams } from './render-params.ts';
+import { FACTS_FROM_PARAM, FACTS_FROM_SQL, factsFromNs } from './request-extent.ts';
 
 // Internal reads on ClickHouse (signals, traces, tasks): a query written for ClickHouse (the
 // `*.clickhouse.sql` files), `{{database}}` replaced by the configured database and `$name`
@@ -14,6 +15,9 @@ import { type ClickHouseParam, renderClickHouseParams } from './render-params.ts
 //
 // A read keeps to the read deadline in scope (withReadDeadline), else to `readDeadlineMs`: the
 // request is aborted at the deadline and fails with ReadDeadlineError, as on DuckDB.
+//
+// A query that names $facts_from_ns (a bound on request_facts' start for the requests ending after
+// $from_ns, request-extent.ts) gets it filled in here by one small read of request_extent first.
 
 export interface ClickHouseReader {
   readonly engine: 'clickhouse';
@@ -47,7 +51,7 @@ export function createClickHouseReader(
     ...METRIC_POINT_COLUMNS.filter((c) => c.type === 'BOOLEAN').map((c) => c.column),
     ...options.factColumns.filter((c) => c.type === 'BOOLEAN').map((c) => c.name),
   ]);
-  return {
+  const reader: ClickHouseReader = {
     engine: 'clickhouse',
     database: options.database,
     readDeadlineMs: options.readDeadlineMs,
@@ -56,6 +60,13 @@ export function createClickHouseReader(
       params: Readonly<Record<string, ClickHouseParam>> = {},
       settings: Record<string, number> = {},
     ): Promise<T[]> {
+      if (sql.includes(`$${FACTS_FROM_PARAM}`) && !(FACTS_FROM_PARAM in params)) {
+        const fromNs = params.from_ns;
+        if (typeof fromNs !== 'bigint')
+          throw new Error(`$${FACTS_FROM_PARAM} is read from $from_ns (a bigint)`);
+        const [row] = await reader.query<{ lo: string; n: string }>(FACTS_FROM_SQL, { from_ns: fromNs });
+        return reader.query<T>(sql, { ...params, [FACTS_FROM_PARAM]: factsFromNs(row, fromNs) }, settings);
+      }
       const query = renderClickHouseParams(sql.replaceAll('{{database}}', options.database), params);
       const deadline = readDeadlineLeft();
       const leftMs = deadline ? deadline.leftMs : options.readDeadlineMs;
@@ -87,4 +98,5 @@ export function createClickHouseReader(
       return result.data as T[];
     },
   };
+  return reader;
 }

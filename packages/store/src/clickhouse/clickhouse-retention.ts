@@ -8,10 +8,12 @@ import type { RetentionPolicy, RetentionReport, RetentionTargetReport } from '..
 // embedded engine's export to Parquet: the rows are gone (operators keep history in ClickHouse by a
 // longer TTL, or back it up with ClickHouse's own tools). No TTL clause: 18.16 has none.
 
-const TABLES: readonly { target: RetentionTargetName; table: string }[] = [
-  { target: 'spans', table: 'span_store_local' },
-  { target: 'metric_points', table: 'metric_store_local' },
-  { target: 'request_facts', table: 'request_facts_local' },
+// A target's first table holds its rows; request_extent (clickhouse-schema.ts), partitioned by the
+// same days, goes with request_facts (its rows are not counted).
+const TABLES: readonly { target: RetentionTargetName; tables: readonly string[] }[] = [
+  { target: 'spans', tables: ['span_store_local'] },
+  { target: 'metric_points', tables: ['metric_store_local'] },
+  { target: 'request_facts', tables: ['request_facts_local', 'request_extent_local'] },
 ];
 const DAY_NS = 86_400_000_000_000n;
 
@@ -24,7 +26,7 @@ export async function runClickHouseRetention(
   const runId = `r${startedAt.toISOString().replace(/[-:.]/g, '').slice(0, 15)}z${randomBytes(3).toString('hex')}`;
   const nowNs = policy.nowNs ?? BigInt(Date.now()) * 1_000_000n;
   const targets: RetentionTargetReport[] = [];
-  for (const { target, table } of TABLES) {
+  for (const { target, tables } of TABLES) {
     const started = performance.now();
     const ttlHours =
       target === 'metric_points'
@@ -50,25 +52,26 @@ export async function runClickHouseRetention(
       report.cutoffNs = cutoffNs.toString();
       try {
         await policy.beforeSlice?.();
-        for (const shard of shards) {
-          const result = await shard.query({
-            query: `SELECT partition, sum(rows) AS rows FROM system.parts
+        for (const shard of shards)
+          for (const table of tables) {
+            const result = await shard.query({
+              query: `SELECT partition, sum(rows) AS rows FROM system.parts
                     WHERE database = {db:String} AND table = {table:String} AND active
                     GROUP BY partition HAVING partition <= {last:String} ORDER BY partition`.replace(
-              /\{(\w+):String\}/g,
-              (_m, name: string) => `'${{ db: database, table, last: lastDay }[name]}'`,
-            ),
-            format: 'JSONEachRow',
-          });
-          const parts = await result.json<{ partition: string; rows: string }>();
-          for (const p of parts) {
-            if (!/^\d{4}-\d{2}-\d{2}$/.test(p.partition)) continue;
-            await shard.command({
-              query: `ALTER TABLE ${database}.${table} DROP PARTITION '${p.partition}'`,
+                /\{(\w+):String\}/g,
+                (_m, name: string) => `'${{ db: database, table, last: lastDay }[name]}'`,
+              ),
+              format: 'JSONEachRow',
             });
-            report.rowsDeleted += Number(p.rows);
+            const parts = await result.json<{ partition: string; rows: string }>();
+            for (const p of parts) {
+              if (!/^\d{4}-\d{2}-\d{2}$/.test(p.partition)) continue;
+              await shard.command({
+                query: `ALTER TABLE ${database}.${table} DROP PARTITION '${p.partition}'`,
+              });
+              if (table === tables[0]) report.rowsDeleted += Number(p.rows);
+            }
           }
-        }
         report.status = 'ok';
       } catch (error) {
         report.status = 'failed';

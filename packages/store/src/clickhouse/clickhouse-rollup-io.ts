@@ -1,6 +1,8 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { SPAN_COLUMNS, type SpanRow } from '@governor/otlp';
 import type { DescribedColumn } from './clickhouse-schema.ts';
+import { renderClickHouseParams } from './render-params.ts';
+import { FACTS_FROM_SQL, extentRows, factsFromNs } from './request-extent.ts';
 
 // What a node's rollup reads from and writes to ClickHouse (decision 3 of docs/scale-out-design.md):
 // every span of the traces it recomputes, the newest facts of those traces and of every request of
@@ -9,16 +11,24 @@ import type { DescribedColumn } from './clickhouse-schema.ts';
 export type FactsRow = Record<string, unknown>;
 
 export interface ClickHouseRollupIo {
-  /** Every span of these traces, without attributes, resource and events ('{}', '[]'). */
-  fetchSpans(traceIds: readonly string[]): Promise<SpanRow[]>;
-  /** The newest version of the rows of these traces and of every request of these tasks. */
-  fetchFacts(traceIds: readonly string[], taskIds: readonly string[]): Promise<FactsRow[]>;
+  /**
+   * Every span of these traces that started in [fromNs, toNs] (all of them without a range), without
+   * attributes, resource and events ('{}', '[]').
+   */
+  fetchSpans(traceIds: readonly string[], range?: { fromNs: bigint; toNs: bigint }): Promise<SpanRow[]>;
+  /**
+   * The newest version of the rows of these traces and of every request of these tasks that ended
+   * at or after `loEndNs`.
+   */
+  fetchFacts(traceIds: readonly string[], taskIds: readonly string[], loEndNs: bigint): Promise<FactsRow[]>;
   /**
    * Writes `rows` as the current version of their keys (trace id, start) and a tombstone for each
-   * row of `replaced` whose key is no longer among them.
+   * row of `replaced` whose key is no longer among them; request_extent first (request-extent.ts).
    */
   writeFacts(rows: readonly FactsRow[], replaced: readonly FactsRow[], version: bigint): Promise<void>;
 }
+
+const INT64_MIN = -(2n ** 63n);
 
 /** IN lists are sent in chunks: 18.16 parses a query of megabytes slowly. */
 const CHUNK = 1_000;
@@ -37,9 +47,15 @@ export function createClickHouseRollupIo(
     return result.json<T>();
   };
   const factTypes = new Map(factColumns.map((c) => [c.name, c.type]));
+  // The extent this process wrote per minute (extentRows writes only what raises it).
+  const extentWritten = new Map<bigint, bigint>();
   return {
-    async fetchSpans(traceIds) {
+    async fetchSpans(traceIds, range) {
       const out: SpanRow[] = [];
+      // span_store is sorted by the minute a span started: the range skips all other minutes.
+      const within = range
+        ? ` AND start_ns >= ${int64(range.fromNs)} AND start_ns <= ${int64(range.toNs)}`
+        : '';
       for (let i = 0; i < traceIds.length; i += CHUNK) {
         const ids = traceIds
           .slice(i, i + CHUNK)
@@ -47,15 +63,27 @@ export function createClickHouseRollupIo(
           .join(', ');
         // Not the attributes, resource and events: the rollup does not read them.
         const rows = await select<Record<string, unknown>>(
-          `SELECT ${SPAN_READ_COLUMNS} FROM ${database}.span_store FINAL WHERE trace_id IN (${ids})`,
+          `SELECT ${SPAN_READ_COLUMNS} FROM ${database}.span_store FINAL WHERE trace_id IN (${ids})${within}`,
         );
         for (const row of rows)
           out.push(toSpanRow({ ...row, attributes: '{}', resource: '{}', events: '[]' }));
       }
       return out;
     },
-    async fetchFacts(traceIds, taskIds) {
+    async fetchFacts(traceIds, taskIds, loEndNs) {
       const out: FactsRow[] = [];
+      if (traceIds.length + taskIds.length === 0) return out;
+      // Requests ending at or after loEndNs started at or after this (request-extent.ts): the bound
+      // on request_facts' sort key.
+      let loStartNs = INT64_MIN;
+      if (loEndNs > INT64_MIN) {
+        const [extent] = await select<{ lo: string; n: string }>(
+          renderClickHouseParams(FACTS_FROM_SQL.replaceAll('{{database}}', database), {
+            from_ns: loEndNs - 1n,
+          }),
+        );
+        loStartNs = factsFromNs(extent, loEndNs);
+      }
       const chunks = Math.max(Math.ceil(traceIds.length / CHUNK), Math.ceil(taskIds.length / CHUNK));
       const seen = new Set<string>();
       for (let i = 0; i < chunks; i++) {
@@ -68,7 +96,8 @@ export function createClickHouseRollupIo(
           .filter((w) => w !== null)
           .join(' OR ');
         const rows = await select<Record<string, unknown>>(
-          `SELECT * FROM ${database}.request_facts FINAL WHERE deleted = 0 AND (${where})`,
+          `SELECT * FROM ${database}.request_facts FINAL
+           WHERE deleted = 0 AND start_ns >= ${int64(loStartNs)} AND end_ns >= ${int64(loEndNs)} AND (${where})`,
         );
         for (const row of rows) {
           const key = `${row.trace_id}|${row.start_ns}`;
@@ -84,6 +113,14 @@ export function createClickHouseRollupIo(
       const kept = new Set(rows.map((r) => `${r.trace_id}|${String(r.start_ns)}`));
       const tombstones = replaced.filter((r) => !kept.has(`${r.trace_id}|${String(r.start_ns)}`));
       if (rows.length + tombstones.length === 0) return;
+      const extent = extentRows(rows, extentWritten);
+      if (extent.length > 0)
+        await client.insert({
+          table: `${database}.request_extent`,
+          values: extent,
+          format: 'JSONEachRow',
+          clickhouse_settings: { insert_distributed_sync: 1 },
+        });
       await client.insert({
         table: `${database}.request_facts`,
         values: [
@@ -103,6 +140,10 @@ export function createClickHouseRollupIo(
       });
     },
   };
+}
+
+function int64(value: bigint): string {
+  return `toInt64('${value}')`;
 }
 
 function quote(value: string): string {

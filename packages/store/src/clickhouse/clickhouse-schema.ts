@@ -115,6 +115,8 @@ export async function describeDuckDbTable(table: string): Promise<DescribedColum
   }
 }
 
+export const MINUTE_NS = 60_000_000_000n;
+
 /**
  * request_facts on ClickHouse: DuckDB's columns (every refresh computes rows with the same SQL,
  * request-facts are written by the nodes' rollups) plus `version` (the refresh's time, ns) and
@@ -123,6 +125,14 @@ export async function describeDuckDbTable(table: string): Promise<DescribedColum
  * whose spans were further apart than the idle time holds several requests, and a later span may
  * join them, or move a request's start). So `FINAL … WHERE deleted = 0` reads the current rows,
  * each shard on its own (a key's versions share its shard and its day partition).
+ *
+ * Sorted by the minute a request started, then its key: the reads select requests by time, the
+ * rollup reads a trace's rows within the time its lookup reaches back. But a window selects by END
+ * time, and a request may last long. request_extent bounds that: per minute of start, the longest a
+ * request starting in it lasted (rows written with the facts, each at least the longest stored:
+ * reads take the maximum), so the requests ending after a time T start at or after the first minute
+ * whose start plus its longest request reaches past T (factsFromNs) — a bound on the sort key's
+ * first column that ClickHouse uses to skip everything earlier.
  */
 export function requestFactsStatements(
   options: ClickHouseSchemaOptions,
@@ -141,9 +151,18 @@ export function requestFactsStatements(
     `CREATE TABLE IF NOT EXISTS ${db}.request_facts_local (\n${list},\n  version UInt64,\n  deleted UInt8\n)
 ENGINE = ReplacingMergeTree(version)
 PARTITION BY ${DAY_OF_NS('start_ns')}
-ORDER BY (trace_id, start_ns)`,
+ORDER BY (intDiv(start_ns, ${MINUTE_NS}), trace_id, start_ns)`,
     `CREATE TABLE IF NOT EXISTS ${db}.request_facts AS ${db}.request_facts_local
 ENGINE = Distributed(${cluster}, ${db}, request_facts_local, cityHash64(trace_id))`,
+    `CREATE TABLE IF NOT EXISTS ${db}.request_extent_local (
+  minute_ns Int64,
+  max_duration_ns Int64
+)
+ENGINE = MergeTree()
+PARTITION BY ${DAY_OF_NS('minute_ns')}
+ORDER BY minute_ns`,
+    `CREATE TABLE IF NOT EXISTS ${db}.request_extent AS ${db}.request_extent_local
+ENGINE = Distributed(${cluster}, ${db}, request_extent_local, intDiv(minute_ns, ${MINUTE_NS}))`,
   ];
 }
 

@@ -17,6 +17,7 @@ import type { TelemetryStore } from '../telemetry-store.ts';
 import { type ClickHouseReader, createClickHouseReader } from './clickhouse-reader.ts';
 import { type ClickHouseRollupIo, createClickHouseRollupIo } from './clickhouse-rollup-io.ts';
 import {
+  MINUTE_NS,
   clickHouseSchemaStatements,
   describeDuckDbTable,
   requestFactsStatements,
@@ -250,4 +251,22 @@ async function createTables(
       ...requestFactsStatements(schema, factColumns),
     ])
       await c.command({ query: statement });
+  // A database whose request_facts predates request_extent: its extent, computed once from the
+  // facts (a node writing facts meanwhile writes its own extent too; reads take the maximum).
+  const db = config.database;
+  const count = async (table: string) => {
+    const result = await clients[0]!.query({
+      query: `SELECT count() AS n FROM ${db}.${table}`,
+      format: 'JSONEachRow',
+    });
+    return Number((await result.json<{ n: string }>())[0]?.n ?? 0);
+  };
+  if ((await count('request_extent')) === 0 && (await count('request_facts')) > 0)
+    await clients[0]!.command({
+      query: `INSERT INTO ${db}.request_extent
+        SELECT intDiv(start_ns, ${MINUTE_NS}) * ${MINUTE_NS} AS minute_ns,
+               max(greatest(ifNull(end_ns, start_ns) - start_ns, 0)) AS max_duration_ns
+        FROM ${db}.request_facts GROUP BY minute_ns`,
+      clickhouse_settings: { insert_distributed_sync: 1 },
+    });
 }
