@@ -52,6 +52,7 @@ export function createClickHouseRollupIo(
   return {
     async fetchSpans(traceIds, range) {
       const out: SpanRow[] = [];
+      const seen = new Set<string>();
       // span_store is sorted by the minute a span started: the range skips all other minutes.
       const within = range
         ? ` AND start_ns >= ${int64(range.fromNs)} AND start_ns <= ${int64(range.toNs)}`
@@ -61,12 +62,18 @@ export function createClickHouseRollupIo(
           .slice(i, i + CHUNK)
           .map(quote)
           .join(', ');
-        // Not the attributes, resource and events: the rollup does not read them.
+        // Not the attributes, resource and events: the rollup does not read them. Not FINAL, which
+        // reads every column of the whole range before the filter: a span's copies (a batch sent
+        // again) are equal, and one of each is kept here.
         const rows = await select<Record<string, unknown>>(
-          `SELECT ${SPAN_READ_COLUMNS} FROM ${database}.span_store FINAL WHERE trace_id IN (${ids})${within}`,
+          `SELECT ${SPAN_READ_COLUMNS} FROM ${database}.span_store WHERE trace_id IN (${ids})${within}`,
         );
-        for (const row of rows)
+        for (const row of rows) {
+          const key = `${row.trace_id}|${row.span_id}`;
+          if (seen.has(key)) continue;
+          seen.add(key);
           out.push(toSpanRow({ ...row, attributes: '{}', resource: '{}', events: '[]' }));
+        }
       }
       return out;
     },
@@ -84,8 +91,15 @@ export function createClickHouseRollupIo(
         );
         loStartNs = factsFromNs(extent, loEndNs);
       }
+      const traceSet = new Set(traceIds);
+      const taskSet = new Set(taskIds);
       const chunks = Math.max(Math.ceil(traceIds.length / CHUNK), Math.ceil(taskIds.length / CHUNK));
-      const seen = new Set<string>();
+      // Every version of each key (trace id, start) one of whose versions matches, then the newest
+      // version of each, kept if it matches — FINAL's result. Not FINAL itself: it reads every column
+      // of the whole range before the filter, where this reads the narrow columns of the range and
+      // the rest only for the keys found. A key's versions share a shard, so the keys are found in
+      // each shard's own table.
+      const newest = new Map<string, Record<string, unknown>>();
       for (let i = 0; i < chunks; i++) {
         const traces = traceIds.slice(i * CHUNK, (i + 1) * CHUNK).map(quote);
         const tasks = taskIds.slice(i * CHUNK, (i + 1) * CHUNK).map(quote);
@@ -96,16 +110,24 @@ export function createClickHouseRollupIo(
           .filter((w) => w !== null)
           .join(' OR ');
         const rows = await select<Record<string, unknown>>(
-          `SELECT * FROM ${database}.request_facts FINAL
-           WHERE deleted = 0 AND start_ns >= ${int64(loStartNs)} AND end_ns >= ${int64(loEndNs)} AND (${where})`,
+          `SELECT * FROM ${database}.request_facts
+           WHERE start_ns >= ${int64(loStartNs)} AND (trace_id, start_ns) IN (
+             SELECT trace_id, start_ns FROM ${database}.request_facts_local
+             WHERE start_ns >= ${int64(loStartNs)} AND end_ns >= ${int64(loEndNs)} AND (${where})
+           )`,
         );
         for (const row of rows) {
           const key = `${row.trace_id}|${row.start_ns}`;
-          if (seen.has(key)) continue;
-          seen.add(key);
-          const { version: _version, deleted: _deleted, ...facts } = row;
-          out.push(fromClickHouse(facts, factTypes));
+          const before = newest.get(key);
+          if (!before || BigInt(String(row.version)) > BigInt(String(before.version))) newest.set(key, row);
         }
+      }
+      for (const row of newest.values()) {
+        if (Number(row.deleted) !== 0) continue;
+        if (row.end_ns !== null && BigInt(String(row.end_ns)) < loEndNs) continue;
+        if (!traceSet.has(String(row.trace_id)) && !taskSet.has(String(row.task_id))) continue;
+        const { version: _version, deleted: _deleted, ...facts } = row;
+        out.push(fromClickHouse(facts, factTypes));
       }
       return out;
     },
