@@ -63,7 +63,14 @@ export async function startClickHouseForSignals(): Promise<ClickHouseForSignals>
     },
     async truncate() {
       for (const c of clients)
-        for (const table of ['span_store', 'metric_store', 'request_facts', 'request_extent'])
+        for (const table of [
+          'span_store',
+          'metric_store',
+          'request_facts',
+          'request_extent',
+          'span_newest',
+          'metric_newest',
+        ])
           await c.command({ query: `TRUNCATE TABLE ${CLICKHOUSE_DB}.${table}_local` });
     },
     async stop() {

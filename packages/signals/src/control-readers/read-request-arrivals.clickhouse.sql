@@ -34,6 +34,7 @@ FROM (
       AND end_ns > $from_ns
       AND end_ns <= $at_ns
       AND start_ns >= $facts_from_ns
+      AND intDiv(start_ns, 60000000000) BETWEEN intDiv($facts_from_ns, 60000000000) AND intDiv($at_ns, 60000000000)
   )
   ORDER BY pool, start_ns DESC, arrive_ns DESC, uncached_tokens DESC, ttft_ms DESC, e2e_ms DESC, queue_ms DESC
   LIMIT $max_per_pool BY pool

@@ -9,8 +9,10 @@ FROM (
   SELECT trace_id, uniqExact(span_id) AS n_spans
   FROM {{database}}.span_store
   WHERE start_ns > $from_ns - $margin_ns AND start_ns <= $to_ns + $margin_ns
+    AND intDiv(start_ns, 60000000000) BETWEEN intDiv($from_ns - $margin_ns, 60000000000) AND intDiv($to_ns + $margin_ns, 60000000000)
     AND trace_id GLOBAL IN (
       SELECT trace_id FROM {{database}}.span_store WHERE start_ns > $from_ns AND start_ns <= $to_ns
+        AND intDiv(start_ns, 60000000000) BETWEEN intDiv($from_ns, 60000000000) AND intDiv($to_ns, 60000000000)
     )
   GROUP BY trace_id
 )
@@ -18,6 +20,7 @@ GLOBAL ANY LEFT JOIN (
   SELECT trace_id, toUInt64(sum(span_count)) AS n_facts
   FROM {{database}}.request_facts FINAL
   WHERE deleted = 0 AND start_ns > $from_ns - 2 * $margin_ns AND start_ns <= $to_ns + $margin_ns
+    AND intDiv(start_ns, 60000000000) BETWEEN intDiv($from_ns - 2 * $margin_ns, 60000000000) AND intDiv($to_ns + $margin_ns, 60000000000)
   GROUP BY trace_id
 ) USING trace_id
 WHERE n_facts != n_spans

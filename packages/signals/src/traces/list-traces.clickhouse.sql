@@ -23,6 +23,7 @@ FROM (
   FROM {{database}}.request_facts FINAL
   WHERE deleted = 0 AND end_ns > $from_ns AND end_ns <= $to_ns
     AND start_ns >= $facts_from_ns AND start_ns <= $to_ns
+    AND intDiv(start_ns, 60000000000) BETWEEN intDiv($facts_from_ns, 60000000000) AND intDiv($to_ns, 60000000000)
 )
 WHERE ifNull(
     ($f_pool IS NULL OR pool = $f_pool)

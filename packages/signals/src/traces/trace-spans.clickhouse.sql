@@ -6,4 +6,5 @@ SELECT
   workflow_id, workflow_step, first_token_ns, attributes, resource, events, scope
 FROM {{database}}.span_store FINAL
 WHERE trace_id = $trace_id AND start_ns >= $lo_ns AND start_ns <= $hi_ns
+  AND intDiv(start_ns, 60000000000) BETWEEN intDiv($lo_ns, 60000000000) AND intDiv($hi_ns, 60000000000)
 ORDER BY start_ns, span_id

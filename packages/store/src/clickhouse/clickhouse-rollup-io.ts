@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { SPAN_COLUMNS, type SpanRow } from '@governor/otlp';
-import type { DescribedColumn } from './clickhouse-schema.ts';
+import { type DescribedColumn, MINUTE_NS } from './clickhouse-schema.ts';
 import { renderClickHouseParams } from './render-params.ts';
 import { FACTS_FROM_SQL, extentRows, factsFromNs } from './request-extent.ts';
 
@@ -55,7 +55,7 @@ export function createClickHouseRollupIo(
       const seen = new Set<string>();
       // span_store is sorted by the minute a span started: the range skips all other minutes.
       const within = range
-        ? ` AND start_ns >= ${int64(range.fromNs)} AND start_ns <= ${int64(range.toNs)}`
+        ? ` AND start_ns >= ${int64(range.fromNs)} AND start_ns <= ${int64(range.toNs)} AND ${minuteBetween(range.fromNs, range.toNs)}`
         : '';
       for (let i = 0; i < traceIds.length; i += CHUNK) {
         const ids = traceIds
@@ -111,9 +111,10 @@ export function createClickHouseRollupIo(
           .join(' OR ');
         const rows = await select<Record<string, unknown>>(
           `SELECT * FROM ${database}.request_facts
-           WHERE start_ns >= ${int64(loStartNs)} AND (trace_id, start_ns) IN (
+           WHERE start_ns >= ${int64(loStartNs)} AND ${minuteBetween(loStartNs, null)} AND (trace_id, start_ns) IN (
              SELECT trace_id, start_ns FROM ${database}.request_facts_local
-             WHERE start_ns >= ${int64(loStartNs)} AND end_ns >= ${int64(loEndNs)} AND (${where})
+             WHERE start_ns >= ${int64(loStartNs)} AND ${minuteBetween(loStartNs, null)}
+               AND end_ns >= ${int64(loEndNs)} AND (${where})
            )`,
         );
         for (const row of rows) {
@@ -162,6 +163,18 @@ export function createClickHouseRollupIo(
       });
     },
   };
+}
+
+/**
+ * The sort keys' first column (the minute of start_ns) bounded as start_ns is: ClickHouse 18.16
+ * skips parts and granules by a condition on the key's own expression, not on start_ns.
+ */
+function minuteBetween(fromNs: bigint, toNs: bigint | null): string {
+  const minute = (ns: bigint) => `intDiv(${int64(ns)}, ${MINUTE_NS})`;
+  const column = `intDiv(start_ns, ${MINUTE_NS})`;
+  return toNs === null
+    ? `${column} >= ${minute(fromNs)}`
+    : `${column} BETWEEN ${minute(fromNs)} AND ${minute(toNs)}`;
 }
 
 function int64(value: bigint): string {

@@ -70,6 +70,15 @@ function columnList(
     .join(',\n');
 }
 
+/**
+ * The newest event of each table, kept by a materialized view per shard (the largest end or time of
+ * every block inserted): the signals' watermark reads these few rows instead of a whole column.
+ */
+export const NEWEST_EVENT = [
+  { table: 'span_newest', source: 'span_store', column: 'end_ns' },
+  { table: 'metric_newest', source: 'metric_store', column: 'time_ns' },
+] as const;
+
 /** The statements that create the telemetry tables on one server (idempotent). */
 export function clickHouseSchemaStatements(options: ClickHouseSchemaOptions): string[] {
   const db = quoteIdentifier(options.database);
@@ -88,6 +97,15 @@ PARTITION BY ${DAY_OF_NS('time_ns')}
 ORDER BY (name, ${METRIC_SERIES}, time_ns)`,
     `CREATE TABLE IF NOT EXISTS ${db}.metric_store AS ${db}.metric_store_local
 ENGINE = Distributed(${cluster}, ${db}, metric_store_local, cityHash64(name, ${METRIC_SERIES}))`,
+    ...NEWEST_EVENT.flatMap(({ table, source, column }) => [
+      `CREATE TABLE IF NOT EXISTS ${db}.${table}_local (k UInt8, newest_ns Int64)
+ENGINE = ReplacingMergeTree(newest_ns)
+ORDER BY k`,
+      `CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.${table}_mv TO ${db}.${table}_local
+AS SELECT toUInt8(0) AS k, max(${column}) AS newest_ns FROM ${db}.${source}_local`,
+      `CREATE TABLE IF NOT EXISTS ${db}.${table} AS ${db}.${table}_local
+ENGINE = Distributed(${cluster}, ${db}, ${table}_local, rand())`,
+    ]),
   ];
 }
 

@@ -18,6 +18,7 @@ import { type ClickHouseReader, createClickHouseReader } from './clickhouse-read
 import { type ClickHouseRollupIo, createClickHouseRollupIo } from './clickhouse-rollup-io.ts';
 import {
   MINUTE_NS,
+  NEWEST_EVENT,
   clickHouseSchemaStatements,
   describeDuckDbTable,
   requestFactsStatements,
@@ -261,6 +262,13 @@ async function createTables(
     });
     return Number((await result.json<{ n: string }>())[0]?.n ?? 0);
   };
+  // Likewise the newest events, for tables that predate their views: per shard, from its own rows.
+  for (const { table, source, column } of NEWEST_EVENT)
+    if ((await count(table)) === 0 && (await count(source)) > 0)
+      for (const c of clients)
+        await c.command({
+          query: `INSERT INTO ${db}.${table}_local SELECT toUInt8(0), max(${column}) FROM ${db}.${source}_local HAVING count() > 0`,
+        });
   if ((await count('request_extent')) === 0 && (await count('request_facts')) > 0)
     await clients[0]!.command({
       query: `INSERT INTO ${db}.request_extent
