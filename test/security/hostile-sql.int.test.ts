@@ -24,8 +24,8 @@ beforeAll(async () => {
   // nice 10 (acks first), so while the suite's other worker is busy they get a small share of a core:
   // the list took 0.8 s alone here and over 6 s in a full CI run.
   t = await startGovernorUnderTest({ server: { sql_timeout_ms: 15_000 } });
-  exportDir = join(t.governor.store.dataDir, 'export');
-  dbFile = join(t.governor.store.dataDir, 'governor.duckdb');
+  exportDir = join(t.dataDir, 'export');
+  dbFile = join(t.dataDir, 'governor.duckdb');
   // Batch n is dated n seconds after the start, so the load's clock runs ahead of the wall clock:
   // start it 12 hours back, or the later batches would pass ingest.max_future_skew and be refused.
   load = startIngestLoad(t.url, {
