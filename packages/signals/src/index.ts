@@ -61,5 +61,5 @@ export type {
 export { renderSignalsMetrics } from './prometheus/render-signals-metrics.ts';
 export { startBackgroundRefresh } from './rollup/background-refresh.ts';
 export type { BackgroundRefresh } from './rollup/background-refresh.ts';
-export { repairClickHouseRollup } from './rollup/clickhouse-repair-sweep.ts';
-export type { RepairResult } from './rollup/clickhouse-repair-sweep.ts';
+export { createRepairSweep, repairClickHouseRollup } from './rollup/clickhouse-repair-sweep.ts';
+export type { RepairRange, RepairResult, RepairSweep } from './rollup/clickhouse-repair-sweep.ts';

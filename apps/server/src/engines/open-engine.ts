@@ -1,5 +1,5 @@
 import type { AlertStateOptions } from '@governor/alerts';
-import { type GovernorConfig, clickHouseStoreOf } from '@governor/conventions';
+import { type GovernorConfig, clickHouseStoreOf, maxRollupLagMs } from '@governor/conventions';
 import {
   type ControlRepository,
   type RollbackStore,
@@ -18,7 +18,7 @@ import {
   type Signals,
   createClickHouseRollup,
   createSignals,
-  repairClickHouseRollup,
+  createRepairSweep,
   startBackgroundRefresh,
   startClickHouseRollupLoop,
 } from '@governor/signals';
@@ -219,6 +219,11 @@ async function openClickHouseEngine(config: GovernorConfig, env: NodeJS.ProcessE
     startRepair(isLeader, onError) {
       let sweeping: Promise<void> | null = null;
       let wasLeader = false;
+      let again: NodeJS.Timeout | null = null;
+      // A live node rolls up within ingest.max_rollup_lag (then refuses exports): a trace still
+      // unrolled after that and two of its runs is the leader's to repair.
+      const settleMs = maxRollupLagMs(config.ingest) + 2 * CLICKHOUSE_ROLLUP_INTERVAL_MS;
+      const repair = createRepairSweep(store.reader, store.rollupIo, rollup, { settleMs });
       const sweep = async () => {
         const leader = isLeader();
         const tookOver = leader && !wasLeader;
@@ -227,29 +232,29 @@ async function openClickHouseEngine(config: GovernorConfig, env: NodeJS.ProcessE
         const newest = await signals.newestEventNs();
         if (newest === null) return;
         const fromNs = newest - (tookOver ? REPAIR_TAKEOVER_RANGE_NS : REPAIR_RANGE_NS);
-        // Pages of traces until a sweep finds fewer than a page (what it repaired no longer shows).
-        for (;;) {
-          const version = BigInt(Date.now()) * 1_000_000n;
-          const done = await repairClickHouseRollup(store.reader, store.rollupIo, rollup, {
-            fromNs,
-            toNs: newest,
-            maxTraces: REPAIR_MAX_TRACES,
-            version,
-          });
-          if (done.traces < REPAIR_MAX_TRACES) break;
-        }
+        const version = BigInt(Date.now()) * 1_000_000n;
+        const done = await repair.sweep({ fromNs, toNs: newest, maxTraces: REPAIR_MAX_TRACES }, version);
+        // Traces found unrolled now are looked at again once they have settled, not a whole
+        // interval later.
+        if (done.waiting > 0 && again === null)
+          again = setTimeout(() => {
+            again = null;
+            start();
+          }, settleMs + 100).unref();
       };
-      const timer = setInterval(() => {
+      const start = () => {
         sweeping ??= sweep()
           .catch(onError)
           .finally(() => {
             sweeping = null;
           });
-      }, REPAIR_INTERVAL_MS);
+      };
+      const timer = setInterval(start, REPAIR_INTERVAL_MS);
       timer.unref();
       return {
         async stop() {
           clearInterval(timer);
+          if (again) clearTimeout(again);
           await sweeping;
         },
       };

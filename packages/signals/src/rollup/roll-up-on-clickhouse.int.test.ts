@@ -26,7 +26,7 @@ import { type ClickHouseCluster, startClickHouseCluster } from '@governor/store/
 import { createTempStore, ingest, testConfig } from '../../test/store-harness.ts';
 import { createSignals } from '../create-signals.ts';
 import { atMs, chatRequest, traceExport, traceIdOf } from '../fixtures/trace-fixtures.ts';
-import { repairClickHouseRollup } from './clickhouse-repair-sweep.ts';
+import { repairClickHouseRollup, createRepairSweep } from './clickhouse-repair-sweep.ts';
 import { startClickHouseRollupLoop } from './clickhouse-rollup-loop.ts';
 import { createClickHouseRollup, rollUpOnClickHouse } from './roll-up-on-clickhouse.ts';
 
@@ -93,6 +93,20 @@ function exportsOf(prefix: string, steps: readonly number[]): DecodedTraceReques
       }).spans,
     ),
   );
+}
+
+/** What the leader's repair works with, and an embedded store to compare with; closed after the test. */
+async function leaderParts() {
+  const { store, close } = await createTempStore();
+  cleanups.push(close);
+  const io = createClickHouseRollupIo(client, DB, factColumns);
+  const reader = createClickHouseReader(client, { database: DB, readDeadlineMs: 10_000, factColumns });
+  const rollup = createClickHouseRollup(io, CONFIG);
+  cleanups.push(() => rollup.close());
+  const writer = createClickHouseWriter(client, DB);
+  const rowsOf = (batch: DecodedTraceRequest[]) =>
+    batch.flatMap((t) => normalizeTraceRequest(t, { classifier, aliases: {} }).rows);
+  return { store, io, reader, rollup, writer, rowsOf };
 }
 
 const REAL_SHAPES = (): DecodedTraceRequest[] => [
@@ -229,15 +243,7 @@ describe('the rollup onto ClickHouse', () => {
   });
 
   it('repairs what a node acknowledged but never rolled up (it died): the leader’s sweep finds those traces and only those', async () => {
-    const { store, close } = await createTempStore();
-    cleanups.push(close);
-    const io = createClickHouseRollupIo(client, DB, factColumns);
-    const reader = createClickHouseReader(client, { database: DB, readDeadlineMs: 10_000, factColumns });
-    const rollup = createClickHouseRollup(io, CONFIG);
-    cleanups.push(() => rollup.close());
-    const writer = createClickHouseWriter(client, DB);
-    const rowsOf = (batch: DecodedTraceRequest[]) =>
-      batch.flatMap((t) => normalizeTraceRequest(t, { classifier, aliases: {} }).rows);
+    const { store, io, reader, rollup, writer, rowsOf } = await leaderParts();
     // Node A rolled up its batch; node B acknowledged two and died before its rollup ran; then a
     // late span of one of A's traces reached B.
     const rolled = rowsOf([...exportsOf('a', [1, 2]), ...REAL_SHAPES()]);
@@ -264,5 +270,34 @@ describe('the rollup onto ClickHouse', () => {
     expect(comparable(await clickHouseFacts())).toEqual(comparable(expected));
     // Nothing left to repair: a second sweep finds no trace.
     expect((await repairClickHouseRollup(reader, io, rollup, { ...range, version: 3n })).traces).toBe(0);
+  });
+
+  it('leaves a live node’s traces to it: the leader’s sweep rolls up only what stayed unrolled past the settle time', async () => {
+    const { store, io, reader, rollup, writer, rowsOf } = await leaderParts();
+    // Node A's spans are rolled up; node B's wait for its next run; node C died with its own.
+    const rolled = rowsOf(exportsOf('a', [1, 2]));
+    const live = rowsOf(exportsOf('b', [1, 2]));
+    const dead = rowsOf(exportsOf('c', [1, 2, 3]));
+    for (const rows of [rolled, live, dead]) {
+      await store.writer.write(rows, []);
+      await writer.write(rows, []);
+    }
+    await rollup.rollUp(rolled, 1n);
+    await createSignals(store, CONFIG).refresh({ force: true });
+    let clockMs = 0;
+    const repair = createRepairSweep(reader, io, rollup, { settleMs: 20_000, now: () => clockMs });
+    const range = { fromNs: atMs(0), toNs: atMs(60_000), maxTraces: 2 };
+    const traces = (rows: SpanRow[]) => new Set(rows.map((s) => s.traceId)).size;
+
+    const first = await repair.sweep(range, 2n);
+    expect(first).toMatchObject({ traces: 0, waiting: traces(live) + traces(dead) });
+    clockMs += 19_999;
+    expect(await repair.sweep(range, 3n)).toMatchObject({ traces: 0 });
+    // Node B's run comes; then the settle time has passed for what is left: node C's traces.
+    await rollup.rollUp(live, 4n);
+    clockMs += 1;
+    expect(await repair.sweep(range, 5n)).toMatchObject({ traces: traces(dead), waiting: 0 });
+    expect(comparable(await clickHouseFacts())).toEqual(comparable(await embeddedFacts(store)));
+    expect(await repair.sweep(range, 6n)).toMatchObject({ traces: 0, waiting: 0 });
   });
 });

@@ -3,7 +3,8 @@
 -- reached it after its rollup moved on), for the leader's repair sweep (clickhouse-repair-sweep.ts).
 -- A trace's spans and its facts share a shard (both sharded by trace id); its spans are counted
 -- within $margin_ns of the range, the facts of requests starting from $margin_ns before it.
--- No facts: the LEFT JOIN's default 0 differs from any span count.
+-- No facts: the LEFT JOIN's default 0 differs from any span count. Pages by trace id ($after: the
+-- last of the previous page, '' for the first).
 SELECT trace_id
 FROM (
   SELECT trace_id, uniqExact(span_id) AS n_spans
@@ -23,6 +24,6 @@ GLOBAL ANY LEFT JOIN (
     AND intDiv(start_ns, 60000000000) BETWEEN intDiv($from_ns - 2 * $margin_ns, 60000000000) AND intDiv($to_ns + $margin_ns, 60000000000)
   GROUP BY trace_id
 ) USING trace_id
-WHERE n_facts != n_spans
+WHERE n_facts != n_spans AND trace_id > $after
 ORDER BY trace_id
 LIMIT $limit
