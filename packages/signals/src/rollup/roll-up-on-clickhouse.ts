@@ -59,7 +59,17 @@ export function createClickHouseRollup(io: ClickHouseRollupIo, config: GovernorC
   let scratch: Promise<Store> | null = null;
   let chain: Promise<unknown> = Promise.resolve();
   const open = () => {
-    scratch ??= createStore({ dataDir: ':memory:', threads: 1, backgroundNice: null, memoryLimit: '512MB' });
+    // In memory: no checkpoints. During one a write goes to the ingest stage, not span_store, and a
+    // run then read a span_store without the spans it had just written (seen once: "NOT NULL
+    // constraint failed: request_facts_state.last_rowid", the run retried).
+    scratch ??= createStore({
+      dataDir: ':memory:',
+      threads: 1,
+      backgroundNice: null,
+      memoryLimit: '512MB',
+      checkpointRows: Number.MAX_SAFE_INTEGER,
+      checkpointIntervalMs: Number.MAX_SAFE_INTEGER,
+    });
     return scratch;
   };
   return {
@@ -137,9 +147,11 @@ async function runOnce(
   if (known.length > 0) await preload(scratch, known);
   if (earlier.length > 0) {
     await scratch.writer.write(earlier, []);
+    await scratch.writer.whenMoved();
     await scratch.execute(MARK_REFRESHED_SQL);
   }
   await scratch.writer.write(newSpans, []);
+  await scratch.writer.whenMoved();
   const t2 = performance.now();
   await createSignals(scratch, config).refresh({ force: true });
   const rows = await scratch.rollup.query<FactsRow>('SELECT * FROM rollup.main.request_facts');
