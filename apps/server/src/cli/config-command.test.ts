@@ -157,6 +157,14 @@ describe('governor config token / hash-token', () => {
     expect(r.out).toContain('scopes: [read, operate]');
     expect((await run(['hash-token', token])).out.trim()).toBe(sha256Hex(token));
   });
+
+  it('never makes a token a command line would read as an option', async () => {
+    // One in 64 base64url tokens started with '-' (hash-token then failed: unknown option).
+    for (let i = 0; i < 600; i++) {
+      const token = /\n {2}(\S+)\n/.exec((await run(['token', '--name', 'ci'])).out)?.[1] ?? '-';
+      expect(token.startsWith('-'), token).toBe(false);
+    }
+  });
 });
 
 describe('loadConfig', () => {

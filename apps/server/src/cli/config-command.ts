@@ -91,7 +91,7 @@ function makeToken(args: ParsedArgs, out: (text: string) => void, err: (text: st
     err(`unknown scope ${bad.join(', ')}; use ingest, read, operate or admin, joined by +\n`);
     return 2;
   }
-  const token = randomBytes(32).toString('base64url');
+  const token = newToken();
   out(
     `token (give it to the client; Governor keeps only its hash):\n  ${token}\n\n` +
       `config entry:\nauth:\n  tokens:\n    - name: ${name}\n      token_sha256: ${sha256Hex(token)}\n      scopes: [${scopes.join(', ')}]\n\n` +
@@ -117,4 +117,15 @@ async function hashToken(
   }
   out(`${sha256Hex(value)}\n`);
   return 0;
+}
+
+/**
+ * 32 random bytes as base64url, drawn again when it would start with '-': a command line reads such
+ * a token as an option (`governor config hash-token -R…` failed: unknown option -R).
+ */
+function newToken(): string {
+  for (;;) {
+    const token = randomBytes(32).toString('base64url');
+    if (!token.startsWith('-')) return token;
+  }
 }
