@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, request as httpRequest } from 'node:http';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { quantileContOfSorted } from '@governor/conventions';
@@ -11,7 +11,7 @@ import {
 } from '@governor/store/testing';
 import { stringify } from 'yaml';
 import { type BatchSource, createBatchSource } from './create-batch-source.ts';
-import { waitForRollup } from './run-ingest-bench.ts';
+import { postProtobuf, waitForRollup } from './run-ingest-bench.ts';
 import { machineBusyCpuMs, peakRssBytes, processCpuMs, requireServers } from './scale-out-engines.ts';
 import { IDLE_SOCKET_TIMEOUT_MS } from './soak-run.ts';
 import { type GovernorProcess, spawnGovernorProcess } from './spawn-governor-process.ts';
@@ -255,32 +255,7 @@ async function runSide(side: SideOptions): Promise<SideResult> {
   );
   const targets = nodes.map((n) => new URL('/v1/traces', n.url));
   const token = process.env.GOVERNOR_TOKEN;
-  const send = (node: number, body: Buffer) =>
-    new Promise<{ status: number; retryAfterS: number }>((resolve, reject) => {
-      const req = httpRequest(
-        targets[node]!,
-        {
-          method: 'POST',
-          agent: agents[node]!,
-          headers: {
-            'content-type': 'application/x-protobuf',
-            'content-length': body.length,
-            ...(token ? { authorization: `Bearer ${token}` } : {}),
-          },
-        },
-        (res) => {
-          res.resume();
-          res.on('end', () =>
-            resolve({
-              status: res.statusCode ?? 0,
-              retryAfterS: Number(res.headers['retry-after'] ?? 1) || 1,
-            }),
-          );
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
+  const send = (node: number, body: Buffer) => postProtobuf(targets[node]!, agents[node]!, token, body);
   // Batch i to node i mod N: a batch is whole traces, as the loadbalancing exporter routes them.
   const nodeOf = (index: number) => index % nodes.length;
   const peakRss = nodes.map(() => 0);

@@ -208,32 +208,7 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
       timeout: IDLE_SOCKET_TIMEOUT_MS,
     });
     const token = process.env.GOVERNOR_TOKEN;
-    const send = (body: Buffer) =>
-      new Promise<{ status: number; retryAfterS: number }>((resolve, reject) => {
-        const req = httpRequest(
-          target,
-          {
-            method: 'POST',
-            agent,
-            headers: {
-              'content-type': 'application/x-protobuf',
-              'content-length': body.length,
-              ...(token ? { authorization: `Bearer ${token}` } : {}),
-            },
-          },
-          (res) => {
-            res.resume();
-            res.on('end', () =>
-              resolve({
-                status: res.statusCode ?? 0,
-                retryAfterS: Number(res.headers['retry-after'] ?? 1) || 1,
-              }),
-            );
-          },
-        );
-        req.on('error', reject);
-        req.end(body);
-      });
+    const send = (body: Buffer) => postProtobuf(target, agent, token, body);
 
     // Warm-up (JIT, connections, appenders), not counted.
     const warmup = Math.min(options.clients * 4, 40);
@@ -478,4 +453,35 @@ function stageFigures(
 
 function fmt(n: number): string {
   return Math.round(n).toLocaleString('en-US');
+}
+
+/** POSTs an OTLP/protobuf body: the status and the Retry-After (s, 1 when absent) it answered. */
+export function postProtobuf(
+  target: string | URL,
+  agent: Agent,
+  token: string | undefined,
+  body: Buffer,
+): Promise<{ status: number; retryAfterS: number }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      target,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/x-protobuf',
+          'content-length': body.length,
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, retryAfterS: Number(res.headers['retry-after'] ?? 1) || 1 }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
 }

@@ -48,6 +48,7 @@ import {
   startPostgres,
   expectClose,
 } from '@governor/store/testing';
+import { RECORDS_T0_NS, auditEntry, scaleRecord } from '@governor/control/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { stringify } from 'yaml';
@@ -69,7 +70,7 @@ const PG_ENV = 'MIGRATE_TEST_POSTGRES_URL';
 /** Ten seconds before midnight UTC: the traffic crosses a day, so ClickHouse holds two partitions. */
 const T0_MS = Date.UTC(2025, 5, 1, 23, 59, 50);
 const T0_NS = BigInt(T0_MS) * 1_000_000n;
-const T = 1_765_000_000_000_000_000n;
+const T = RECORDS_T0_NS;
 const REPO = resolve(import.meta.dirname, '../../../..');
 const classifier = createHopClassifier();
 
@@ -115,63 +116,6 @@ const ALERT_TABLES = [
 ] as const;
 const CLICKHOUSE_TABLES = ['span_store', 'metric_store', 'request_facts'] as const;
 const POSTGRES_TABLES = ['control_recommendations', 'control_audit', 'control_policies', ...ALERT_TABLES];
-
-function scaleRecord(
-  id: string,
-  minute: number,
-  over: Partial<RecommendationRecord> = {},
-): RecommendationRecord {
-  return {
-    id,
-    kind: 'scale',
-    action: { from: 2, to: 3 },
-    previousAction: null,
-    target: { pool: 'llama-8b-h100' },
-    targetKey: 'pool=llama-8b-h100',
-    direction: 'increase',
-    reason: 'TTFT p95 2.4 s over the 2 s SLO; queueing is 71 % of it',
-    evidence: [{ signal: 'ttft_p95_ms', value: 2400, threshold: 2000, window: '5m' }],
-    expectedImpact: {
-      summary: '2 → 3 replicas',
-      ttftP95Ms: { from: 2400, to: 1300 },
-    } as RecommendationRecord['expectedImpact'],
-    confidence: 0.83,
-    state: 'proposed',
-    policy: null,
-    gate: 'approval',
-    scopePools: ['llama-8b-h100'],
-    cause: null,
-    createdNs: T + BigInt(minute) * 60_000_000_000n,
-    updatedNs: T + BigInt(minute) * 60_000_000_000n,
-    appliedNs: null,
-    verifiedNs: null,
-    baseline: null,
-    actionId: null,
-    verification: null,
-    hold: {
-      rule: 'no_reversal_in_cooldown',
-      why: 'a scale-in of this pool was applied 2 minutes ago',
-    } as RecommendationRecord['hold'],
-    ...over,
-  } as RecommendationRecord;
-}
-
-function auditEntry(id: string, recommendationId: string, minute: number): AuditEntry {
-  return {
-    id,
-    atNs: T + BigInt(minute) * 60_000_000_000n + 123n,
-    recordedAtMs: 1_765_000_000_000 + minute * 60_000,
-    recommendationId,
-    actionId: null,
-    kind: 'scale',
-    target: { pool: 'llama-8b-h100' },
-    decision: 'proposed',
-    actor: 'governor',
-    reason: 'TTFT over the SLO',
-    result: 'ok',
-    details: { confidence: 0.83, gate: 'approval' },
-  } as AuditEntry;
-}
 
 /** Runs the command in-process; stdout and stderr as text. */
 async function migrate(

@@ -11,6 +11,7 @@ import {
   createPostgresRepository,
   migratePostgresControlState,
 } from '@governor/control';
+import { auditEntry, scaleRecord } from '@governor/control/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControlTimeReset, resetControlTime, resetPostgresControlTime } from './reset-control-time.ts';
 
@@ -28,50 +29,11 @@ const BOUND = NOW + 5n * MIN; // now + the accepted skew
 const FUTURE = 4_102_444_800_000_000_000n; // 2100-01-01
 
 function recommendation(id: string, times: Partial<RecommendationRecord>): RecommendationRecord {
-  return {
-    id,
-    kind: 'scale',
-    action: { from: 2, to: 3 },
-    previousAction: null,
-    target: { pool: 'llama-8b-h100' },
-    targetKey: 'pool=llama-8b-h100',
-    direction: 'increase',
-    reason: 'TTFT p95 2.4 s over the 2 s SLO',
-    evidence: [],
-    expectedImpact: { summary: '2 → 3 replicas' },
-    confidence: 0.8,
-    state: 'proposed',
-    policy: null,
-    gate: 'approval',
-    scopePools: ['llama-8b-h100'],
-    cause: null,
-    createdNs: PAST,
-    updatedNs: PAST,
-    appliedNs: null,
-    verifiedNs: null,
-    baseline: null,
-    actionId: null,
-    verification: null,
-    hold: null,
-    ...times,
-  } as RecommendationRecord;
+  return scaleRecord(id, 0, { createdNs: PAST, updatedNs: PAST, hold: null, ...times });
 }
 
 function audit(id: string, atNs: bigint): AuditEntry {
-  return {
-    id,
-    atNs,
-    recordedAtMs: 1_767_225_600_000,
-    recommendationId: 'proposed-in-2100',
-    actionId: null,
-    kind: 'scale',
-    target: { pool: 'llama-8b-h100' },
-    decision: 'proposed',
-    actor: 'governor',
-    reason: 'TTFT over the SLO',
-    result: 'ok',
-    details: { confidence: 0.8, gate: 'approval' },
-  } as AuditEntry;
+  return { ...auditEntry(id, 'proposed-in-2100', 0), atNs, recordedAtMs: 1_767_225_600_000 };
 }
 
 interface Db {

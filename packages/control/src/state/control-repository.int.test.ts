@@ -5,73 +5,16 @@ import { type Store, createStore } from '@governor/store';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PostgresServer, startPostgres } from '@governor/store/testing';
-import type { AuditEntry } from '../engine/audit-entry.ts';
 import type { RecommendationRecord } from '../engine/control-types.ts';
 import type { ControlRepository } from './control-repository.ts';
 import { createDuckDbRepository } from './create-duckdb-repository.ts';
 import { createPostgresRepository, migratePostgresControlState } from './create-postgres-repository.ts';
+import { RECORDS_T0_NS, auditEntry, scaleRecord } from '../../test/records.ts';
 
 // One suite, both databases: what a Governor node saves of its recommendations, audit log and
 // policies reads back the same from DuckDB (one node) and from PostgreSQL (nodes sharing it).
 
-const T = 1_765_000_000_000_000_000n;
-
-function scaleRecord(
-  id: string,
-  minute: number,
-  over: Partial<RecommendationRecord> = {},
-): RecommendationRecord {
-  return {
-    id,
-    kind: 'scale',
-    action: { from: 2, to: 3 },
-    previousAction: null,
-    target: { pool: 'llama-8b-h100' },
-    targetKey: 'pool=llama-8b-h100',
-    direction: 'increase',
-    reason: 'TTFT p95 2.4 s over the 2 s SLO; queueing is 71 % of it',
-    evidence: [{ signal: 'ttft_p95_ms', value: 2400, threshold: 2000, window: '5m' }],
-    expectedImpact: {
-      summary: '2 → 3 replicas',
-      ttftP95Ms: { from: 2400, to: 1300 },
-    } as RecommendationRecord['expectedImpact'],
-    confidence: 0.83,
-    state: 'proposed',
-    policy: null,
-    gate: 'approval',
-    scopePools: ['llama-8b-h100'],
-    cause: null,
-    createdNs: T + BigInt(minute) * 60_000_000_000n,
-    updatedNs: T + BigInt(minute) * 60_000_000_000n,
-    appliedNs: null,
-    verifiedNs: null,
-    baseline: null,
-    actionId: null,
-    verification: null,
-    hold: {
-      rule: 'no_reversal_in_cooldown',
-      why: 'a scale-in of this pool was applied 2 minutes ago',
-    } as RecommendationRecord['hold'],
-    ...over,
-  } as RecommendationRecord;
-}
-
-function auditEntry(id: string, recommendationId: string, minute: number): AuditEntry {
-  return {
-    id,
-    atNs: T + BigInt(minute) * 60_000_000_000n,
-    recordedAtMs: 1_765_000_000_000 + minute * 60_000,
-    recommendationId,
-    actionId: null,
-    kind: 'scale',
-    target: { pool: 'llama-8b-h100' },
-    decision: 'proposed',
-    actor: 'governor',
-    reason: 'TTFT over the SLO',
-    result: 'ok',
-    details: { confidence: 0.83, gate: 'approval' },
-  } as AuditEntry;
-}
+const T = RECORDS_T0_NS;
 
 interface Engine {
   name: string;
