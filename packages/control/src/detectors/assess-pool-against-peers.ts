@@ -1,12 +1,13 @@
 import type { PoolView } from '../observe-fleet.ts';
 import { type DetectContext, evidence, isCircuitOpen } from './detect-context.ts';
 import {
-  minJudgedRequests,
+  MIN_JUDGED_SAMPLE,
   readEngineSlowdown,
   readFaultRate,
   readSpeed,
   round,
   summarizeScope,
+  MIN_P95_SAMPLE,
 } from './pool-signals.ts';
 import type { Evidence, SignalGroup } from '@governor/conventions';
 import { faultTest } from '../health/pool-health.ts';
@@ -50,7 +51,7 @@ export function assessPoolAgainstPeers(
   servingModel: PoolView[],
 ): PoolAssessment {
   const { tuning } = ctx;
-  const minSample = minJudgedRequests(tuning);
+  const minSample = MIN_JUDGED_SAMPLE;
   const g = pool.fast;
   const requests = g?.requests ?? 0;
   const peers = servingModel.filter(
@@ -213,7 +214,7 @@ export function describeEvidence(ctx: DetectContext, a: PoolAssessment): Evidenc
     evidence(`engineBusyVsWork{pool=${pool}}`, a.engineSlowdown, tuning.latencyOutlierRatio, w),
     evidence(`engineBusyVsWork{peers of ${pool}}`, a.peerEngineSlowdown, tuning.peerNormalRatio, w),
     evidence(`loadPerReplicaVsBaseline{pool=${pool}}`, a.loadRatio, tuning.latencyMaxLoadRatio, w),
-    evidence(`requests{pool=${pool}}`, a.requests, tuning.minRequests, w),
+    evidence(`requests{pool=${pool}}`, a.requests, MIN_P95_SAMPLE, w),
   ];
 }
 

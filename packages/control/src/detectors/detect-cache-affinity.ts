@@ -13,6 +13,7 @@ import {
   readQueueShare,
   round,
   scoreConfidence,
+  MIN_P95_SAMPLE,
 } from './pool-signals.ts';
 
 // Cache-miss-bound prefill (TTFT mostly prefill, not queueing, and a prefix-cache hit rate well below
@@ -27,9 +28,7 @@ export function detectCacheAffinity(ctx: DetectContext, skipModels: ReadonlySet<
     if (pools.length < 2 || skipModels.has(model)) continue;
     const usable = pools.filter(
       (p) =>
-        !ctx.suspects.has(p.pool) &&
-        !isCircuitOpen(ctx, p.pool) &&
-        (p.fast?.requests ?? 0) >= tuning.minRequests,
+        !ctx.suspects.has(p.pool) && !isCircuitOpen(ctx, p.pool) && (p.fast?.requests ?? 0) >= MIN_P95_SAMPLE,
     );
     if (usable.length < 2) continue;
     const missBound = usable.filter((p) => {
@@ -103,7 +102,7 @@ export function detectCacheAffinity(ctx: DetectContext, skipModels: ReadonlySet<
         confidence: scoreConfidence(
           (keeper.fast!.cacheHitRate! - hit - 0.2) * 2,
           pool.fast!.requests,
-          tuning.minRequests,
+          MIN_P95_SAMPLE,
         ),
         scopePools: pools.map((p) => p.pool),
         cause: 'resource',

@@ -8,7 +8,13 @@ import {
   normalizeWeights,
   readWeights,
 } from './detect-context.ts';
-import { readLoad, readUncontendedMsPerToken, round, scoreConfidence } from './pool-signals.ts';
+import {
+  readLoad,
+  readUncontendedMsPerToken,
+  round,
+  scoreConfidence,
+  MIN_P95_SAMPLE,
+} from './pool-signals.ts';
 
 // The objective is cost per successful task under the SLO (packages/control/README.md). Among healthy pools serving
 // the same model, one that prefills a prompt token for clearly less money (its uncontended ms per
@@ -47,7 +53,7 @@ export function detectCostEfficiency(ctx: DetectContext, skipModels: ReadonlySet
     for (const p of pools) {
       const learning = ctx.state.learning.get(p.pool);
       const floor = readUncontendedMsPerToken(learning, tuning);
-      if (floor === null || p.gpuHourUsd === null || (p.main?.requests ?? 0) < tuning.minRequests) continue;
+      if (floor === null || p.gpuHourUsd === null || (p.main?.requests ?? 0) < MIN_P95_SAMPLE) continue;
       const load = readLoad(p, learning, tuning);
       costs.push({
         pool: p,
@@ -76,7 +82,7 @@ export function detectCostEfficiency(ctx: DetectContext, skipModels: ReadonlySet
     const confidence = scoreConfidence(
       (1 / tuning.efficiencyRatio - 1 / ratio) * 2,
       Math.min(cheapest.pool.main?.requests ?? 0, dearest.pool.main?.requests ?? 0),
-      tuning.minRequests,
+      MIN_P95_SAMPLE,
     );
     out.push({
       kind: 'shift_traffic',

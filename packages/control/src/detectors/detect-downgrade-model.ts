@@ -1,7 +1,7 @@
 import type { Candidate } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
 import { type DetectContext, evidence, groupByModel } from './detect-context.ts';
-import { round, scoreConfidence } from './pool-signals.ts';
+import { round, scoreConfidence, MIN_P95_SAMPLE } from './pool-signals.ts';
 import { type ModelPressure, readModelPressure } from './read-model-pressure.ts';
 import { scaleUpUtilization } from '../objective/operating-bounds.ts';
 
@@ -32,7 +32,7 @@ export function detectDowngradeModel(ctx: DetectContext): Candidate[] {
     // Governor itself is turning them away at the gateway.
     const shedding = ctx.state.actuated.shed[`model=${model}`] !== undefined;
     const poolFailing = pressure.requests > 0 ? (pressure.poolErrorRate ?? 0) : failing;
-    const unavailable = !shedding && demandRequests >= tuning.minRequests && poolFailing >= 0.5;
+    const unavailable = !shedding && demandRequests >= MIN_P95_SAMPLE && poolFailing >= 0.5;
     const current = ctx.state.actuated.downgrade[model] ?? null;
     const currentFraction = current?.fraction ?? 0;
 
@@ -95,7 +95,7 @@ export function detectDowngradeModel(ctx: DetectContext): Candidate[] {
         confidence: scoreConfidence(
           unavailable ? 0.8 : (pressure.queueShare ?? 0) - tuning.queueBoundShare,
           Math.max(pressure.requests, demandRequests),
-          tuning.minRequests,
+          MIN_P95_SAMPLE,
         ),
         scopePools: [...pools.map((p) => p.pool), ...to.pools],
       });
@@ -130,7 +130,7 @@ export function detectDowngradeModel(ctx: DetectContext): Candidate[] {
           summary: `Tasks get the model they asked for again while ${model} stays within the SLO.`,
           fraction: { from: current.fraction, to: fraction },
         },
-        confidence: scoreConfidence(0.4, pressure.requests, tuning.minRequests),
+        confidence: scoreConfidence(0.4, pressure.requests, MIN_P95_SAMPLE),
         scopePools: pools.map((p) => p.pool),
       });
     }

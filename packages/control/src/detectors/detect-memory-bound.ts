@@ -7,7 +7,13 @@ import {
   normalizeWeights,
   readWeights,
 } from './detect-context.ts';
-import { estimateUtilization, readQueueShare, round, scoreConfidence } from './pool-signals.ts';
+import {
+  estimateUtilization,
+  readQueueShare,
+  round,
+  scoreConfidence,
+  MIN_P95_SAMPLE,
+} from './pool-signals.ts';
 
 // A memory-bound pool (KV cache full long before compute: memory_util / compute_util > 1.2) is not
 // helped by more of the same replicas as much as by a pool with more HBM headroom (packages/control/README.md):
@@ -21,7 +27,7 @@ export function detectMemoryBound(ctx: DetectContext, skipModels: ReadonlySet<st
     if (pools.length < 2 || skipModels.has(model)) continue;
     for (const pool of pools) {
       const g = pool.fast;
-      if (!g || g.requests < tuning.minRequests || ctx.suspects.has(pool.pool)) continue;
+      if (!g || g.requests < MIN_P95_SAMPLE || ctx.suspects.has(pool.pool)) continue;
       const ratio = g.utilizationRatio;
       const memory = g.memoryUtil;
       if (ratio === null || memory === null || ratio < tuning.memoryBoundRatio || memory < 0.8) continue;
@@ -87,7 +93,7 @@ export function detectMemoryBound(ctx: DetectContext, skipModels: ReadonlySet<st
         confidence: scoreConfidence(
           (ratio - tuning.memoryBoundRatio) / tuning.memoryBoundRatio + (memory - 0.8) * 2,
           g.requests,
-          tuning.minRequests,
+          MIN_P95_SAMPLE,
         ),
         scopePools: pools.map((p) => p.pool),
         cause: 'resource',

@@ -9,7 +9,7 @@ import {
   readWeights,
 } from './detect-context.ts';
 import { planPeerCapacity } from './plan-peer-capacity.ts';
-import { readLoad, round, scoreConfidence, summarizeScope } from './pool-signals.ts';
+import { readLoad, round, scoreConfidence, summarizeScope, MIN_P95_SAMPLE } from './pool-signals.ts';
 import {
   type PoolAssessment,
   assessPoolAgainstPeers,
@@ -107,7 +107,7 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
     // pool is plainly broken.
     const confidence = Math.min(
       streak >= 2 || errorRate >= tuning.circuitBreakErrorRate ? 1 : tuning.firstSightConfidence,
-      scoreConfidence(margin, worst.requests, tuning.minRequests),
+      scoreConfidence(margin, worst.requests, MIN_P95_SAMPLE),
     );
     const scopePools = pools.map((p) => p.pool);
     const modelScope = summarizeScope(pools, 'fast');
@@ -240,7 +240,7 @@ function reportSlowGpu(
       scoreConfidence(
         (factor - tuning.latencyOutlierRatio) / tuning.latencyOutlierRatio + 0.3,
         worst.requests,
-        tuning.minRequests,
+        MIN_P95_SAMPLE,
       ),
     ),
     scopePools: pools.map((p) => p.pool),

@@ -1,6 +1,6 @@
 import type { Candidate } from '../engine/control-types.ts';
 import { type DetectContext, evidence } from './detect-context.ts';
-import { readLoad, round, scoreConfidence, summarizeScope } from './pool-signals.ts';
+import { readLoad, round, scoreConfidence, summarizeScope, MIN_P95_SAMPLE } from './pool-signals.ts';
 import { errorBudget } from '../objective/operating-bounds.ts';
 
 // Retries that pile onto a struggling fleet (a retry storm) cost GPU time and earn nothing: cap
@@ -46,7 +46,7 @@ export function detectRetryBudget(ctx: DetectContext): Candidate[] {
   const budget = errorBudget(ctx.control);
   const pressure = readRetryPressure(ctx);
   const { requests, retryRatio, errorRate } = pressure;
-  if (requests < tuning.minRequests) return [];
+  if (requests < MIN_P95_SAMPLE) return [];
   // Pools the load presses: their TTFT is queue-bound, or their requests already fail for want of
   // capacity (timeouts, rejections) — a pool whose backlog times requests out completes few of them,
   // so its queueing hardly shows in the TTFT of the ones that finish.
@@ -84,7 +84,7 @@ export function detectRetryBudget(ctx: DetectContext): Candidate[] {
         confidence: scoreConfidence(
           ((retryRatio ?? 0) - tuning.retryRatioHigh) / tuning.retryRatioHigh,
           requests,
-          tuning.minRequests,
+          MIN_P95_SAMPLE,
         ),
         scopePools: ctx.obs.pools.map((p) => p.pool),
       },
@@ -104,7 +104,7 @@ export function detectRetryBudget(ctx: DetectContext): Candidate[] {
           summary: 'Transient errors are retried again without loading the fleet.',
           errorRate: { from: round(errorRate ?? 0), to: round(errorRate ?? 0) },
         },
-        confidence: scoreConfidence(0.4, requests, tuning.minRequests),
+        confidence: scoreConfidence(0.4, requests, MIN_P95_SAMPLE),
         scopePools: ctx.obs.pools.map((p) => p.pool),
       },
     ];

@@ -1,6 +1,6 @@
 import type { Candidate } from '../engine/control-types.ts';
 import { type DetectContext, evidence, groupByModel } from './detect-context.ts';
-import { isFailing, round, scoreConfidence } from './pool-signals.ts';
+import { isFailing, round, scoreConfidence, MIN_P95_SAMPLE } from './pool-signals.ts';
 import { errorBudget } from '../objective/operating-bounds.ts';
 import { readModelPressure } from './read-model-pressure.ts';
 
@@ -96,7 +96,7 @@ export function detectShedLoad(ctx: DetectContext, skipModels: ReadonlySet<strin
             tuning.queueBoundShare +
             (slo.ttft_ms && pressure.ttftP95Ms ? pressure.ttftP95Ms / slo.ttft_ms - 1 : 0),
           pressure.requests,
-          tuning.minRequests,
+          MIN_P95_SAMPLE,
         ),
         scopePools: pressure.pools.map((p) => p.pool),
       });
@@ -139,7 +139,7 @@ export function detectShedLoad(ctx: DetectContext, skipModels: ReadonlySet<strin
             to: projected === null ? null : round(projected, 2),
           },
         },
-        confidence: scoreConfidence(0.4, pressure.requests, tuning.minRequests),
+        confidence: scoreConfidence(0.4, pressure.requests, MIN_P95_SAMPLE),
         scopePools: pressure.pools.map((p) => p.pool),
       });
     }

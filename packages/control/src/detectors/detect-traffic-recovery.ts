@@ -12,7 +12,7 @@ import {
 import { assessPoolAgainstPeers } from './assess-pool-against-peers.ts';
 import { readScaleReadiness } from './scale-readiness.ts';
 import { planPeerCapacity } from './plan-peer-capacity.ts';
-import { minJudgedRequests, round, scoreConfidence } from './pool-signals.ts';
+import { MIN_JUDGED_SAMPLE, round, scoreConfidence, MIN_P95_SAMPLE } from './pool-signals.ts';
 import { errorBudget } from '../objective/operating-bounds.ts';
 
 // After traffic was taken away from a pool, give it back step by step once it looks healthy again:
@@ -41,7 +41,7 @@ export function detectTrafficRecovery(ctx: DetectContext): Candidate[] {
     const original = baseline[pool]!;
     const current = weights[pool] ?? 0;
     const assessment = assessPoolAgainstPeers(ctx, candidate, pools);
-    const minSample = minJudgedRequests(tuning);
+    const minSample = MIN_JUDGED_SAMPLE;
     const hasTraffic = assessment.requests >= minSample;
     const target = hasTraffic
       ? Math.min(original, Math.max(2 * current, current + 0.25 * original))
@@ -56,7 +56,7 @@ export function detectTrafficRecovery(ctx: DetectContext): Candidate[] {
       next[p.pool] = Math.max(0, (weights[p.pool] ?? 0) - moved * share);
     }
     const action = { weights: normalizeWeights(next) };
-    const confidence = scoreConfidence(0.5, tuning.minRequests * 2, tuning.minRequests);
+    const confidence = scoreConfidence(0.5, MIN_P95_SAMPLE * 2, MIN_P95_SAMPLE);
     out.push({
       kind: 'shift_traffic',
       target: { model, pool },

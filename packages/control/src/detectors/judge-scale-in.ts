@@ -5,7 +5,14 @@ import { type DetectContext, evidence, isCircuitOpen, isRecovering, readMemory }
 import { isRetryStorming } from './detect-retry-budget.ts';
 import type { ControlTuning } from '../engine/control-tuning.ts';
 import { secondsToNs } from '../time.ts';
-import { isDark, isQueueNegligible, readQueueShare, round, scoreConfidence } from './pool-signals.ts';
+import {
+  isDark,
+  isQueueNegligible,
+  readQueueShare,
+  round,
+  scoreConfidence,
+  MIN_P95_SAMPLE,
+} from './pool-signals.ts';
 import { type ScaleInputs, hourlyCost } from './scale-inputs.ts';
 import { type ReplayedScaleIn, replayScaleIn } from './replay-scale-in.ts';
 import { errorBudget } from '../objective/operating-bounds.ts';
@@ -45,7 +52,7 @@ export function judgeScaleIn(
         summary: `Idle replicas stop costing money; nothing is served by ${pool.pool} now.`,
         costUsdPerHour: { from: hourlyCost(s, replicas), to: hourlyCost(s, floor) },
       },
-      confidence: scoreConfidence(0.6, tuning.minRequests * 4, tuning.minRequests),
+      confidence: scoreConfidence(0.6, MIN_P95_SAMPLE * 4, MIN_P95_SAMPLE),
       scopePools: [pool.pool],
     };
   }
@@ -53,7 +60,7 @@ export function judgeScaleIn(
   const main = pool.main;
   if (!main) return null;
   if (isPeerScalingIn(ctx, pool, planned)) return null;
-  if (main.requests < tuning.minRequests) return judgeSparseScaleIn(ctx, s, floor);
+  if (main.requests < MIN_P95_SAMPLE) return judgeSparseScaleIn(ctx, s, floor);
   const mainTtftP95 = main.ttftMs.p95;
   const mainQueueShare = readQueueShare(main);
   // Scale-in changes load, not a prompt's own prefill time: the pool must be steady (prefill at its
@@ -118,7 +125,7 @@ export function judgeScaleIn(
       confidence: scoreConfidence(
         (target - utilAtMinusOne) / target + (util.basis === 'learned_capacity' ? 0.2 : 0),
         main.requests,
-        tuning.minRequests,
+        MIN_P95_SAMPLE,
       ),
     };
   }
@@ -151,7 +158,7 @@ export function judgeScaleIn(
         confidence: scoreConfidence(
           (calmRate - perReplicaAfter) / calmRate + 0.2,
           main.requests,
-          tuning.minRequests,
+          MIN_P95_SAMPLE,
         ),
       };
     }
@@ -206,7 +213,7 @@ export function judgeScaleIn(
     confidence: scoreConfidence(
       Math.max(insideBy ?? 0, idleBy ?? 0) * 2 + 0.2,
       main.requests,
-      tuning.minRequests,
+      MIN_P95_SAMPLE,
     ),
   };
 }
@@ -242,7 +249,7 @@ function judgeScaleInByModel(
     confidence: scoreConfidence(
       (share - target) / Math.max(1e-3, 1 - target),
       replay.outlook.requests,
-      ctx.tuning.minRequests,
+      MIN_P95_SAMPLE,
     ),
   };
 }
@@ -321,7 +328,7 @@ function judgeSparseScaleIn(ctx: DetectContext, s: ScaleInputs, floor: number): 
     direction: 'decrease',
     reason: `Pool ${pool.pool} served only ${main.requests} request${main.requests === 1 ? '' : 's'} in the last ${windowLabel}, too few to judge its latency, at ${round(s.ratePerS / replicas, 3)} requests/s per replica; it has served ${round(calmRate, 2)} per replica without queueing or contention, so ${to} replica${to === 1 ? '' : 's'} would each carry ${round(perReplicaAfter, 3)} (${replicas} → ${to}).`,
     evidence: [
-      evidence(`requests{pool=${pool.pool}}`, main.requests, tuning.minRequests, windowLabel),
+      evidence(`requests{pool=${pool.pool}}`, main.requests, MIN_P95_SAMPLE, windowLabel),
       evidence(`requestsPerSPerReplicaAfter{pool=${pool.pool}}`, perReplicaAfter, calmRate, windowLabel),
       evidence(`errorRate{pool=${pool.pool}}`, main.errorRate, errorBudget(ctx.control), windowLabel),
     ],
@@ -330,7 +337,7 @@ function judgeSparseScaleIn(ctx: DetectContext, s: ScaleInputs, floor: number): 
       requestsPerSPerReplica: { from: round(s.ratePerS / replicas, 3), to: round(perReplicaAfter, 3) },
       costUsdPerHour: { from: hourlyCost(s, replicas), to: hourlyCost(s, to) },
     },
-    confidence: scoreConfidence((calmRate - perReplicaAfter) / calmRate, main.requests, tuning.minRequests),
+    confidence: scoreConfidence((calmRate - perReplicaAfter) / calmRate, main.requests, MIN_P95_SAMPLE),
     scopePools: [pool.pool],
   };
 }

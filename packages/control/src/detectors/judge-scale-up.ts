@@ -8,7 +8,13 @@ import {
   isWithinCooldown,
   readMemory,
 } from './detect-context.ts';
-import { minJudgedRequests, readUncontendedMsPerToken, round, scoreConfidence } from './pool-signals.ts';
+import {
+  MIN_JUDGED_SAMPLE,
+  readUncontendedMsPerToken,
+  round,
+  scoreConfidence,
+  MIN_P95_SAMPLE,
+} from './pool-signals.ts';
 import { type ScaleInputs, hourlyCost } from './scale-inputs.ts';
 import { scaleUpUtilization } from '../objective/operating-bounds.ts';
 
@@ -20,7 +26,7 @@ export function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | nu
   const { pool, replicas, util, load, sloMs } = s;
   const fast = pool.fast;
   const ttftP95 = fast?.ttftMs.p95 ?? null;
-  const enoughSample = (fast?.requests ?? 0) >= minJudgedRequests(tuning);
+  const enoughSample = (fast?.requests ?? 0) >= MIN_JUDGED_SAMPLE;
   const faulty =
     ctx.suspects.has(pool.pool) ||
     isCircuitOpen(ctx, pool.pool) ||
@@ -60,7 +66,7 @@ export function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | nu
     load.queueShare !== null ? load.queueShare - tuning.queueBoundShare : 0,
     load.contention !== null ? (load.contention - tuning.contentionRatio) / tuning.contentionRatio : 0,
   );
-  const confidence = scoreConfidence(margin, fast?.requests ?? 0, tuning.minRequests);
+  const confidence = scoreConfidence(margin, fast?.requests ?? 0, MIN_P95_SAMPLE);
   return {
     kind: 'scale',
     target: { pool: pool.pool },
@@ -127,7 +133,7 @@ function weighScaleUp(
   const { goodPerS, costPerHour } = fleet;
   // The pool's goodput as it is now (short window, when it holds enough requests), so a sudden
   // overload counts; its rate over the control window, as the fleet's (readFleetGoodRate).
-  const recent = fast !== null && fast.requests >= ctx.tuning.minRequests && fast.goodput !== null;
+  const recent = fast !== null && fast.requests >= MIN_P95_SAMPLE && fast.goodput !== null;
   const goodput = recent ? fast.goodput : (main?.goodput ?? null);
   const ratePerS = s.pool.mainRatePerS;
   if (goodput === null || s.costPerReplicaHour === null || costPerHour <= 0) {
@@ -177,7 +183,7 @@ function weighScaleUp(
 function readReachableShare(ctx: DetectContext, s: ScaleInputs): number | null {
   const msPerToken = readUncontendedMsPerToken(s.learning, ctx.tuning);
   const arrivals = s.pool.arrivals;
-  if (s.sloMs === null || msPerToken === null || arrivals.length < ctx.tuning.minRequests) return null;
+  if (s.sloMs === null || msPerToken === null || arrivals.length < MIN_P95_SAMPLE) return null;
   let within = 0;
   for (const a of arrivals) if (a.uncachedTokens * msPerToken <= s.sloMs) within += 1;
   return within / arrivals.length;

@@ -8,6 +8,13 @@ import type { FleetObservation, PoolView } from '../observe-fleet.ts';
 // Readings every policy shares: how much of TTFT is queueing, how busy a pool is, how a scope is doing.
 
 /**
+ * Requests a pool needs in a window before its signals are judged: the SLO and every latency the
+ * loop reads are p95s, and a p95 says more than "the slowest request" only once one request in
+ * 1 ÷ (1 − 0.95) = 20 lies above it. A fact of the statistic, not a setting.
+ */
+export const MIN_P95_SAMPLE = 20;
+
+/**
  * Share of TTFT spent queueing (0–1): the larger of the queue hop's mean share of TTFT and p95 queue
  * time over p95 TTFT — a queue that only the slow tail meets still makes the tail queue-bound.
  */
@@ -251,10 +258,12 @@ export function readEngineSlowdown(
   return expected === null ? null : work.busyMs / expected;
 }
 
-/** Requests a pool needs in the short window to be judged against its peers or its own history. */
-export function minJudgedRequests(tuning: ControlTuning): number {
-  return Math.max(5, Math.floor(tuning.minRequests / 2));
-}
+/**
+ * Requests a pool needs in the short window to be compared with its peers or its own history: half
+ * the p95 sample, since a comparison's test weighs its sample size itself (its standard error) where
+ * an estimate on its own cannot.
+ */
+export const MIN_JUDGED_SAMPLE = MIN_P95_SAMPLE / 2;
 
 /**
  * No replica serving while it has some (none ready, or none reporting while its peers' do): the router

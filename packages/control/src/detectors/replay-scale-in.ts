@@ -1,6 +1,6 @@
 import { type DetectContext, evidence } from './detect-context.ts';
 import { type ReplayOutlook, replayAtReplicas } from './replay-prefill-queue.ts';
-import { readFaultRate, readUncontendedMsPerToken } from './pool-signals.ts';
+import { readFaultRate, readUncontendedMsPerToken, MIN_P95_SAMPLE } from './pool-signals.ts';
 import { planScale } from '../objective/plan-scale.ts';
 import type { ScaleInputs } from './scale-inputs.ts';
 
@@ -27,7 +27,7 @@ export function replayScaleIn(ctx: DetectContext, s: ScaleInputs, to: number): R
   const unchecked = { to, outlook: null, note: '', evidence: [] };
   const msPerToken = readUncontendedMsPerToken(s.learning, ctx.tuning);
   const sloMs = s.sloMs;
-  if (sloMs === null || msPerToken === null || s.pool.arrivals.length < tuning.minRequests) return unchecked;
+  if (sloMs === null || msPerToken === null || s.pool.arrivals.length < MIN_P95_SAMPLE) return unchecked;
   // Waits only grow as replicas go: the fewest replicas that hold the SLO are found by bisection.
   const holds = (n: number): ReplayOutlook | null => {
     const outlook = replayAtReplicas(s.pool.arrivals, {

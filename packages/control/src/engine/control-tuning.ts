@@ -3,8 +3,6 @@
 // objective (src/model, src/objective; packages/control/README.md).
 
 export interface ControlTuning {
-  /** Requests a pool needs in the short window before its signals are judged. */
-  minRequests: number;
   /**
    * How sure a test of a pool against its peers must be before the pool counts as faulty: the
    * one-sided significance (0.99 ≈ z 2.58) of the two-proportion test of its fault share against
@@ -86,7 +84,6 @@ export interface ControlTuning {
 }
 
 export const DEFAULT_TUNING: ControlTuning = {
-  minRequests: 20,
   evidenceLevel: 0.99,
   circuitBreakErrorRate: 0.25,
   latencyOutlierRatio: 2,

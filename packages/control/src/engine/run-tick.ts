@@ -1,4 +1,5 @@
 import { SpanStatusCode, trace } from '@opentelemetry/api';
+import { MIN_P95_SAMPLE } from '../detectors/pool-signals.ts';
 import type { ControlAction, PolicyConfig, Recommendation } from '@governor/conventions';
 import type {
   EngineWorkReader,
@@ -121,7 +122,7 @@ async function runTick(
     readPrefillSpeed: readers.readPrefillSpeed,
     readEngineWork: readers.readEngineWork,
     readRequestArrivals: readers.readRequestArrivals,
-    minFastRequests: tuning.minRequests,
+    minFastRequests: MIN_P95_SAMPLE,
   });
   sinks.observed(obs);
   noteExternalScaling(control, s, obs, atNs);

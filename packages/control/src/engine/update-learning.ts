@@ -4,6 +4,7 @@ import {
   readEngineSlowdown,
   readLoad,
   readSpeed,
+  MIN_P95_SAMPLE,
 } from '../detectors/pool-signals.ts';
 import { decayWeight } from '../model/forgetting.ts';
 import type { FleetObservation } from '../observe-fleet.ts';
@@ -82,7 +83,7 @@ export function updateLearning(
     ) {
       learning.engineFit = addEngineWindow(learning.engineFit, work, tuning.engineFitMemoryWindows);
     }
-    if (!g || g.requests < tuning.minRequests || suspects.has(pool.pool)) {
+    if (!g || g.requests < MIN_P95_SAMPLE || suspects.has(pool.pool)) {
       state.learning.set(pool.pool, learning);
       continue;
     }

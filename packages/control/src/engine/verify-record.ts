@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { DetectContext } from '../detectors/detect-context.ts';
 import { assessPoolAgainstPeers } from '../detectors/assess-pool-against-peers.ts';
 import { readScaleReadiness } from '../detectors/scale-readiness.ts';
-import { minJudgedRequests, summarizeScope } from '../detectors/pool-signals.ts';
+import { MIN_JUDGED_SAMPLE, summarizeScope, MIN_P95_SAMPLE } from '../detectors/pool-signals.ts';
 import { nsToIso, secondsToNs } from '../time.ts';
 import { applyToActuated } from './apply-to-actuated.ts';
 import { observedShares, rememberAction } from './apply-record.ts';
@@ -47,7 +47,7 @@ function isModelShiftedSince(s: ControlState, rec: RecommendationRecord): boolea
 /** Whether the pool serves enough requests in the short window to be judged against its peers. */
 function isAssessable(ctx: DetectContext, poolName: string): boolean {
   const pool = ctx.obs.pools.find((p) => p.pool === poolName);
-  return (pool?.fast?.requests ?? 0) >= minJudgedRequests(ctx.tuning);
+  return (pool?.fast?.requests ?? 0) >= MIN_JUDGED_SAMPLE;
 }
 
 /** Verifies or rolls back an applied recommendation whose wait is over; otherwise leaves it open. */
@@ -59,7 +59,7 @@ export function verifyRecord(
   rec: RecommendationRecord,
   atNs: bigint,
 ): void {
-  const { control, config, tuning } = settings;
+  const { control, config } = settings;
   const waitS = Math.max(control.verify_after_s, control.cooldown_s);
   // A rollback reverses the action: never at or inside the cooldown.
   if (rec.appliedNs === null || atNs - rec.appliedNs <= secondsToNs(waitS)) return;
@@ -105,7 +105,7 @@ export function verifyRecord(
           before,
           after,
           config.slo,
-          tuning.minRequests,
+          MIN_P95_SAMPLE,
           // The baseline is the short window when the action was applied (a quiet pool's control
           // window, which reads its rate high: no load rise then), the judgement the control window.
           before.requests > 0
