@@ -11,6 +11,7 @@ import {
   summarizeFindings,
 } from './control-bench.ts';
 import { formatControlBenchReport, runBenchControlCommand } from './control-bench-command.ts';
+import { UsageError } from '../cli/parse-args.ts';
 
 const findings = (f: Partial<GovernorFindings>): GovernorFindings => ({ ...emptyFindings(), ...f });
 const scenario = (name: string, governor: GovernorFindings): ScenarioResult => ({
@@ -162,6 +163,15 @@ describe('bench control arguments', () => {
     expect(written.join('')).toMatch(
       /^unknown workload "mooncake"; use azure-conv, azure-code, mooncake-conversation, burstgpt-1, burstgpt-3, agentic-coding\nusage: governor bench control /,
     );
+  });
+
+  it('a duration without a unit is a usage error naming the flag, before anything runs', async () => {
+    await expect(runBenchControlCommand({ positional: [], flags: { duration: '15' } })).rejects.toThrow(
+      /^--duration: invalid duration "15": expected a number with a unit/,
+    );
+    await expect(
+      runBenchControlCommand({ positional: [], flags: { duration: '15' } }),
+    ).rejects.toBeInstanceOf(UsageError);
   });
 });
 

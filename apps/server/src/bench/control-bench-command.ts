@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { parseDurationMs } from '@governor/conventions';
 import { type ScenarioName, type WorkloadName, isScenarioName } from '@governor/simulator';
 import { formatTable } from '../cli/format-table.ts';
-import { type ParsedArgs, flagString } from '../cli/parse-args.ts';
+import { type ParsedArgs, UsageError, flagString } from '../cli/parse-args.ts';
 import { type ControlBenchReport, type ScenarioResult, runControlBench } from './control-bench.ts';
 import {
   BENCH_SCENARIOS,
@@ -58,7 +58,12 @@ export function parseBenchControlRuns(args: ParsedArgs): { runs: BenchRun[] } | 
 
 export async function runBenchControlCommand(args: ParsedArgs): Promise<number> {
   const quick = args.flags.quick === true;
-  const durationMs = parseDurationMs(flagString(args, 'duration') ?? (quick ? '15m' : '20m'));
+  let durationMs: number;
+  try {
+    durationMs = parseDurationMs(flagString(args, 'duration') ?? (quick ? '15m' : '20m'));
+  } catch (error) {
+    throw new UsageError(`--duration: ${(error as Error).message}`, 'governor bench control --help');
+  }
   const parsed = parseBenchControlRuns(args);
   if ('error' in parsed) {
     process.stderr.write(`${parsed.error}\nusage: ${BENCH_CONTROL_USAGE}\n`);
