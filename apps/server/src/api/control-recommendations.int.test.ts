@@ -278,22 +278,34 @@ describe('recommendations from telemetry', () => {
     return a100Calm;
   }
 
-  test('traffic waits to move onto a peer that cannot grow inside its scale-in cooldown and has no room', async () => {
-    const a100Calm = await probeA100Down();
-    // Then H100 fails a fifth of its requests. On two replicas A100 already carries as much per
-    // replica as it ever has calmly: the half of H100's share that would move has nowhere to go.
-    const [tick] = await runTicks(
-      g!,
-      [
-        { ...h100, errorRate: 0.2 },
-        { ...a100Calm, replicas: 2 },
-      ],
-      330_000,
-      360_000,
-    );
-    const shift = find(tick!.recommendations, 'shift_traffic', 'h100-east')[0]!;
-    expect(shift.reason).toMatch(/once they have room/);
-    expect(shift.confidence).toBeLessThanOrEqual(0.4);
+  test("traffic moves at once onto a peer inside its scale-in cooldown only when the peer's model says it carries it", async () => {
+    // After A100's scale-in, H100 fails a fifth of its requests; A100 cannot grow inside its
+    // cooldown, so half of H100's share (about 1 request/s) would move onto A100's two replicas.
+    const shiftWith = async (a100Now: Partial<PoolTraffic>) => {
+      const a100Calm = await probeA100Down();
+      const [tick] = await runTicks(
+        g!,
+        [
+          { ...h100, errorRate: 0.2 },
+          { ...a100Calm, ...a100Now, replicas: 2 },
+        ],
+        330_000,
+        360_000,
+      );
+      await g!.close();
+      g = null;
+      return find(tick!.recommendations, 'shift_traffic', 'h100-east')[0]!;
+    };
+    // Its short prompts (0.4 s of prefill each at 1.5 requests/s on two replicas) replayed at the
+    // added load stay within the SLO: the traffic moves now.
+    const roomy = await shiftWith({});
+    expect(roomy.reason).not.toMatch(/once they have room/);
+    expect(roomy.confidence).toBeGreaterThan(0.4);
+    // Prompts of 2,400 tokens (0.96 s of prefill each) keep its replicas 72 % busy already; replayed
+    // at the added load they queue past the SLO: the shift waits for room, or a human.
+    const full = await shiftWith({ inputTokens: 2400 });
+    expect(full.reason).toMatch(/once they have room/);
+    expect(full.confidence).toBeLessThanOrEqual(0.4);
   });
 
   test('a pool that lost replicas keeps its part of the ready capacity when its peer cannot grow', async () => {

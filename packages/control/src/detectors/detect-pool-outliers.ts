@@ -162,7 +162,7 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
     // many timeouts — and the peers' new replicas take minutes to start.
     const modelRate = pools.reduce((sum, p) => sum + Math.max(p.fastRatePerS, p.mainRatePerS), 0);
     const noRoom =
-      !peersFull && !broken && peersLackRoom(ctx, peers, moved * modelRate, capacityShare === null);
+      !peersFull && !broken && peersLackRoom(ctx, peers, moved * modelRate, capacityShare === null, weights);
     const waits = peersFull || noRoom;
     const why = peersFull
       ? ' once they have room: they are load-bound themselves, so this waits for a human or for their new capacity'

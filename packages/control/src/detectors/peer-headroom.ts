@@ -1,12 +1,15 @@
 import type { PoolView } from '../observe-fleet.ts';
 import { type DetectContext, isWithinCooldown, normalizeWeights, readMemory } from './detect-context.ts';
 import { learnedCapacity } from './pool-signals.ts';
+import { carriesMore } from '../objective/carries-more.ts';
+import { readPoolModel } from './read-pool-model.ts';
 
 // Whether the peers of a faulty pool have the room to take its traffic, and the weights that move it.
 
 /**
- * The peers cannot carry `movedRatePerS` more now: their spare requests/s at the target utilization of
- * the capacity they showed while saturated (serving replicas) add up to less — the cautious estimate,
+ * The peers cannot carry `movedRatePerS` more now. Where every peer can be modelled, their models
+ * say (peersCarryByModel): each must carry its part within the objective. Otherwise by capacities:
+ * their spare requests/s at the target utilization of the capacity they showed while saturated (serving replicas) add up to less — the cautious estimate,
  * as for a scale-in: load moved onto them that they cannot carry breaks their SLO until it is rolled
  * back. A peer whose scale-in is still inside its cooldown cannot grow before it ends (that would be
  * a reversal): it counts only the replicas it kept and, without a learned capacity and with
@@ -19,7 +22,10 @@ export function peersLackRoom(
   peers: readonly PoolView[],
   movedRatePerS: number,
   calmBound: boolean,
+  weights: Readonly<Record<string, number>>,
 ): boolean {
+  const byModel = peersCarryByModel(ctx, peers, movedRatePerS, weights);
+  if (byModel !== null) return !byModel;
   let spare = 0;
   for (const p of peers) {
     const learning = ctx.state.learning.get(p.pool);
@@ -36,6 +42,34 @@ export function peersLackRoom(
     spare += Math.max(0, replicas * perReplica - rate);
   }
   return spare < movedRatePerS;
+}
+
+/**
+ * Whether each peer carries its part of `movedRatePerS` (the parts moveShare gives them: in
+ * proportion to their weights) within the objective, by its model (objective/carries-more.ts) on the
+ * replicas it serves with now; null when a peer cannot be modelled, and the capacities decide.
+ */
+function peersCarryByModel(
+  ctx: DetectContext,
+  peers: readonly PoolView[],
+  movedRatePerS: number,
+  weights: Readonly<Record<string, number>>,
+): boolean | null {
+  const total = peers.reduce((sum, p) => sum + (weights[p.pool] ?? 0), 0);
+  let all = true;
+  for (const p of peers) {
+    const model = readPoolModel(ctx, p);
+    if (!model || !(p.mainRatePerS > 0)) return null;
+    const part = movedRatePerS * (total > 0 ? (weights[p.pool] ?? 0) / total : 1 / peers.length);
+    const outlook = carriesMore(
+      model,
+      readyKeptReplicas(ctx, p),
+      (p.mainRatePerS + part) / p.mainRatePerS,
+      ctx.control.slo_attainment_target,
+    );
+    all &&= outlook.carries;
+  }
+  return all;
 }
 
 /**

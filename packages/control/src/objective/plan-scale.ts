@@ -41,16 +41,30 @@ export interface ScalePlan {
   loadFactor: number;
 }
 
-/** Null when there is nothing to model (no requests, no SLO, no rate). */
-export function planScale(i: ScalePlanInputs): ScalePlan | null {
+export type PoolModelInputs = Pick<
+  ScalePlanInputs,
+  | 'arrivals'
+  | 'replicas'
+  | 'mainRatePerS'
+  | 'msPerToken'
+  | 'sloMs'
+  | 'e2eSloMs'
+  | 'successShare'
+  | 'usdPerReplicaHour'
+>;
+
+/**
+ * The pool's model from its recent requests, replayed at the rate the pool really receives (a sample
+ * of head-sampled or capped traces is packed closer); null when there is nothing to model (no
+ * requests, no SLO, no rate).
+ */
+export function modelPool(i: PoolModelInputs): PoolModel | null {
   const sampleRate = arrivalRatePerS(i.arrivals);
   if (sampleRate === null || i.mainRatePerS <= 0) return null;
-  // A sample of head-sampled traces (or a capped one) replays at the rate the pool really receives.
-  const sampleScale = Math.max(1, i.mainRatePerS / sampleRate);
-  const model = createPoolModel({
+  return createPoolModel({
     arrivals: i.arrivals,
     replicas: i.replicas,
-    sampleScale,
+    sampleScale: Math.max(1, i.mainRatePerS / sampleRate),
     ratePerS: i.mainRatePerS,
     msPerToken: i.msPerToken,
     sloMs: i.sloMs,
@@ -58,6 +72,11 @@ export function planScale(i: ScalePlanInputs): ScalePlan | null {
     successShare: i.successShare,
     usdPerReplicaHour: i.usdPerReplicaHour,
   });
+}
+
+/** Null when there is nothing to model (no requests, no SLO, no rate). */
+export function planScale(i: ScalePlanInputs): ScalePlan | null {
+  const model = modelPool(i);
   if (!model) return null;
   const forecast = forecastLoad(
     {
