@@ -345,6 +345,36 @@ describe('recommendations from telemetry', () => {
     expect(find(tick!.recommendations, 'scale').filter((r) => r.action.to > r.action.from)).toEqual([]);
   });
 
+  test('a shed class is readmitted once the pools carry it again, and no pool of the model is scaled in before', async () => {
+    const priorities: [number, number][] = [
+      [0, 0.3],
+      [1, 0.3],
+      [2, 0.4],
+    ];
+    g = await startTestGovernor({
+      pools: TEST_POOLS.map((p) => ({ ...p, max_replicas: 2 })),
+      policies: [{ name: 'auto', auto_apply: true, min_confidence: 0 }],
+    });
+    await runTicks(g, both({ priorities }), 0, WARM_UP_MS);
+    const overloaded = { queueMs: 3000, priorities, errorRate: 0.1, failureOutcome: 'timeout' as const };
+    const [storm] = await runTicks(g, both(overloaded), WARM_UP_MS, WARM_UP_MS + 30_000);
+    expect(find(storm!.recommendations, 'shed_load')[0]).toMatchObject({
+      action: { minPriority: 1 },
+      state: 'applied',
+    });
+    // The overload is over: the pools serve their calm traffic again, far inside the SLO. Lifting the
+    // shed reverses it, so it waits for the cooldown (300 s).
+    const calm = await runTicks(g, both({ priorities }), WARM_UP_MS + 30_000, WARM_UP_MS + 480_000);
+    const liftAt = calm.findIndex((t) =>
+      find(t.recommendations, 'shed_load').some(
+        (r) => r.action.minPriority === null && r.state === 'applied',
+      ),
+    );
+    expect(liftAt, 'the shed class readmitted').toBeGreaterThanOrEqual(0);
+    const beforeLift = calm.slice(0, liftAt + 1).flatMap((t) => t.recommendations);
+    expect(find(beforeLift, 'scale').filter((r) => r.action.to < r.action.from)).toEqual([]);
+  });
+
   test('a few stray errors on a model with little traffic shed nothing', async () => {
     const priorities: [number, number][] = [
       [0, 0.5],

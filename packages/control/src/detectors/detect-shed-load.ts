@@ -3,6 +3,9 @@ import { type DetectContext, evidence, groupByModel } from './detect-context.ts'
 import { isFailing, round, scoreConfidence, MIN_P95_SAMPLE } from './pool-signals.ts';
 import { errorBudget } from '../objective/operating-bounds.ts';
 import { readModelPressure } from './read-model-pressure.ts';
+import { carriesMore } from '../objective/carries-more.ts';
+import type { PoolView } from '../observe-fleet.ts';
+import { readPoolModel } from './read-pool-model.ts';
 
 // Workflow-aware admission: when a model's pools are queue-bound past the SLO and more capacity is not
 // here yet (replicas still cold, or every pool at max_replicas), turn away NEW tasks of the lowest
@@ -103,8 +106,7 @@ export function detectShedLoad(ctx: DetectContext, skipModels: ReadonlySet<strin
       continue;
     }
 
-    if (current !== null && pressure.relaxed && !pressure.capacityPending) {
-      // Readmitting the next class down must keep the pools under the target utilization.
+    if (current !== null && !pressure.capacityPending && !failing) {
       const lower = levels.filter((l) => l < current);
       const next = lower.length > 0 ? lower[lower.length - 1]! : null;
       const readmitRate = rateOf(next) - admittedRate;
@@ -112,7 +114,13 @@ export function detectShedLoad(ctx: DetectContext, skipModels: ReadonlySet<strin
         pressure.utilization === null || admittedRate <= 0
           ? null
           : (pressure.utilization * (admittedRate + Math.max(0, readmitRate))) / admittedRate;
-      if (projected !== null && projected > control.target_utilization) continue;
+      // Readmit the next class down once the pools carry it within the objective: by their models
+      // (each pool's recent requests replayed at the admitted load plus the readmitted share), or,
+      // where a pool cannot be modelled, comfortably inside the SLO and under the target utilization.
+      const byModel = poolsCarry(ctx, pressure.pools, admittedRate, readmitRate);
+      const readmit =
+        byModel ?? (pressure.relaxed && (projected === null || projected <= control.target_utilization));
+      if (!readmit) continue;
       const lifted = next === null || next <= (levels[0] ?? 0) ? null : next;
       out.push({
         kind: 'shed_load',
@@ -145,4 +153,27 @@ export function detectShedLoad(ctx: DetectContext, skipModels: ReadonlySet<strin
     }
   }
   return out;
+}
+
+/**
+ * Whether every pool serving the model carries `readmitRatePerS` more, spread over them as the load
+ * they carry now (objective/carries-more.ts); null when one cannot be modelled.
+ */
+function poolsCarry(
+  ctx: DetectContext,
+  pools: readonly PoolView[],
+  admittedRatePerS: number,
+  readmitRatePerS: number,
+): boolean | null {
+  if (!(admittedRatePerS > 0) || pools.length === 0) return null;
+  const loadFactor = 1 + Math.max(0, readmitRatePerS) / admittedRatePerS;
+  for (const p of pools) {
+    // A pool that carries none of the model's traffic now is given none of what comes back.
+    if (!(p.mainRatePerS > 0)) continue;
+    const model = readPoolModel(ctx, p);
+    if (!model) return null;
+    const replicas = p.replicas ?? ctx.state.actuated.replicas[p.pool] ?? model.observation.replicas;
+    if (!carriesMore(model, replicas, loadFactor, ctx.control.slo_attainment_target).carries) return false;
+  }
+  return true;
 }

@@ -60,6 +60,9 @@ export function judgeScaleIn(
   const main = pool.main;
   if (!main) return null;
   if (isPeerScalingIn(ctx, pool, planned)) return null;
+  // A model that turns tasks away has no capacity to spare: its pools keep their replicas until the
+  // shed classes are readmitted (detect-shed-load.ts).
+  if (pool.model !== null && ctx.state.actuated.shed[`model=${pool.model}`] !== undefined) return null;
   if (main.requests < MIN_P95_SAMPLE) return judgeSparseScaleIn(ctx, s, floor);
   const mainTtftP95 = main.ttftMs.p95;
   const mainQueueShare = readQueueShare(main);
