@@ -32,6 +32,9 @@ const errors: unknown[] = [];
 beforeAll(async () => {
   postgres = await startPostgres();
   pool = new pg.Pool({ connectionString: postgres.url, max: 4 });
+  // An idle client whose server goes away (PostgreSQL stopping at teardown) reports it on the pool;
+  // without a listener that is an uncaught exception of the whole run.
+  pool.on('error', () => undefined);
   await migratePostgresControlState(pool);
   server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];

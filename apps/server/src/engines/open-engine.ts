@@ -156,6 +156,10 @@ async function openClickHouseEngine(config: GovernorConfig, env: NodeJS.ProcessE
       `store.engine is clickhouse but ${postgres.url_env} (store.postgres.url_env) is not set: set it to the PostgreSQL connection string (postgres://user:password@host:5432/governor) the nodes share`,
     );
   const pool = new pg.Pool({ connectionString: postgresUrl, max: 8 });
+  // An idle client whose server went away (a PostgreSQL restart or failover) is reported on the pool,
+  // which drops it; the next query connects again and reports its own error. Without a listener the
+  // event would be an uncaught exception that stops the node.
+  pool.on('error', () => undefined);
   try {
     await migratePostgresControlState(pool);
     await migratePostgresAlertState(pool);
