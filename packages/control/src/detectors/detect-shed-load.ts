@@ -172,7 +172,7 @@ function poolsCarry(
     if (!(p.mainRatePerS > 0)) continue;
     const model = readPoolModel(ctx, p);
     if (!model) return null;
-    const replicas = p.replicas ?? ctx.state.actuated.replicas[p.pool] ?? model.observation.replicas;
+    const replicas = model.observation.replicas;
     if (!carriesMore(model, replicas, loadFactor, ctx.control.slo_attainment_target).carries) return false;
   }
   return true;

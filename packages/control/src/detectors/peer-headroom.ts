@@ -9,8 +9,8 @@ import { readPoolModel } from './read-pool-model.ts';
 /**
  * The peers cannot carry `movedRatePerS` more now. Where every peer can be modelled, their models
  * say (peersCarryByModel): each must carry its part within the objective. Otherwise by capacities:
- * their spare requests/s at the target utilization of the capacity they showed while saturated (serving replicas) add up to less — the cautious estimate,
- * as for a scale-in: load moved onto them that they cannot carry breaks their SLO until it is rolled
+ * their spare requests/s at the target utilization of the capacity they showed while saturated
+ * (serving replicas) add up to less — the cautious estimate, as for a scale-in: load moved onto them that they cannot carry breaks their SLO until it is rolled
  * back. A peer whose scale-in is still inside its cooldown cannot grow before it ends (that would be
  * a reversal): it counts only the replicas it kept and, without a learned capacity and with
  * `calmBound`, the load per replica it has carried calmly. (Not for a pool that lost replicas: its

@@ -12,7 +12,7 @@ import type { FleetObservation, PoolView } from '../observe-fleet.ts';
  * loop reads are p95s, and a p95 says more than "the slowest request" only once one request in
  * 1 ÷ (1 − 0.95) = 20 lies above it. A fact of the statistic, not a setting.
  */
-export const MIN_P95_SAMPLE = 20;
+export const MIN_P95_SAMPLE = Math.round(1 / (1 - 0.95));
 
 /**
  * Share of TTFT spent queueing (0–1): the larger of the queue hop's mean share of TTFT and p95 queue
