@@ -44,6 +44,7 @@ export function scaleRecord(
       rule: 'no_reversal_in_cooldown',
       why: 'a scale-in of this pool was applied 2 minutes ago',
     } as RecommendationRecord['hold'],
+    waits: 'seen for one tick only, so it is auto-applied once it persists',
     ...over,
   } as RecommendationRecord;
 }

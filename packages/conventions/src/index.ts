@@ -51,7 +51,14 @@ export {
   DEFAULT_BURN_RATE_WINDOWS,
 } from './config/alerts-config.ts';
 export type { ThresholdOp, AlertEventSource, ReceiverType } from './config/alerts-config.ts';
-export { GROUP_DIMENSIONS, ATTRIBUTION_HOP_KEYS, MAX_SIGNAL_GROUPS } from './api/signals.ts';
+export {
+  GROUP_DIMENSIONS,
+  ATTRIBUTION_HOP_KEYS,
+  MAX_SIGNAL_GROUPS,
+  UTILIZATION_BOUNDS,
+  classifyUtilizationRatio,
+} from './api/signals.ts';
+export type { UtilizationBound } from './api/signals.ts';
 export { SIGNAL_PATHS, isSignalPath } from './api/signal-paths.ts';
 export type {
   Percentiles,

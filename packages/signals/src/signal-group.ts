@@ -1,5 +1,6 @@
 import { ATTRIBUTION_HOP_KEYS } from '@governor/conventions';
 import type {
+  UtilizationBound,
   GroupDimension,
   HopLatency,
   Percentiles,
@@ -11,8 +12,8 @@ import type {
 export const HOP_KEYS = ATTRIBUTION_HOP_KEYS;
 export type HopKey = (typeof HOP_KEYS)[number];
 
-/** memory-bound when utilizationRatio > 1.2, compute-bound when < 0.8 (docs/sql.md). */
-export type UtilizationBound = 'memory' | 'compute' | 'balanced';
+/** Which way utilizationRatio leans (UTILIZATION_BOUNDS in @governor/conventions, docs/sql.md). */
+export type { UtilizationBound } from '@governor/conventions';
 
 /** A SignalGroup plus the supporting figures Governor computes alongside it. */
 export interface SignalGroupDetail extends SignalGroup {

@@ -1,15 +1,13 @@
-import type { SignalGroup } from '@governor/conventions';
+import { type SignalGroup, classifyUtilizationRatio } from '@governor/conventions';
 import { readBootstrap } from './bootstrap.ts';
 
-// Labels an operator reads at a glance. Thresholds for the utilization ratio are docs/sql.md's.
+// Labels an operator reads at a glance. The utilization ratio's bounds are UTILIZATION_BOUNDS (docs/sql.md).
 
 export type BoundLabel = 'memory-bound' | 'compute-bound' | 'balanced' | null;
 
 export function classifyUtilization(ratio: number | null | undefined): BoundLabel {
-  if (ratio === null || ratio === undefined || !Number.isFinite(ratio)) return null;
-  if (ratio > 1.2) return 'memory-bound';
-  if (ratio < 0.8) return 'compute-bound';
-  return 'balanced';
+  const bound = classifyUtilizationRatio(ratio);
+  return bound === null ? null : bound === 'balanced' ? 'balanced' : `${bound}-bound`;
 }
 
 export interface Slo {

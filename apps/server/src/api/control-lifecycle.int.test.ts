@@ -424,6 +424,29 @@ describe('GET /api/events', () => {
   });
 });
 
+describe('a first sighting', () => {
+  test('an outlier seen for one tick waits for the next before a policy that asks for confidence applies it', async () => {
+    g = await startTestGovernor({
+      policies: [
+        { name: 'routing', match: { kind: ['shift_traffic'] }, auto_apply: true, min_confidence: 0.3 },
+      ],
+    });
+    await runTicks(g, [h100, a100], 0, WARM_UP_MS);
+    // A100 fails one request in eight: past the error budget, not broken enough for a breaker.
+    const failing = { ...a100, errorRate: 0.12 };
+    const ticks = await runTicks(g, [h100, failing], WARM_UP_MS, WARM_UP_MS + 120_000);
+    const seen = ticks.findIndex((t) => t.recommendations.some((r) => r.kind === 'shift_traffic'));
+    expect(seen).toBeGreaterThanOrEqual(0);
+    const shift = ticks[seen]!.recommendations.find((r) => r.kind === 'shift_traffic')!;
+    expect(shift.target.pool).toBe('a100-west');
+    expect(shift.waits).toMatch(/seen for one tick only/);
+    expect(shift.gate).toMatch(/this waits/);
+    expect(ticks[seen]!.actions).toEqual([]);
+    // Still failing a tick later: no transient, so it is applied.
+    expect(ticks[seen + 1]!.actions.find((a) => a.kind === 'shift_traffic')?.target.pool).toBe('a100-west');
+  });
+});
+
 describe('verification while a fault persists', () => {
   test("a shift is not rolled back to weights that a later shift of the model's traffic replaced", async () => {
     g = await startTestGovernor({
@@ -553,7 +576,7 @@ describe('traffic given back after an incident', () => {
 
 describe('a scale-up judged after its window', () => {
   test('is kept when the requests that failed came with load that rose after it', async () => {
-    g = await startTestGovernor({ policies: [{ name: 'auto', auto_apply: true, min_confidence: 0.3 }] });
+    g = await startTestGovernor({ policies: [{ name: 'auto', auto_apply: true }] });
     await runTicks(g, [h100, a100], 0, WARM_UP_MS);
     // H100's tail queues toward the SLO: a scale-up, applied while most requests still meet it.
     const tail = { ...h100, queueMs: 1650 };
@@ -588,7 +611,7 @@ describe('a scale-up judged after its window', () => {
 
 describe('a scale-up still taking effect', () => {
   test('is not followed by another until its replicas have served two short windows', async () => {
-    g = await startTestGovernor({ policies: [{ name: 'auto', auto_apply: true, min_confidence: 0.3 }] });
+    g = await startTestGovernor({ policies: [{ name: 'auto', auto_apply: true }] });
     await runTicks(g, [h100, a100], 0, WARM_UP_MS);
     const [first] = await runTicks(g, [{ ...h100, ...queued }, a100], WARM_UP_MS, WARM_UP_MS + 30_000);
     const up = first!.actions.find(
@@ -606,7 +629,7 @@ describe('a scale-up still taking effect', () => {
   });
 
   test('keeps waiting for its replicas when one of the running ones crashes and is replaced meanwhile', async () => {
-    g = await startTestGovernor({ policies: [{ name: 'auto', auto_apply: true, min_confidence: 0.3 }] });
+    g = await startTestGovernor({ policies: [{ name: 'auto', auto_apply: true }] });
     await runTicks(g, [h100, a100], 0, WARM_UP_MS);
     const [first] = await runTicks(g, [{ ...h100, ...queued }, a100], WARM_UP_MS, WARM_UP_MS + 30_000);
     expect(first!.actions.find((a) => a.kind === 'scale' && a.target.pool === 'h100-east')!.action).toEqual({

@@ -78,6 +78,13 @@ const RecommendationBody = openObject({
   policy: z.string().nullable(),
   createdAt: z.string().describe('RFC 3339 event time of the tick that proposed it'),
   updatedAt: z.string(),
+  waits: z
+    .string()
+    .nullable()
+    .optional()
+    .describe(
+      'Why no policy may auto-apply it whatever its confidence (a human decides, or it must persist for another tick); null when a policy may',
+    ),
   hold: z
     .object({
       rule: z.enum(HOLD_RULES),
@@ -364,7 +371,7 @@ export async function controlPlugin(app: FastifyInstance, options: ControlPlugin
       schema: {
         summary: 'Which open recommendations these policies would auto-apply (nothing is changed)',
         description:
-          'Gates every proposed or approved recommendation with the given policies by the same rule a control tick uses (first matching policy; auto_apply, min_confidence, max_step, dry_run). Cooldowns and hourly limits depend on the actions applied by the time of the tick and are not previewed.',
+          'Gates every proposed or approved recommendation with the given policies by the same rule a control tick uses (first matching policy; auto_apply, min_confidence — a recommendation that waits is applied only at min_confidence 0 —, max_step, dry_run). Cooldowns and hourly limits depend on the actions applied by the time of the tick and are not previewed.',
         tags: ['control'],
         body: PoliciesBody,
         response: { 200: z.object({ recommendations: z.array(PolicyPreviewEntry) }), ...ERROR_RESPONSES },
@@ -380,6 +387,7 @@ export async function controlPlugin(app: FastifyInstance, options: ControlPlugin
             target: r.target,
             previous: previousOf(r),
             confidence: r.confidence,
+            waits: r.waits ?? null,
             atNs: 0n,
             policies,
             control: PREVIEW_CONTROL,

@@ -1,3 +1,4 @@
+import { UTILIZATION_BOUNDS, classifyUtilizationRatio } from '@governor/conventions';
 import type { Candidate } from '../engine/control-types.ts';
 import {
   type DetectContext,
@@ -20,6 +21,9 @@ import {
 // move part of its traffic to a peer serving the same model whose KV cache has room. Without such
 // a peer, the scale policy handles the pool as usual.
 
+/** Where memory-bound begins: the utilization ratio's own definition (docs/sql.md). */
+const MEMORY_ABOVE = UTILIZATION_BOUNDS.memoryAbove;
+
 export function detectMemoryBound(ctx: DetectContext, skipModels: ReadonlySet<string>): Candidate[] {
   const out: Candidate[] = [];
   const { tuning, fastWindowLabel, slo } = ctx;
@@ -30,7 +34,8 @@ export function detectMemoryBound(ctx: DetectContext, skipModels: ReadonlySet<st
       if (!g || g.requests < MIN_P95_SAMPLE || ctx.suspects.has(pool.pool)) continue;
       const ratio = g.utilizationRatio;
       const memory = g.memoryUtil;
-      if (ratio === null || memory === null || ratio < tuning.memoryBoundRatio || memory < 0.8) continue;
+      if (ratio === null || memory === null || classifyUtilizationRatio(ratio) !== 'memory' || memory < 0.8)
+        continue;
       const queueShare = readQueueShare(g);
       const pressed =
         (queueShare !== null && queueShare >= tuning.queueBoundShare) ||
@@ -68,7 +73,7 @@ export function detectMemoryBound(ctx: DetectContext, skipModels: ReadonlySet<st
         direction: 'decrease',
         reason: `Pool ${pool.pool} is memory-bound (KV cache ${Math.round(memory * 100)}% full, memory/compute ${round(ratio, 2)}); more of the same replicas would stay KV-limited, so move ${Math.round(moved * 100)}% of ${model}'s traffic to ${peers.map((p) => p.pool).join(', ')} with KV headroom.`,
         evidence: [
-          evidence(`utilizationRatio{pool=${pool.pool}}`, ratio, tuning.memoryBoundRatio, fastWindowLabel),
+          evidence(`utilizationRatio{pool=${pool.pool}}`, ratio, MEMORY_ABOVE, fastWindowLabel),
           evidence(`memoryUtil{pool=${pool.pool}}`, memory, 0.8, fastWindowLabel),
           evidence(
             `queueShareOfTtft{pool=${pool.pool}}`,
@@ -91,7 +96,7 @@ export function detectMemoryBound(ctx: DetectContext, skipModels: ReadonlySet<st
           memoryUtil: { from: round(memory), to: round(memory * (1 - moveShare)) },
         },
         confidence: scoreConfidence(
-          (ratio - tuning.memoryBoundRatio) / tuning.memoryBoundRatio + (memory - 0.8) * 2,
+          (ratio - MEMORY_ABOVE) / MEMORY_ABOVE + (memory - 0.8) * 2,
           g.requests,
           MIN_P95_SAMPLE,
         ),

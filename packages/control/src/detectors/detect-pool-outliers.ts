@@ -101,14 +101,14 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
         worst.errorOutlier ? errorRate / Math.max(tuning.circuitBreakErrorRate, 1e-9) - 0.3 : 0,
         worst.latencyOutlier ? (slowdown - tuning.latencyOutlierRatio) / tuning.latencyOutlierRatio + 0.3 : 0,
       ) + (streak >= 2 ? 0.3 : 0);
-    // A slowdown seen once may be noise; errors are evidence on their own.
+    const confidence = scoreConfidence(margin, worst.requests, MIN_P95_SAMPLE);
     // One tick of it may be a transient (a burst of in-flight requests lost with a crashed replica):
-    // proposed at once — that is the detection — but only confident once it persists, unless the
+    // proposed at once — that is the detection — but auto-applied only once it persists, unless the
     // pool is plainly broken.
-    const confidence = Math.min(
-      streak >= 2 || errorRate >= tuning.circuitBreakErrorRate ? 1 : tuning.firstSightConfidence,
-      scoreConfidence(margin, worst.requests, MIN_P95_SAMPLE),
-    );
+    const firstSight =
+      streak < 2 && errorRate < tuning.circuitBreakErrorRate
+        ? 'seen for one tick only, so it is auto-applied once it persists (a transient, such as the requests lost with a crashed replica, does not)'
+        : undefined;
     const scopePools = pools.map((p) => p.pool);
     const modelScope = summarizeScope(pools, 'fast');
 
@@ -130,6 +130,7 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
           errorRate: { from: round(modelScope.errorRate ?? 0), to: round(worst.peerErrorRate ?? 0) },
         },
         confidence,
+        ...(firstSight ? { waits: firstSight } : {}),
         scopePools,
         urgent: true,
       });
@@ -163,7 +164,6 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
     const modelRate = pools.reduce((sum, p) => sum + Math.max(p.fastRatePerS, p.mainRatePerS), 0);
     const noRoom =
       !peersFull && !broken && peersLackRoom(ctx, peers, moved * modelRate, capacityShare === null, weights);
-    const waits = peersFull || noRoom;
     const why = peersFull
       ? ' once they have room: they are load-bound themselves, so this waits for a human or for their new capacity'
       : noRoom
@@ -181,7 +181,12 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
         weight: { pool, from: round(current), to: target },
         errorRate: { from: round(modelScope.errorRate ?? 0), to: round(worst.peerErrorRate ?? 0) },
       },
-      confidence: waits ? Math.min(confidence, tuning.unprofitableConfidence) : confidence,
+      confidence,
+      ...(peersFull || noRoom
+        ? { waits: 'the peers have no room for it yet: a human decides, or their new capacity lands first' }
+        : firstSight
+          ? { waits: firstSight }
+          : {}),
       scopePools,
       urgent: true,
       cause: 'incident',
@@ -191,7 +196,12 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
     for (const c of planPeerCapacity(ctx, model, pools, weights, shifted, pool))
       out.push({
         ...c,
-        confidence: noRoom ? Math.min(confidence, tuning.unprofitableConfidence) : confidence,
+        confidence,
+        ...(noRoom
+          ? { waits: 'it goes with a traffic shift that waits for a human' }
+          : firstSight
+            ? { waits: firstSight }
+            : {}),
       });
   }
   return out;
@@ -235,14 +245,12 @@ function reportSlowGpu(
       summary: `Fewer ${model} requests run on the slow GPUs of ${pool}.`,
       weight: { pool, from: round(current), to: target },
     },
-    confidence: Math.min(
-      tuning.unprofitableConfidence,
-      scoreConfidence(
-        (factor - tuning.latencyOutlierRatio) / tuning.latencyOutlierRatio + 0.3,
-        worst.requests,
-        MIN_P95_SAMPLE,
-      ),
+    confidence: scoreConfidence(
+      (factor - tuning.latencyOutlierRatio) / tuning.latencyOutlierRatio + 0.3,
+      worst.requests,
+      MIN_P95_SAMPLE,
     ),
+    waits: 'its errors and typical latency do not show the slowdown yet, so a human decides',
     scopePools: pools.map((p) => p.pool),
     cause: 'incident',
   };

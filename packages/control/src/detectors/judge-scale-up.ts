@@ -21,6 +21,9 @@ import { scaleUpUtilization } from '../objective/operating-bounds.ts';
 // Load-bound TTFT or high utilization → more replicas, sized for the target utilization or grown with
 // the pressure; a scale-up that buys fewer tasks within the SLO than it costs waits for a human.
 
+const WAITS_UNPROFITABLE =
+  'it would buy fewer tasks within the SLO than it costs, so a human decides whether the SLO is worth the money';
+
 export function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | null {
   const { tuning, control, fastWindowLabel } = ctx;
   const { pool, replicas, util, load, sloMs } = s;
@@ -106,8 +109,9 @@ export function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | nu
       },
       costUsdPerHour: { from: hourlyCost(s, replicas), to: hourlyCost(s, to) },
     },
-    // Not worth its cost under the objective: a human decides (below any sensible min_confidence).
-    confidence: worth.beneficial ? confidence : Math.min(confidence, tuning.unprofitableConfidence),
+    confidence,
+    // Not worth its cost under the objective: a human decides.
+    ...(worth.beneficial ? {} : { waits: WAITS_UNPROFITABLE }),
     scopePools: [pool.pool],
   };
 }

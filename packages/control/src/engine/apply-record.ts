@@ -128,5 +128,6 @@ export function createRecord(c: Candidate, atNs: bigint): RecommendationRecord {
     actionId: null,
     verification: null,
     hold: null,
+    waits: c.waits ?? null,
   };
 }

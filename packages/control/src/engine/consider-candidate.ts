@@ -53,6 +53,7 @@ export function considerCandidate(
     rec.evidence = c.evidence;
     rec.expectedImpact = c.expectedImpact;
     rec.confidence = c.confidence;
+    rec.waits = c.waits ?? null;
     rec.scopePools = c.scopePools;
     rec.updatedNs = atNs;
     const holdEnded = rec.hold !== null;
@@ -103,6 +104,7 @@ export function considerCandidate(
     target: c.target,
     previous,
     confidence: c.confidence,
+    waits: c.waits ?? null,
     atNs,
     policies,
     control: settings.control,

@@ -32,8 +32,6 @@ export interface ControlTuning {
   contentionRatio: number;
   /** KV-cache usage treated as full. */
   kvSaturation: number;
-  /** memory_util / compute_util above which a pool is memory-bound (docs/sql.md). */
-  memoryBoundRatio: number;
   /**
    * Failed requests in the short window before that error rate counts: at a few requests a minute,
    * one or two stray errors are noise that neither shedding nor replicas would fix.
@@ -59,8 +57,6 @@ export interface ControlTuning {
    * most this share of its cost (uncontended speed × GPU price) and meets the SLO as well.
    */
   efficiencyRatio: number;
-  /** Confidence cap of a scale-up that would raise the cost per task within the SLO (a human decides). */
-  unprofitableConfidence: number;
   /** Largest fraction of replicas removed in one scale-in. */
   maxScaleInFraction: number;
   /**
@@ -69,8 +65,6 @@ export interface ControlTuning {
    * request, when the sample is small).
    */
   replayLossTolerance: number;
-  /** Confidence cap of an outlier seen for one tick only (a transient, until it persists). */
-  firstSightConfidence: number;
   /** EWMA weight of a new sample in learned baselines. */
   learningRate: number;
   /**
@@ -95,7 +89,6 @@ export const DEFAULT_TUNING: ControlTuning = {
   queueBoundShare: 0.4,
   contentionRatio: 2,
   kvSaturation: 0.9,
-  memoryBoundRatio: 1.2,
   minFailures: 5,
   retryRatioHigh: 0.2,
   retryBudget: 0.1,
@@ -104,10 +97,8 @@ export const DEFAULT_TUNING: ControlTuning = {
   probeMaxQueueSloShare: 0.1,
   probeMaxContention: 1.3,
   efficiencyRatio: 0.8,
-  unprofitableConfidence: 0.4,
   maxScaleInFraction: 0.5,
   replayLossTolerance: 0.02,
-  firstSightConfidence: 0.45,
   learningRate: 0.3,
   engineMinBusyMs: 2000,
   engineFitMinWindows: 6,

@@ -49,6 +49,12 @@ interface CandidateFields {
   evidence: Evidence[];
   expectedImpact: ExpectedImpact;
   confidence: number;
+  /**
+   * Why it waits, whatever its confidence: for a human (the objective does not pay for it, or the
+   * peers it leans on have no room yet) or for the next tick (seen once, a transient until it
+   * persists). Only a policy with min_confidence 0, which applies everything, auto-applies it.
+   */
+  waits?: string;
   /** The pools whose signals judge this action at verification. */
   scopePools: string[];
   /**
@@ -97,6 +103,8 @@ interface RecordFields {
   verification: RecommendationVerification | null;
   /** The guard holding this (open) recommendation back at the last tick; null when none does. */
   hold: Hold | null;
+  /** Candidate.waits of the tick that last proposed it: no policy auto-applies it while set. */
+  waits: string | null;
 }
 
 /** Last action per (kind, target): drives cooldowns, hysteresis and "still taking effect". */

@@ -10,6 +10,7 @@ const base = {
   target: { pool: 'h100-east' },
   previous: { kind: 'scale', action: { from: 6, to: 2 } } as KindAction,
   confidence: 0.8,
+  waits: null,
   atNs: 10_000n * S,
   control,
   memory: undefined,
@@ -42,6 +43,26 @@ describe('policy gate', () => {
     const gate = gateCandidate({ ...base, confidence: 0.5, policies: [policy({ min_confidence: 0.7 })] });
     expect(gate.decision).toBe('propose');
     expect(gate.note).toContain('min_confidence 0.7');
+  });
+
+  test('a recommendation that waits (for a human, or to persist) is only proposed however confident, unless the policy applies everything', () => {
+    const waits = 'it would buy fewer tasks within the SLO than it costs';
+    const careful = policy({ min_confidence: 0.3 });
+    const gate = gateCandidate({ ...base, confidence: 1, waits, policies: [careful] });
+    expect(gate.decision).toBe('propose');
+    expect(gate.note).toContain(waits);
+    const dryRun = gateCandidate({
+      ...base,
+      confidence: 1,
+      waits,
+      policies: [policy({ min_confidence: 0.3, dry_run: true })],
+    });
+    expect(dryRun.decision).toBe('propose');
+    expect(gateCandidate({ ...base, confidence: 1, policies: [careful] }).decision).toBe('auto_apply');
+    // min_confidence 0 (the default) asks for nothing: everything Governor recommends is applied.
+    expect(gateCandidate({ ...base, confidence: 0.1, waits, policies: [policy({})] }).decision).toBe(
+      'auto_apply',
+    );
   });
 
   test('inside the cooldown of the last action on the target it is only proposed', () => {

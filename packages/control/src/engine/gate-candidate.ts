@@ -27,6 +27,11 @@ export interface GateInput {
    */
   previous: KindAction | null;
   confidence: number;
+  /**
+   * Why it waits for a human or the next tick whatever its confidence (Candidate.waits); null when it
+   * does not. Only a policy with min_confidence 0 auto-applies it.
+   */
+  waits: string | null;
   atNs: bigint;
   policies: readonly PolicyConfig[];
   control: ControlConfig;
@@ -71,6 +76,16 @@ export function gateCandidate(input: GateInput): GateDecision {
       policy: policy.name,
       step: input.step,
       note: `confidence ${input.confidence} is below min_confidence ${policy.min_confidence} of policy ${policy.name}`,
+    };
+  }
+  // A policy that asks for any confidence asks for Governor's judgement, and Governor says this one
+  // waits; min_confidence 0 (the default) applies everything Governor recommends.
+  if (input.waits !== null && policy.min_confidence > 0) {
+    return {
+      decision: 'propose',
+      policy: policy.name,
+      step: input.step,
+      note: `policy ${policy.name} asks for confidence ${policy.min_confidence}, and this waits: ${input.waits}`,
     };
   }
   const cooldownS = policy.cooldown_s ?? input.control.cooldown_s;

@@ -21,6 +21,7 @@ export function toRecommendation(r: RecommendationRecord): Recommendation {
     verifiedAt: r.verifiedNs === null ? null : nsToIso(r.verifiedNs),
     verification: r.verification,
     gate: r.gate,
+    waits: r.waits,
     // A hold says why an open recommendation waits; once decided it waits for nothing.
     hold: r.state === 'proposed' || r.state === 'approved' ? r.hold : null,
   };

@@ -74,7 +74,7 @@ describe.each(engines)('the control repository on $name', (engine) => {
         actionId: 'act-1',
         hold: null,
       } as Partial<RecommendationRecord>);
-      const c = scaleRecord('rec-c', 3, { state: 'rejected', hold: null });
+      const c = scaleRecord('rec-c', 3, { state: 'rejected', hold: null, waits: null });
       await repository.saveRecommendations([a, b, c]);
 
       expect(await repository.getRecommendation('rec-b')).toEqual(b);

@@ -17,7 +17,7 @@ import {
   recommendationRow,
 } from './recommendation-rows.ts';
 
-// Tables from migrations 0020–0025. Event times are BIGINT ns; JSON columns hold the API shapes.
+// Tables from migrations 0020–0025 and 0062. Event times are BIGINT ns; JSON columns hold the API shapes.
 
 const UPSERT = `INSERT OR REPLACE INTO control_recommendations (${RECOMMENDATION_COLUMNS.join(', ')})
 VALUES (${RECOMMENDATION_COLUMNS.map((c) => `$${c}`).join(', ')})`;

@@ -63,8 +63,11 @@ export async function migratePostgresControlState(db: PostgresQueryable): Promis
         action_id TEXT,
         verification TEXT,
         cause TEXT,
-        hold TEXT
+        hold TEXT,
+        waits TEXT
       )`,
+      // Tables created before a column was added get it here.
+      'ALTER TABLE control_recommendations ADD COLUMN IF NOT EXISTS waits TEXT',
       'CREATE INDEX IF NOT EXISTS control_recommendations_created ON control_recommendations (created_ns DESC, id)',
       `CREATE TABLE IF NOT EXISTS control_audit (
         seq BIGSERIAL PRIMARY KEY,

@@ -31,6 +31,7 @@ export const RECOMMENDATION_COLUMNS = [
   'verification',
   'cause',
   'hold',
+  'waits',
 ] as const;
 
 export const AUDIT_COLUMNS = [
@@ -82,6 +83,7 @@ export function recommendationRow(
     verification: r.verification === null ? null : JSON.stringify(r.verification),
     cause: r.cause,
     hold: r.hold === null ? null : JSON.stringify(r.hold),
+    waits: r.waits,
   };
 }
 
@@ -148,6 +150,7 @@ export function fromRow(row: Row): RecommendationRecord {
     verification: parseJson(row.verification) as RecommendationRecord['verification'],
     cause: (row.cause ?? null) as RecommendationRecord['cause'],
     hold: (parseJson(row.hold) ?? null) as RecommendationRecord['hold'],
+    waits: typeof row.waits === 'string' ? row.waits : null,
   };
 }
 

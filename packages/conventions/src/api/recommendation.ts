@@ -56,6 +56,12 @@ interface RecommendationFields {
   /** Why the policy gate did (not) auto-apply it, e.g. "below min_confidence 0.8". */
   gate?: string | null;
   /**
+   * Why no policy may auto-apply it whatever its confidence: it waits for a human (the objective does
+   * not pay for it, or the peers it leans on have no room yet) or for the next tick (a first
+   * sighting, until it persists); null or absent when a policy may.
+   */
+  waits?: string | null;
+  /**
    * A guard holding it back at the last tick (e.g. `no_reversal_in_cooldown`), with why; null or
    * absent when none does. Holds are also recorded in the audit log as `held`.
    */

@@ -37,6 +37,23 @@ export const ATTRIBUTION_HOP_KEYS = [
 ] as const;
 export type AttributionHopKey = (typeof ATTRIBUTION_HOP_KEYS)[number];
 
+/**
+ * The utilization ratio's reading (memory_util / compute_util, DESIGN's signal table and
+ * docs/sql.md): above `memoryAbove` a pool is memory-bound (its KV cache fills before its compute
+ * does), below `computeBelow` compute-bound, balanced between. One definition for the signals, the
+ * console and the control loop.
+ */
+export const UTILIZATION_BOUNDS = { memoryAbove: 1.2, computeBelow: 0.8 } as const;
+
+export type UtilizationBound = 'memory' | 'compute' | 'balanced';
+
+/** Which way a utilization ratio leans; null without one. */
+export function classifyUtilizationRatio(ratio: number | null | undefined): UtilizationBound | null {
+  if (ratio === null || ratio === undefined || !Number.isFinite(ratio)) return null;
+  if (ratio > UTILIZATION_BOUNDS.memoryAbove) return 'memory';
+  return ratio < UTILIZATION_BOUNDS.computeBelow ? 'compute' : 'balanced';
+}
+
 export const GROUP_DIMENSIONS = [
   'pool',
   'model',

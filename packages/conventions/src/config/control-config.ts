@@ -120,7 +120,9 @@ export const PolicyConfig = z
       .min(0)
       .max(1)
       .default(0)
-      .describe('Auto-apply only recommendations at least this confident (0–1).'),
+      .describe(
+        'Auto-apply only recommendations at least this confident (0–1). Above 0, a recommendation that waits (for a human, or to persist for another tick) is not auto-applied either; 0 applies everything.',
+      ),
     dry_run: z.boolean().default(false).describe('Only record what would have been done; nothing is sent.'),
   })
   .strict()

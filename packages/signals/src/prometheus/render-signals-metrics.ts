@@ -1,3 +1,4 @@
+import { UTILIZATION_BOUNDS } from '@governor/conventions';
 import { HOP_KEYS, type SignalGroupDetail, type SignalsSnapshotDetail } from '../signal-group.ts';
 import type { PrometheusText } from './prometheus-text.ts';
 
@@ -38,7 +39,7 @@ const GAUGES: readonly Gauge[] = [
   },
   {
     name: 'governor_utilization_ratio',
-    help: 'memory_util / compute_util (> 1.2 memory-bound, < 0.8 compute-bound).',
+    help: `memory_util / compute_util (> ${UTILIZATION_BOUNDS.memoryAbove} memory-bound, < ${UTILIZATION_BOUNDS.computeBelow} compute-bound).`,
     read: (g) => g.utilizationRatio,
   },
   {

@@ -1,5 +1,6 @@
 import type { GroupDimension, HopLatency, Percentiles } from '@governor/conventions';
-import { HOP_KEYS, type GroupKey, type SignalGroupDetail, type UtilizationBound } from '../signal-group.ts';
+import { classifyUtilizationRatio } from '@governor/conventions';
+import { HOP_KEYS, type GroupKey, type SignalGroupDetail } from '../signal-group.ts';
 import { toNumberOrNull } from '../sql-params.ts';
 import { type PoolBucket, shareOfPool } from './pool-costs.ts';
 import { OTHER_GROUP_KEY, type Row, groupKeyId, readGroupKey } from './window-rows.ts';
@@ -163,7 +164,7 @@ function toSignalGroup(acc: Accumulator, poolLevel: boolean, seconds: number): S
     utilizationRatio,
     memoryUtil: capacity?.memoryUtil ?? null,
     computeUtil: capacity?.computeUtil ?? null,
-    utilizationBound: boundOf(utilizationRatio),
+    utilizationBound: classifyUtilizationRatio(utilizationRatio),
     successPerDollar: costUsd !== null && costUsd > 0 ? successfulTasks / costUsd : null,
     costPerSuccessfulTaskUsd: costUsd !== null && successfulTasks > 0 ? costUsd / successfulTasks : null,
     costUsd,
@@ -257,11 +258,6 @@ function poolKey(pool: PoolBucket, by: readonly GroupDimension[]): GroupKey {
             : pool.gpuType;
   }
   return key;
-}
-
-function boundOf(ratio: number | null): UtilizationBound | null {
-  if (ratio === null) return null;
-  return ratio > 1.2 ? 'memory' : ratio < 0.8 ? 'compute' : 'balanced';
 }
 
 function readList(value: unknown): (number | null)[] {

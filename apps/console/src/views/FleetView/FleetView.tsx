@@ -1,3 +1,4 @@
+import { UTILIZATION_BOUNDS } from '@governor/conventions';
 import { fetchSignals } from '../../api/signals.ts';
 import { FleetTable } from '../../components/FleetTable/index.ts';
 import { Panel } from '../../components/Panel/index.ts';
@@ -124,13 +125,19 @@ export function FleetView() {
         />
         <SignalSeriesPanel
           title="Utilization ratio"
-          subtitle="memory ÷ compute · above 1.2 memory-bound, below 0.8 compute-bound"
+          subtitle={`memory ÷ compute · above ${UTILIZATION_BOUNDS.memoryAbove} memory-bound, below ${UTILIZATION_BOUNDS.computeBelow} compute-bound`}
           signal="utilizationRatio"
           pool={pool}
           decimals={2}
           threshold={[
-            { value: 1.2, label: 'memory-bound above 1.2' },
-            { value: 0.8, label: 'compute-bound below 0.8' },
+            {
+              value: UTILIZATION_BOUNDS.memoryAbove,
+              label: `memory-bound above ${UTILIZATION_BOUNDS.memoryAbove}`,
+            },
+            {
+              value: UTILIZATION_BOUNDS.computeBelow,
+              label: `compute-bound below ${UTILIZATION_BOUNDS.computeBelow}`,
+            },
           ]}
           testId="chart-utilization"
         />
