@@ -628,7 +628,7 @@ describe('recommendations from telemetry', () => {
     const even = scaleIn('even')[0]!;
     expect(even.action).toEqual({ from: 2, to: 1 });
     expect(even.reason).toMatch(
-      /requests replayed on 1 replica: TTFT p95 \d+ → \d+ ms, 100% → 100% within the SLO/,
+      /requests replayed on 1 replica: TTFT p95 \d+ → \d+ ms, 100% → 100% of its tasks within the SLO/,
     );
     expect(
       even.evidence.find((e) => e.signal === 'replayedWithinSloShare{pool=even,replicas=1}')?.value,

@@ -222,9 +222,9 @@ export function judgeScaleIn(
 }
 
 /**
- * A scale-in the model vouches for: the fewest replicas from `lowest` up that the replay and the
- * sizing accept (replayScaleIn), or null when it accepts none or cannot judge (no outlook).
- * Confidence grows with how far the replayed share within the SLO clears the attainment target.
+ * A scale-in the model vouches for: the fewest replicas from `lowest` up that the sizing accepts
+ * (replayScaleIn), or null when it accepts none or cannot judge (no outlook). Confidence grows with
+ * how far the predicted share of tasks within the SLO clears what the objective requires.
  */
 function judgeScaleInByModel(
   ctx: DetectContext,
@@ -236,21 +236,26 @@ function judgeScaleInByModel(
   const { pool, replicas, sloMs } = s;
   if (lowest >= replicas) return null;
   const replay = replayScaleIn(ctx, s, lowest);
-  if (!replay?.outlook || replay.to >= replicas) return null;
-  const target = ctx.control.slo_attainment_target;
+  if (!replay?.outlook || !replay.required || replay.to >= replicas) return null;
+  const required = replay.required;
   const share = replay.outlook.after.withinSloShare;
   const to = replay.to;
+  const what = required.attainableBinds
+    ? `no more than what its tasks attain on idle replicas (${Math.round(required.share * 100)}%), which no replica count improves on`
+    : `the attainment target (${Math.round(required.share * 100)}%)`;
   return {
     action: { from: replicas, to },
-    reason: `Pool ${pool.pool} holds its SLO with room: ${to} replica${to === 1 ? '' : 's'} would keep ${Math.round(share * 100)}% of its recent requests within it when they are replayed there (target ${Math.round(target * 100)}%), and the pool model holds the target at the load expected until the change is verified (${replicas} → ${to}).${replay.note}`,
+    reason: `Pool ${pool.pool} holds its SLO with room: on ${to} replica${to === 1 ? '' : 's'} its recent requests, replayed at the load expected until the change is verified, keep ${Math.round(share * 100)}% of its tasks within the SLO, and the objective requires ${what} (${replicas} → ${to}).${replay.note}`,
     evidence: replay.evidence,
     expectedImpact: {
       summary: `Same goodput on ${pool.pool} for less money: TTFT p95 stays under ${sloMs} ms.`,
       ...replayedTtft(replay),
       costUsdPerHour: { from: hourlyCost(s, replicas), to: hourlyCost(s, to) },
     },
+    // How far the prediction clears the requirement. Where the requirement is what the tasks attain,
+    // the prediction loses none of them: it clears it fully, as surely as its sample allows.
     confidence: scoreConfidence(
-      (share - target) / Math.max(1e-3, 1 - target),
+      required.attainableBinds ? 1 : (share - required.share) / Math.max(1e-3, 1 - required.share),
       replay.outlook.requests,
       MIN_P95_SAMPLE,
     ),

@@ -1,18 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { RequestArrival } from '@governor/signals';
-import { replayAtReplicas, replayPrefillWaits } from './replay-prefill-queue.ts';
-
-const MS_PER_TOKEN = 0.5;
-
-/** Requests as they were measured on an uncrowded pool: TTFT is their own prefill plus 50 ms. */
-function measured(arrivals: { atMs: number; tokens: number }[]): RequestArrival[] {
-  return arrivals.map(({ atMs, tokens }) => ({
-    arriveMs: atMs,
-    ttftMs: 50 + tokens * MS_PER_TOKEN,
-    uncachedTokens: tokens,
-  }));
-}
+import { replayPrefillWaits } from './replay-prefill-queue.ts';
 
 describe('replayPrefillWaits', () => {
   it('holds every prompt behind a long one on a lone replica, and none when a second replica is free', () => {
@@ -41,49 +29,5 @@ describe('replayPrefillWaits', () => {
         },
       ),
     );
-  });
-});
-
-describe('replayAtReplicas', () => {
-  // One request a second for five minutes, 0.6 replicas of prefill work on average either way.
-  const steady = measured(Array.from({ length: 300 }, (_, i) => ({ atMs: i * 1000, tokens: 1200 })));
-  const heavyTailed = measured(
-    Array.from({ length: 300 }, (_, i) => ({ atMs: i * 1000, tokens: i % 60 === 30 ? 60_600 : 200 })),
-  );
-
-  it('sees no loss on one replica fewer when the prompts are alike', () => {
-    const out = replayAtReplicas(steady, {
-      nowReplicas: 2,
-      afterReplicas: 1,
-      msPerToken: MS_PER_TOKEN,
-      sloMs: 2000,
-    });
-    expect(out?.now.withinSloShare).toBe(1);
-    expect(out?.after.withinSloShare).toBe(1);
-    expect(out?.after.ttftP95Ms).toBe(650);
-  });
-
-  it('sees the SLO break on a lone replica when a few long prompts carry the same mean load', () => {
-    const out = replayAtReplicas(heavyTailed, {
-      nowReplicas: 2,
-      afterReplicas: 1,
-      msPerToken: MS_PER_TOKEN,
-      sloMs: 2000,
-    });
-    // Five 30 s prefills: on two replicas the short prompts pass them; on one, ~28 each wait behind.
-    expect(out?.now.withinSloShare).toBeCloseTo(295 / 300, 5);
-    expect(out?.after.withinSloShare).toBeLessThan(0.6);
-    expect(out?.after.ttftP95Ms).toBeGreaterThan(20_000);
-  });
-
-  it('changes nothing at the same replica count, and needs requests', () => {
-    const same = replayAtReplicas(heavyTailed, {
-      nowReplicas: 2,
-      afterReplicas: 2,
-      msPerToken: MS_PER_TOKEN,
-      sloMs: 2000,
-    });
-    expect(same?.after).toEqual({ ...same?.now, replicas: 2 });
-    expect(replayAtReplicas([], { nowReplicas: 2, afterReplicas: 1, msPerToken: 1, sloMs: 2000 })).toBeNull();
   });
 });

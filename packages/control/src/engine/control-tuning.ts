@@ -59,12 +59,6 @@ export interface ControlTuning {
   efficiencyRatio: number;
   /** Largest fraction of replicas removed in one scale-in. */
   maxScaleInFraction: number;
-  /**
-   * Share of a pool's requests a scale-in may push past the SLO in the replay of its recent requests
-   * on fewer replicas: N−1 replicas hold the SLO when the replay loses no more than this (or one
-   * request, when the sample is small).
-   */
-  replayLossTolerance: number;
   /** EWMA weight of a new sample in learned baselines. */
   learningRate: number;
   /**
@@ -98,7 +92,6 @@ export const DEFAULT_TUNING: ControlTuning = {
   probeMaxContention: 1.3,
   efficiencyRatio: 0.8,
   maxScaleInFraction: 0.5,
-  replayLossTolerance: 0.02,
   learningRate: 0.3,
   engineMinBusyMs: 2000,
   engineFitMinWindows: 6,

@@ -61,6 +61,8 @@ export interface PoolPrediction {
    * every request is predicted within the SLO: a session of many requests is good only when all are.
    */
   taskWithinSloShare: number;
+  /** One standard error of `taskWithinSloShare`, as `uncertainty` is of the requests' share. */
+  taskUncertainty: number;
   /** Tasks/s that succeed within the SLO. */
   goodTasksPerS: number;
   usdPerHour: number | null;
@@ -78,6 +80,12 @@ export interface PoolModel {
   predict(replicas: number, loadFactor?: number): PoolPrediction;
   /** Share within the SLO with no queueing at all: what no replica count can improve on. */
   attainableShare: number;
+  /**
+   * Share of the sample's tasks whose every request is within the SLO with no queueing at all: a
+   * task with one request whose prompt or output misses the SLO on an idle replica is lost whatever
+   * the replica count.
+   */
+  attainableTaskShare: number;
   /**
    * Mean measured queue wait per request (`RequestArrival.queueMs`) beyond the replay's on today's
    * replicas: queueing the prefill replay does not explain (0 without measured queues).
@@ -113,6 +121,7 @@ export function createPoolModel(observation: PoolObservation): PoolModel | null 
       )
     : null;
   const tasks = groupTasks(arrivals);
+  const unqueued = withinFlags(limits, base, baseE2e);
   const cache = new Map<string, PoolPrediction>();
   const predict = (replicas: number, loadFactor = 1): PoolPrediction => {
     const n = Math.max(1, Math.floor(replicas));
@@ -130,7 +139,8 @@ export function createPoolModel(observation: PoolObservation): PoolModel | null 
   return {
     observation,
     predict,
-    attainableShare: countOf(withinFlags(limits, base, baseE2e)) / base.length,
+    attainableShare: countOf(unqueued) / base.length,
+    attainableTaskShare: countGoodTasks(tasks, unqueued) / tasks.count,
     unexplainedQueueMs: measured > 0 ? unexplainedMs / measured : 0,
   };
 }
@@ -214,6 +224,7 @@ function summarize(
   const flags = withinFlags(limits, ttft, e2e);
   const share = countOf(flags) / n;
   const goodTasks = countGoodTasks(tasks, flags);
+  const taskShare = goodTasks / tasks.count;
   const measuredE2e = e2e?.filter((v) => !Number.isNaN(v));
   return {
     replicas,
@@ -221,11 +232,17 @@ function summarize(
     ttftP95Ms: quantileCont(ttft, 0.95),
     e2eP95Ms: measuredE2e && measuredE2e.length > 0 ? quantileCont(measuredE2e, 0.95) : null,
     withinSloShare: share,
-    taskWithinSloShare: goodTasks / tasks.count,
+    taskWithinSloShare: taskShare,
     // Tasks arrive at the requests' rate over the requests per task; each task's requests must all
     // succeed.
     goodTasksPerS: ((o.ratePerS * loadFactor * goodTasks) / n) * o.successShare ** (n / tasks.count),
     usdPerHour: o.usdPerReplicaHour === null ? null : replicas * o.usdPerReplicaHour,
-    uncertainty: Math.sqrt((share * (1 - share) + 1 / n) / n),
+    uncertainty: standardError(share, n),
+    taskUncertainty: standardError(taskShare, tasks.count),
   };
+}
+
+/** Binomial standard error of a share over n, with one observation's worth added (see `uncertainty`). */
+function standardError(share: number, n: number): number {
+  return Math.sqrt((share * (1 - share) + 1 / n) / n);
 }

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { RequestArrival } from '@governor/signals';
 import { FIXTURE_MS_PER_TOKEN as MS_PER_TOKEN, servedOn } from '../model/served-on-fixture.ts';
 import { createPoolModel } from '../model/predict-pool.ts';
 import { sizePool } from './size-pool.ts';
@@ -45,14 +46,20 @@ describe('sizePool', () => {
     );
   });
 
-  it('never scales in below a count whose pessimistic prediction holds the requirement', () => {
+  it('never scales in below a count whose prediction surely holds the requirement', () => {
     fc.assert(
       fc.property(requests, fc.integer({ min: 1, max: 8 }), (reqs, n) => {
         const model = modelOf(n, reqs);
         const s = sizePool(model, n, goal);
         if (s.desired < n) {
           const p = model.predict(s.desired);
-          expect(p.withinSloShare - p.uncertainty).toBeGreaterThanOrEqual(s.required - 1e-9);
+          if (s.required < goal.attainmentTarget) {
+            // What the tasks attain unqueued binds: the smaller count must lose none of those tasks.
+            expect(s.required).toBe(model.attainableTaskShare);
+            expect(p.taskWithinSloShare).toBeGreaterThanOrEqual(s.required - 1e-9);
+          } else {
+            expect(p.taskWithinSloShare - p.taskUncertainty).toBeGreaterThanOrEqual(s.required - 1e-9);
+          }
         }
         expect(s.plausibly).toBeLessThanOrEqual(s.surely);
         expect(s.desired).toBeGreaterThanOrEqual(goal.floor);
@@ -101,5 +108,36 @@ describe('sizePool', () => {
     const h = sizePool(modelOf(2, half, 20_000), 2, goal);
     expect(h.required).toBeCloseTo(0.5, 6);
     expect(h.surely).toBeGreaterThan(2);
+  });
+
+  it('judges tasks, not requests: a pool none of whose tasks can be within the SLO is held to its floor', () => {
+    // Sessions of five requests queueing on three replicas (a replica's worth of prefill each 400 ms);
+    // the last request of every session decodes past the 20 s e2e SLO on an idle replica.
+    const reqs = Array.from({ length: 300 }, (_, i) => ({
+      gapMs: 150,
+      tokens: 2000,
+      decodeMs: i % 5 === 4 ? 30_000 : 500,
+    }));
+    const asTasks = (arrivals: RequestArrival[]) => arrivals.map((a, i) => ({ ...a, task: i - (i % 5) }));
+    const model = (tasks: boolean) =>
+      createPoolModel({
+        arrivals: tasks ? asTasks(servedOn(3, reqs)) : servedOn(3, reqs),
+        replicas: 3,
+        ratePerS: 10,
+        msPerToken: MS_PER_TOKEN,
+        sloMs: 1000,
+        e2eSloMs: 20_000,
+        successShare: 1,
+        usdPerReplicaHour: 4,
+      })!;
+    // As single requests, four in five can be within the SLO: the queue is worth draining.
+    const requests = sizePool(model(false), 3, goal);
+    expect(requests.required).toBeCloseTo(0.8, 6);
+    expect(requests.surely).toBeGreaterThanOrEqual(3);
+    // As sessions, none can: no replica count wins a task within the SLO, so the cost decides.
+    const sessions = sizePool(model(true), 3, goal);
+    expect(sessions.required).toBe(0);
+    expect(sessions.surely).toBe(goal.floor);
+    expect(sessions.after.taskWithinSloShare).toBe(0);
   });
 });

@@ -1,13 +1,11 @@
 import type { PoolModel, PoolPrediction } from '../model/predict-pool.ts';
+import { reaches, requirementOf } from './attainment.ts';
 
-// Scale = the cheapest feasible replica count. Feasible: the predicted share of requests within the
-// SLO (TTFT and e2e) reaches the attainment target — or, when the requests themselves make the target
-// unreachable (prompts that miss the TTFT SLO on an idle replica, requests whose e2e misses its SLO
-// with no queueing at all), what is attainable at all: replicas are not bought for requests that no
-// replica count brings within the SLO. The model's uncertainty decides how sure "feasible" must be,
-// and that band is the hysteresis: a pool is scaled up only when even the optimistic prediction says
-// its count is short, and in only to a count whose pessimistic prediction still holds. Between the
-// two, it stays.
+// Scale = the cheapest feasible replica count. Feasible: the predicted share of tasks within the SLO
+// reaches what the objective requires (attainment.ts: the target, or what the tasks attain at all when
+// less). The model's uncertainty decides how sure "feasible" must be, and that band is the hysteresis:
+// a pool is scaled up only when even the optimistic prediction says its count is short, and in only
+// to a count whose pessimistic prediction still holds. Between the two, it stays.
 
 export interface SizingGoal {
   /** Share of requests within the SLO the fleet must reach (the objective's constraint). */
@@ -19,7 +17,7 @@ export interface SizingGoal {
 }
 
 export interface Sizing {
-  /** The share a feasible count must reach: the target, or what the prompts attain on idle replicas when less. */
+  /** The share of tasks a feasible count must reach: the target, or what they attain unqueued when less. */
   required: number;
   /** Fewest replicas whose pessimistic prediction (share − uncertainty) reaches `required`. */
   surely: number;
@@ -40,22 +38,16 @@ export function sizePool(model: PoolModel, current: number, goal: SizingGoal): S
     Number.isFinite(goal.ceiling) ? Math.floor(goal.ceiling) : floorCap(current),
   );
   const f = goal.loadFactor > 0 ? goal.loadFactor : 1;
-  // What the prompts allow at all (no queueing) caps the target; the load does not move it, so more
+  // What the tasks allow at all (no queueing) caps the target; the load does not move it, so more
   // load never asks for fewer replicas. A target no count up to the ceiling reaches sizes to the ceiling.
-  const required = Math.min(goal.attainmentTarget, model.attainableShare);
-  const surely = fewest(floor, ceiling, (n) => {
-    const p = model.predict(n, f);
-    return p.withinSloShare - p.uncertainty >= required - 1e-12;
-  });
-  const plausibly = fewest(floor, ceiling, (n) => {
-    const p = model.predict(n, f);
-    return p.withinSloShare + p.uncertainty >= required - 1e-12;
-  });
+  const required = requirementOf(model, goal.attainmentTarget);
+  const surely = fewest(floor, ceiling, (n) => reaches(model.predict(n, f), required, 'surely'));
+  const plausibly = fewest(floor, ceiling, (n) => reaches(model.predict(n, f), required, 'plausibly'));
   const lowest = plausibly ?? ceiling;
   const highest = Math.max(lowest, surely ?? ceiling);
   const desired = Math.min(highest, Math.max(lowest, Math.min(ceiling, Math.max(floor, current))));
   return {
-    required,
+    required: required.share,
     surely: highest,
     plausibly: lowest,
     desired,
