@@ -1,7 +1,8 @@
 import type { PoolModel } from '../model/predict-pool.ts';
+import type { ReplicaStep } from './replay-prefill-queue.ts';
 import { modelPool } from '../objective/plan-scale.ts';
 import type { PoolView } from '../observe-fleet.ts';
-import type { DetectContext } from './detect-context.ts';
+import { type DetectContext, readMemory } from './detect-context.ts';
 import { MIN_P95_SAMPLE, readFaultRate, readUncontendedMsPerToken } from './pool-signals.ts';
 
 /**
@@ -19,9 +20,11 @@ export function readPoolModel(ctx: DetectContext, pool: PoolView): PoolModel | n
   if (msPerToken === null || (sloMs === null && e2eSloMs === null) || replicas === null || replicas < 1)
     return null;
   if (pool.arrivals.length < MIN_P95_SAMPLE) return null;
+  const servedOn = readServedOn(ctx, pool.pool, replicas);
   const model = modelPool({
     arrivals: pool.arrivals,
     replicas,
+    ...(servedOn ? { servedOn } : {}),
     mainRatePerS: pool.mainRatePerS,
     msPerToken,
     sloMs,
@@ -32,4 +35,27 @@ export function readPoolModel(ctx: DetectContext, pool: PoolView): PoolModel | n
   if (!model) return null;
   const slack = (1 - ctx.control.slo_attainment_target) * (sloMs ?? e2eSloMs!);
   return model.unexplainedQueueMs > slack ? null : model;
+}
+
+/**
+ * The replica counts that served the pool over the control window (the arrivals' time axis starts at
+ * its beginning), when Governor's last scale action took effect within it: the count it started from
+ * until then, `replicas` after. A scale-in takes effect when applied (its replicas take no new
+ * requests while they drain); a scale-up once its replicas were ready. Undefined when the window saw
+ * no such change (or only one made outside Governor, whose counts are not known).
+ */
+export function readServedOn(
+  ctx: DetectContext,
+  pool: string,
+  replicas: number,
+): readonly ReplicaStep[] | undefined {
+  const memory = readMemory(ctx, 'scale', { pool });
+  if (!memory || memory.fromReplicas === undefined || memory.fromReplicas === replicas) return undefined;
+  const atNs = memory.direction === 'decrease' ? memory.appliedNs : memory.readyNs;
+  const windowStartNs = ctx.obs.atNs - BigInt(ctx.obs.windowMs) * 1_000_000n;
+  if (atNs === undefined || atNs <= windowStartNs) return undefined;
+  return [
+    { fromMs: Number.NEGATIVE_INFINITY, replicas: memory.fromReplicas },
+    { fromMs: Number(atNs - windowStartNs) / 1e6, replicas },
+  ];
 }

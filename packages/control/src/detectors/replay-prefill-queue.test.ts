@@ -30,4 +30,45 @@ describe('replayPrefillWaits', () => {
       ),
     );
   });
+
+  it('replays a count that changes within the sample: as before until the change, between the two counts after it', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            gapMs: fc.integer({ min: 0, max: 400 }),
+            serviceMs: fc.integer({ min: 1, max: 3000 }),
+          }),
+          {
+            minLength: 1,
+            maxLength: 120,
+          },
+        ),
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 1, max: 5 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (reqs, before, after, at) => {
+          const arrivals: { arriveMs: number }[] = [];
+          for (const r of reqs) arrivals.push({ arriveMs: (arrivals.at(-1)?.arriveMs ?? 0) + r.gapMs });
+          const service = reqs.map((r) => r.serviceMs);
+          const changeMs = at * arrivals.at(-1)!.arriveMs;
+          const steps = [
+            { fromMs: Number.NEGATIVE_INFINITY, replicas: before },
+            { fromMs: changeMs, replicas: after },
+          ];
+          const waits = replayPrefillWaits(arrivals, service, steps);
+          const onBefore = replayPrefillWaits(arrivals, service, before);
+          const onFewer = replayPrefillWaits(arrivals, service, Math.min(before, after));
+          arrivals.forEach((a, i) => {
+            if (a.arriveMs < changeMs) expect(waits[i]).toBe(onBefore[i]);
+            // Never a wait longer than on the smaller count throughout; after a scale-in, never a
+            // shorter one than on the larger count it had.
+            expect(waits[i]!).toBeLessThanOrEqual(onFewer[i]! + 1e-9);
+            if (after < before) expect(waits[i]!).toBeGreaterThanOrEqual(onBefore[i]! - 1e-9);
+          });
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
 });

@@ -3,6 +3,7 @@ import type { ReplayOutlook, ReplicaOutlook } from './replay-prefill-queue.ts';
 import type { PoolPrediction } from '../model/predict-pool.ts';
 import { readFaultRate, readUncontendedMsPerToken, MIN_P95_SAMPLE } from './pool-signals.ts';
 import { planScale } from '../objective/plan-scale.ts';
+import { readServedOn } from './read-pool-model.ts';
 import { type Requirement, requirementOf } from '../objective/attainment.ts';
 import type { ScaleInputs } from './scale-inputs.ts';
 
@@ -32,9 +33,11 @@ export function replayScaleIn(ctx: DetectContext, s: ScaleInputs, to: number): R
   const msPerToken = readUncontendedMsPerToken(s.learning, ctx.tuning);
   const sloMs = s.sloMs;
   if (sloMs === null || msPerToken === null || s.pool.arrivals.length < MIN_P95_SAMPLE) return unchecked;
+  const servedOn = readServedOn(ctx, s.pool.pool, s.replicas);
   const plan = planScale({
     arrivals: s.pool.arrivals,
     replicas: s.replicas,
+    ...(servedOn ? { servedOn } : {}),
     mainRatePerS: s.pool.mainRatePerS,
     mainWindowS: ctx.obs.windowMs / 1000,
     fastRatePerS: s.pool.fastRatePerS,

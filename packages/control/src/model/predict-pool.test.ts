@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { RequestArrival } from '@governor/signals';
 import { FIXTURE_MS_PER_TOKEN as MS_PER_TOKEN, servedOn } from './served-on-fixture.ts';
 import { createPoolModel, type PoolObservation, quantileCont } from './predict-pool.ts';
+import { replayPrefillWaits } from '../detectors/replay-prefill-queue.ts';
 import { addSample, decayWeight, EMPTY_EWMA, EMPTY_MAX, maxAt, observeMax } from './forgetting.ts';
 
 const S = 1_000_000_000n;
@@ -46,6 +47,60 @@ const slos = fc.oneof(
 );
 
 describe('createPoolModel', () => {
+  it("is no more optimistic about today's replicas for a sample served partly on more of them", () => {
+    fc.assert(
+      fc.property(
+        requests,
+        fc.integer({ min: 2, max: 6 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (reqs, before, at) => {
+          const now = before - 1;
+          // Requests as the larger count served them, the count dropping partway through the sample.
+          const arrivals = servedOn(before, reqs);
+          const changeMs = arrivals[0]!.arriveMs + at * (arrivals.at(-1)!.arriveMs - arrivals[0]!.arriveMs);
+          const steps = [
+            { fromMs: Number.NEGATIVE_INFINITY, replicas: before },
+            { fromMs: changeMs, replicas: now },
+          ];
+          const served = createPoolModel({ ...observation(arrivals, now), servedOn: steps })!;
+          const taken = createPoolModel(observation(arrivals, now))!;
+          for (const n of [now, now + 1]) {
+            expect(served.predict(n).ttftP95Ms).toBeGreaterThanOrEqual(taken.predict(n).ttftP95Ms - 1e-9);
+            expect(served.predict(n).withinSloShare).toBeLessThanOrEqual(
+              taken.predict(n).withinSloShare + 1e-12,
+            );
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('sees the queue a scale-in brought once the sample was served on more replicas until just now', () => {
+    // 2,000-token prompts (400 ms of prefill) arriving 0–470 ms apart: three replicas serve them with
+    // next to no queueing, two at 85 % busy queue some. Served on three until the last tenth of the
+    // sample, then on two.
+    const reqs = Array.from({ length: 200 }, (_, i) => ({ gapMs: (i * 197) % 471, tokens: 2000 }));
+    const arrivals = servedOn(3, reqs);
+    const steps = [
+      { fromMs: Number.NEGATIVE_INFINITY, replicas: 3 },
+      { fromMs: arrivals[180]!.arriveMs, replicas: 2 },
+    ];
+    const served = createPoolModel({ ...observation(arrivals, 2), servedOn: steps })!;
+    const taken = createPoolModel(observation(arrivals, 2))!;
+    // On two replicas each request would have had its 440 ms of prefill and the wait two give it
+    // (its TTFT on three had no wait). Taken as two replicas' work, the TTFTs measured on three
+    // hide up to those 440 ms.
+    const twoWaits = replayPrefillWaits(arrivals, Array(arrivals.length).fill(2000 * MS_PER_TOKEN), 2);
+    const truth = quantileCont(
+      arrivals.map((a, i) => a.ttftMs + twoWaits[i]!),
+      0.95,
+    );
+    expect(served.predict(2).ttftP95Ms).toBeGreaterThan(truth * 0.95);
+    expect(served.predict(2).ttftP95Ms).toBeLessThan(truth * 1.05);
+    expect(taken.predict(2).ttftP95Ms).toBeLessThan(truth - 100);
+  });
+
   it('predicts exactly what was measured at the replica count and load it was measured on', () => {
     fc.assert(
       fc.property(requests, fc.integer({ min: 1, max: 6 }), (reqs, replicas) => {

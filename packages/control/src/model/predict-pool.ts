@@ -1,5 +1,5 @@
 import type { RequestArrival } from '@governor/signals';
-import { replayPrefillWaits } from '../detectors/replay-prefill-queue.ts';
+import { type ReplicaStep, replayPrefillWaits } from '../detectors/replay-prefill-queue.ts';
 import { quantileCont } from '@governor/conventions';
 
 export { quantileCont };
@@ -22,8 +22,15 @@ export { quantileCont };
 export interface PoolObservation {
   /** The pool's recent requests in arrival order. */
   arrivals: readonly RequestArrival[];
-  /** Replicas that served them. */
+  /** Replicas that serve the pool now. */
   replicas: number;
+  /**
+   * The counts that served the sample, when a scale action fell within it (in time order, on the
+   * arrivals' axis; the last is `replicas`). Without it the sample is taken as served on `replicas`
+   * throughout. The anchor replays the counts that really served: requests served on more replicas
+   * than now did not wait as they would now, and taken for this count's they would make it look faster.
+   */
+  servedOn?: readonly ReplicaStep[];
   /**
    * Requests the pool received per request in `arrivals` (1 ÷ the sampling ratio for head-sampled
    * traces; default 1). The replay packs the sample's arrivals this much closer, so the queue it
@@ -102,7 +109,8 @@ export function createPoolModel(observation: PoolObservation): PoolModel | null 
   const scale =
     observation.sampleScale !== undefined && observation.sampleScale > 0 ? observation.sampleScale : 1;
   const packed = (f: number) => (f === 1 ? arrivals : arrivals.map((a) => ({ arriveMs: a.arriveMs / f })));
-  const anchorWaits = replayPrefillWaits(packed(scale), service, observation.replicas);
+  const servedOn = observation.servedOn?.map((s) => ({ fromMs: s.fromMs / scale, replicas: s.replicas }));
+  const anchorWaits = replayPrefillWaits(packed(scale), service, servedOn ?? observation.replicas);
   // The queue the requests measured that the replay does not produce on today's replicas: what
   // holds replicas besides prefill (full decode batches, KV blocks) and the model cannot size for.
   let unexplainedMs = 0;

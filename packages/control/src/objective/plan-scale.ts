@@ -2,6 +2,7 @@ import type { RequestArrival } from '@governor/signals';
 import { forecastLoad, type LoadForecast } from '../model/forecast-load.ts';
 import { createPoolModel, type PoolModel } from '../model/predict-pool.ts';
 import { type Sizing, sizePool } from './size-pool.ts';
+import type { ReplicaStep } from '../detectors/replay-prefill-queue.ts';
 
 // A pool's size from its model at the load it will carry: its recent requests (the model), the
 // load forecast over the horizon the decision must hold for (the forecast), and the objective's
@@ -11,8 +12,10 @@ import { type Sizing, sizePool } from './size-pool.ts';
 
 export interface ScalePlanInputs {
   arrivals: readonly RequestArrival[];
-  /** Replicas serving the arrivals. */
+  /** Replicas serving the pool now. */
   replicas: number;
+  /** The counts that served the arrivals, when a scale action fell within them (PoolObservation). */
+  servedOn?: readonly ReplicaStep[];
   /** Requests/s over the control window and the short window ending now (sampling weights applied). */
   mainRatePerS: number;
   mainWindowS: number;
@@ -45,6 +48,7 @@ export type PoolModelInputs = Pick<
   ScalePlanInputs,
   | 'arrivals'
   | 'replicas'
+  | 'servedOn'
   | 'mainRatePerS'
   | 'msPerToken'
   | 'sloMs'
@@ -64,6 +68,7 @@ export function modelPool(i: PoolModelInputs): PoolModel | null {
   return createPoolModel({
     arrivals: i.arrivals,
     replicas: i.replicas,
+    ...(i.servedOn ? { servedOn: i.servedOn } : {}),
     sampleScale: Math.max(1, i.mainRatePerS / sampleRate),
     ratePerS: i.mainRatePerS,
     msPerToken: i.msPerToken,

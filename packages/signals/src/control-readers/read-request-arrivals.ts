@@ -8,7 +8,11 @@ const CLICKHOUSE_SQL = loadSql(import.meta.url, 'read-request-arrivals.clickhous
 
 /** One request as it met a pool (see read-request-arrivals.sql). */
 export interface RequestArrival {
-  /** When it reached the pool's queue, in ms since the first arrival of its pool's sample. */
+  /**
+   * When it reached the pool's queue, in ms since the start of the window read (`atNs − windowMs`;
+   * negative for a request that reached it earlier and ended within the window), so the times of
+   * the control loop's own actions fall on the same axis.
+   */
   arriveMs: number;
   ttftMs: number;
   /** Its end-to-end latency (ms); absent where a producer does not give it (then e2e is not judged). */
@@ -68,12 +72,10 @@ export function createRequestArrivalsReader(
       max_per_pool: maxPerPool,
     });
     const out = new Map<string, RequestArrival[]>();
-    const firstNs = new Map<string, bigint>();
+    const origin = atNs - BigInt(Math.round(windowMs)) * 1_000_000n;
     const taskIndex = new Map<string, number>();
     for (const r of rows) {
       const arriveNs = BigInt(r.arrive_ns);
-      const origin = firstNs.get(r.pool) ?? arriveNs;
-      firstNs.set(r.pool, origin);
       const list = out.get(r.pool) ?? [];
       out.set(r.pool, list);
       const taskId = `${r.pool}\u0000${String(r.task_key)}`;
