@@ -98,7 +98,19 @@ describe('policies in the console', () => {
     await page.waitForSelector(
       `[data-testid="policy-preview"] tr[data-recommendation-id="${scaleUpId}"][data-decision="propose"]`,
     );
+    // Any min_confidence above 0 asks for Governor's judgement, and this scale-up waits for a human
+    // (it buys fewer tasks within the SLO than it costs): still proposed, and the preview says why.
     await editor.locator('input[name="minConfidence"]').fill('0.1');
+    await page.waitForFunction(
+      (id) =>
+        document
+          .querySelector(`[data-testid="policy-preview"] tr[data-recommendation-id="${id}"]`)
+          ?.textContent?.includes('this waits') ?? false,
+      scaleUpId,
+    );
+    expect(await previewRow().getAttribute('data-decision')).toBe('propose');
+    // min_confidence 0 applies everything Governor recommends.
+    await editor.locator('input[name="minConfidence"]').fill('0');
     await page.waitForSelector(
       `[data-testid="policy-preview"] tr[data-recommendation-id="${scaleUpId}"][data-decision="auto_apply"]`,
     );
@@ -113,7 +125,7 @@ describe('policies in the console', () => {
         match: { kind: ['scale'], target: 'pool=h100-*' },
         autoApply: true,
         maxStep: 1,
-        minConfidence: 0.1,
+        minConfidence: 0,
         dryRun: false,
       },
     ]);
@@ -183,7 +195,7 @@ describe('policies in the console', () => {
         match: { kind: ['scale'], target: 'pool=h100-*' },
         autoApply: true,
         maxStep: 1,
-        minConfidence: 0.1,
+        minConfidence: 0,
         dryRun: true,
       },
     ]);
