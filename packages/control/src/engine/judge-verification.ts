@@ -32,8 +32,8 @@ function fellBeyondNoise(
 }
 
 /**
- * The drop in the share of requests within the SLO the action was predicted to cost
- * (`expectedImpact.withinSloShare`, the scale-in replay's), or 0 when it predicted none.
+ * The drop in the share of tasks within the SLO the action was predicted to cost
+ * (`expectedImpact.withinSloShare`, the scale-in's pool model), or 0 when it predicted none.
  */
 export function predictedShareDrop(expectedImpact: ExpectedImpact): number {
   const share = expectedImpact.withinSloShare;
