@@ -39,6 +39,16 @@ export const Attr = {
    * (HTTP semconv `http.request.header.<key>`, a string array; Envoy custom tags give a string).
    */
   httpRequestHeaderStainlessRetryCount: 'http.request.header.x-stainless-retry-count',
+  /**
+   * The deadline of a request forwarded by Envoy (every Envoy-based gateway: Envoy Gateway, Istio,
+   * kgateway in front of llm-d): the router sets `x-envoy-expected-rq-timeout-ms` on the upstream
+   * request to the time it allows it to complete — the per-try timeout, else the route's, or the one
+   * the client asked for with `x-envoy-upstream-rq-timeout-ms` — and answers 504 past it (Envoy
+   * `source/common/router/router.cc`, `FilterUtility::finalTimeout` and `onResponseTimeout`). Captured
+   * on the gateway's span of that call as HTTP semconv request-header attribute (a string array; an
+   * Envoy custom tag gives a string) of milliseconds.
+   */
+  httpRequestHeaderEnvoyExpectedRqTimeoutMs: 'http.request.header.x-envoy-expected-rq-timeout-ms',
   httpResponseStatusCode: 'http.response.status_code',
   rpcGrpcStatusCode: 'rpc.grpc.status_code',
   serverAddress: 'server.address',

@@ -52,6 +52,8 @@ export function emitAttemptSpans(
     [Attr.genAiUsageOutputTokens]: a.generated,
   };
   if (a.attemptNo > 1) rootAttributes[Attr.httpResendCount] = a.attemptNo - 1;
+  // The deadline the gateway enforces (Envoy's x-envoy-expected-rq-timeout-ms, as it captures it).
+  rootAttributes[Attr.httpRequestHeaderEnvoyExpectedRqTimeoutMs] = [String(Math.round(a.policy.timeoutMs))];
   if (spec.conversationId) rootAttributes[Attr.genAiConversationId] = spec.conversationId;
   if (pool) {
     rootAttributes[Attr.pool] = pool.name;

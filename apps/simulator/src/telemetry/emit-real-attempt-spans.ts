@@ -83,6 +83,9 @@ export function emitRealAttemptSpans(
       'gen_ai.request.stream': true,
       'server.address': tracers.podIp(replica),
       'server.port': VLLM_PORT,
+      // The deadline Envoy's router puts on the upstream request (the client's timeout, which it
+      // enforces with a 504), as the gateway captures the request header.
+      'http.request.header.x-envoy-expected-rq-timeout-ms': [String(Math.round(a.policy.timeoutMs))],
     };
     if (upstream > 0) clientAttributes['http.response.status_code'] = upstream;
     if (ok) {

@@ -114,6 +114,14 @@ describe('default telemetry: the shapes a Kubernetes fleet sends', () => {
       expect(String(client.attributes['server.address'])).toMatch(/^10\.\d+\.\d+\.\d+$/);
       expect(client.startNs).toBeGreaterThanOrEqual(root.startNs);
       expect(client.endNs).toBeLessThanOrEqual(root.endNs);
+      // The deadline Envoy's router sets on the upstream request, in ms, as the gateway captured it;
+      // a request timed out (504) lasted it.
+      const deadline = 'http.request.header.x-envoy-expected-rq-timeout-ms';
+      expect(client.attributeTypes[deadline]).toBe('array');
+      const [deadlineMs] = JSON.parse(String(client.attributes[deadline])) as string[];
+      expect(deadlineMs).toMatch(/^\d+$/);
+      if (root.attributes['http.response.status_code'] === 504)
+        expect(Number(root.endNs - root.startNs) / 1e6).toBeGreaterThanOrEqual(Number(deadlineMs) - 1);
       if (root.attributes['http.response.status_code'] === 200) {
         expect(client.statusCode).toBe(0);
         expect(client.attributeTypes['gen_ai.response.finish_reasons']).toBe('array');

@@ -62,11 +62,15 @@ export function replayScaleIn(ctx: DetectContext, s: ScaleInputs, to: number): R
     after: toOutlook(plan.model.predict(n)),
   };
   const shareText = (o: ReplicaOutlook) => `${Math.round(o.withinSloShare * 100)}%`;
+  // Where clients give deadlines, the share of tasks that finish within them (attainment.ts).
+  const finish = s.pool.arrivals.some((a) => a.deadlineMs !== undefined)
+    ? `; ${Math.round(plan.model.predict(n).taskFinishShare * 100)}% of its tasks finish within their clients' deadlines (required ${Math.round(plan.model.attainableTaskFinishShare * 100)}%)`
+    : '';
   return {
     to: n,
     outlook,
     required: requirementOf(plan.model, ctx.control.slo_attainment_target),
-    note: ` Its last ${outlook.requests} requests replayed on ${n} replica${n === 1 ? '' : 's'}: TTFT p95 ${Math.round(outlook.now.ttftP95Ms)} → ${Math.round(outlook.after.ttftP95Ms)} ms, ${shareText(outlook.now)} → ${shareText(outlook.after)} of its tasks within the SLO (required ${Math.round(plan.sizing.required * 100)}%).`,
+    note: ` Its last ${outlook.requests} requests replayed on ${n} replica${n === 1 ? '' : 's'}: TTFT p95 ${Math.round(outlook.now.ttftP95Ms)} → ${Math.round(outlook.after.ttftP95Ms)} ms, ${shareText(outlook.now)} → ${shareText(outlook.after)} of its tasks within the SLO (required ${Math.round(plan.sizing.required * 100)}%)${finish}.`,
     evidence: [
       evidence(
         `replayedTtftP95Ms{pool=${s.pool.pool},replicas=${n}}`,

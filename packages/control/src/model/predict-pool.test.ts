@@ -274,6 +274,54 @@ describe('createPoolModel', () => {
     expect(model.predict(8).goodTasksPerS).toBe(0);
   });
 
+  it("fails a task whose request it predicts past its client's deadline, never more on more replicas", () => {
+    fc.assert(
+      fc.property(
+        decodingRequests,
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 200, max: 8000 }),
+        (reqs, n, deadlineMs) => {
+          // Each request's client gives it the same deadline; those that ended past it are not in a
+          // real sample (they failed), so the sample keeps the ones that finished.
+          const arrivals = servedOn(n, reqs)
+            .filter((a) => a.e2eMs <= deadlineMs)
+            .map((a) => ({ ...a, deadlineMs }));
+          if (arrivals.length === 0) return;
+          const model = createPoolModel(observation(arrivals, n, null, 60_000))!;
+          // Measured where it was measured: every task of the sample finished.
+          expect(model.predict(n).taskFinishShare).toBe(1);
+          expect(model.attainableTaskFinishShare).toBe(1);
+          for (let k = 1; k < 8; k++) {
+            expect(model.predict(k + 1).taskFinishShare).toBeGreaterThanOrEqual(
+              model.predict(k).taskFinishShare,
+            );
+            expect(model.predict(k, 2).taskFinishShare).toBeLessThanOrEqual(model.predict(k).taskFinishShare);
+          }
+        },
+      ),
+    );
+  });
+
+  it('sees requests pushed past their deadline on fewer replicas fail their sessions', () => {
+    // Four replicas keep up with ten 2,000-token prompts a second; on one, the queue grows past the
+    // 5 s deadline the clients give. Sessions of five requests: one request past it fails its session.
+    const reqs = Array.from({ length: 300 }, () => ({ gapMs: 100, tokens: 2000, decodeMs: 1000 }));
+    const arrivals = servedOn(4, reqs).map((a, i) => ({ ...a, task: i - (i % 5), deadlineMs: 5000 }));
+    const model = createPoolModel(observation(arrivals, 4, null, 60_000))!;
+    expect(model.predict(4).taskFinishShare).toBe(1);
+    expect(model.predict(1).taskFinishShare).toBeLessThan(0.2);
+    // Without deadlines nothing fails for time.
+    const free = createPoolModel(
+      observation(
+        arrivals.map(({ deadlineMs: _, ...a }) => a),
+        4,
+        null,
+        60_000,
+      ),
+    )!;
+    expect(free.predict(1).taskFinishShare).toBe(1);
+  });
+
   it('sees a queue drain on more replicas and build on fewer', () => {
     // Ten requests a second of 2,000-token prompts (400 ms of prefill each): four replicas keep up,
     // one does not.

@@ -13,7 +13,9 @@ export { quantileCont };
 // today's replica count and load the model returns exactly what was measured, and only the queueing
 // it explains changes with n or the load; what it leaves out (routing, decode interference, the
 // network, the decode time itself) stays as measured. A request is within the SLO when its TTFT and
-// its e2e each meet their objective, where one is configured.
+// its e2e each meet their objective, where one is configured. It finishes when its e2e (its TTFT
+// where no e2e is measured) is within the deadline its client gave it (RequestArrival.deadlineMs):
+// past that the client gives up and the request, with its task, fails.
 //
 // Load is scaled in time: a load factor f puts the same requests f times closer together, keeping
 // the prompt mix. Waits grow with f and shrink with n, so everything derived here is monotone in
@@ -70,6 +72,11 @@ export interface PoolPrediction {
   taskWithinSloShare: number;
   /** One standard error of `taskWithinSloShare`, as `uncertainty` is of the requests' share. */
   taskUncertainty: number;
+  /**
+   * Share of the sample's tasks none of whose requests is predicted past its client's deadline (1
+   * when no request carries one): the tasks that succeed, within the SLO or not.
+   */
+  taskFinishShare: number;
   /** Tasks/s that succeed within the SLO. */
   goodTasksPerS: number;
   usdPerHour: number | null;
@@ -93,6 +100,8 @@ export interface PoolModel {
    * the replica count.
    */
   attainableTaskShare: number;
+  /** Share of the sample's tasks that finish within their clients' deadlines with no queueing at all. */
+  attainableTaskFinishShare: number;
   /**
    * Mean measured queue wait per request (`RequestArrival.queueMs`) beyond the replay's on today's
    * replicas: queueing the prefill replay does not explain (0 without measured queues).
@@ -149,6 +158,7 @@ export function createPoolModel(observation: PoolObservation): PoolModel | null 
     predict,
     attainableShare: countOf(unqueued) / base.length,
     attainableTaskShare: countGoodTasks(tasks, unqueued) / tasks.count,
+    attainableTaskFinishShare: countGoodTasks(tasks, finishFlags(arrivals, base, baseE2e)) / tasks.count,
     unexplainedQueueMs: measured > 0 ? unexplainedMs / measured : 0,
   };
 }
@@ -176,6 +186,21 @@ function withinFlags(limits: SloLimits, ttft: Float64Array, e2e: Float64Array | 
   for (let i = 0; i < ttft.length; i++) {
     const e = e2e?.[i] ?? Number.NaN;
     flags[i] = ttft[i]! <= limits.ttftMs && !(e > limits.e2eMs) ? 1 : 0;
+  }
+  return flags;
+}
+
+/** Whether each request ends (its e2e, its TTFT where none is measured) within its client's deadline. */
+function finishFlags(
+  arrivals: readonly RequestArrival[],
+  ttft: Float64Array,
+  e2e: Float64Array | null,
+): Uint8Array {
+  const flags = new Uint8Array(ttft.length);
+  for (let i = 0; i < ttft.length; i++) {
+    const deadline = arrivals[i]!.deadlineMs;
+    const e = e2e?.[i] ?? Number.NaN;
+    flags[i] = deadline === undefined || (Number.isNaN(e) ? ttft[i]! : e) <= deadline ? 1 : 0;
   }
   return flags;
 }
@@ -233,6 +258,7 @@ function summarize(
   const share = countOf(flags) / n;
   const goodTasks = countGoodTasks(tasks, flags);
   const taskShare = goodTasks / tasks.count;
+  const finishShare = countGoodTasks(tasks, finishFlags(o.arrivals, ttft, e2e)) / tasks.count;
   const measuredE2e = e2e?.filter((v) => !Number.isNaN(v));
   return {
     replicas,
@@ -247,6 +273,7 @@ function summarize(
     usdPerHour: o.usdPerReplicaHour === null ? null : replicas * o.usdPerReplicaHour,
     uncertainty: standardError(share, n),
     taskUncertainty: standardError(taskShare, tasks.count),
+    taskFinishShare: finishShare,
   };
 }
 

@@ -5,12 +5,12 @@ import { FIXTURE_MS_PER_TOKEN as MS_PER_TOKEN, servedOn } from '../model/served-
 import { createPoolModel } from '../model/predict-pool.ts';
 import { sizePool } from './size-pool.ts';
 
-function modelOf(
+function observationOf(
   replicas: number,
   reqs: { gapMs: number; tokens: number; decodeMs?: number }[],
   e2eSloMs: number | null = null,
 ) {
-  return createPoolModel({
+  return {
     arrivals: servedOn(replicas, reqs),
     replicas,
     ratePerS: 10,
@@ -19,7 +19,15 @@ function modelOf(
     e2eSloMs,
     successShare: 1,
     usdPerReplicaHour: 4,
-  })!;
+  };
+}
+
+function modelOf(
+  replicas: number,
+  reqs: { gapMs: number; tokens: number; decodeMs?: number }[],
+  e2eSloMs: number | null = null,
+) {
+  return createPoolModel(observationOf(replicas, reqs, e2eSloMs))!;
 }
 
 const requests = fc.array(
@@ -66,6 +74,42 @@ describe('sizePool', () => {
         expect(s.desired).toBeLessThanOrEqual(goal.ceiling);
       }),
     );
+  });
+
+  it("never scales in to a count that pushes a request past its client's deadline", () => {
+    fc.assert(
+      fc.property(
+        requests,
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 500, max: 5000 }),
+        (reqs, n, d) => {
+          const arrivals = servedOn(n, reqs)
+            .filter((a) => a.e2eMs <= d)
+            .map((a) => ({ ...a, deadlineMs: d }));
+          if (arrivals.length === 0) return;
+          const model = createPoolModel({ ...observationOf(n, reqs), arrivals })!;
+          const s = sizePool(model, n, goal);
+          expect(model.predict(s.desired).taskFinishShare).toBeGreaterThanOrEqual(
+            Math.min(model.predict(n).taskFinishShare, model.attainableTaskFinishShare) - 1e-9,
+          );
+        },
+      ),
+    );
+  });
+
+  it('holds a pool none of whose tasks can be within the SLO to finishing them', () => {
+    // 6,000-token prompts (1.2 s of prefill against a 1 s SLO): no task is within the SLO on any
+    // count, so the SLO asks for nothing. Two replicas keep the queue short; on one it passes the
+    // 4 s deadline the clients give, and the tasks fail.
+    const reqs = Array.from({ length: 200 }, () => ({ gapMs: 700, tokens: 6000, decodeMs: 2000 }));
+    const arrivals = servedOn(2, reqs).map((a) => ({ ...a, deadlineMs: 4000 }));
+    const model = createPoolModel({ ...observationOf(2, reqs), arrivals })!;
+    expect(model.attainableTaskShare).toBe(0);
+    expect(model.predict(1).taskFinishShare).toBeLessThan(1);
+    expect(sizePool(model, 2, goal).desired).toBe(2);
+    // The same requests without deadlines: nothing holds the second replica.
+    const free = createPoolModel(observationOf(2, reqs))!;
+    expect(sizePool(free, 2, goal).desired).toBe(1);
   });
 
   it('keeps the count it has while the prediction cannot tell it from its neighbours (hysteresis)', () => {

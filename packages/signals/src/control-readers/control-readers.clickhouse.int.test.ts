@@ -90,6 +90,18 @@ function traffic(): DecodedTraceRequest[] {
           };
         if (span.key === 'gateway' && cachedTokens > 0)
           span.attributes = { ...span.attributes, 'gen_ai.usage.cache_read.input_tokens': cachedTokens };
+        // Envoy's deadline on the upstream request as the gateway captured the header: a string array
+        // (HTTP semconv) on some requests, a string (an Envoy custom tag) on others, none on the rest.
+        if (span.key === 'gateway' && i % 4 === 1)
+          span.attributes = {
+            ...span.attributes,
+            'http.request.header.x-envoy-expected-rq-timeout-ms': ['30000'],
+          };
+        if (span.key === 'gateway' && i % 4 === 3)
+          span.attributes = {
+            ...span.attributes,
+            'http.request.header.x-envoy-expected-rq-timeout-ms': '12500',
+          };
       }
       // An agent's call wraps some requests: its span, their root, ends (and is exported) last.
       if (i % 6 === 1) {
@@ -625,6 +637,17 @@ describe('request arrivals on ClickHouse', () => {
     expect(a.some((r) => r.queueMs === undefined)).toBe(true);
     const capped = (await createRequestArrivalsReader(ch.reader, 7)(atMs(150_000), 300_000)).get('vllm-a')!;
     expect(capped.map((r) => r.ttftMs)).toEqual(a.slice(-7).map((r) => r.ttftMs));
+  });
+
+  it('reads the deadline Envoy set on each request, as the gateway captured the header', async () => {
+    for (const reader of [createRequestArrivalsReader(duck.store), createRequestArrivalsReader(ch.reader)]) {
+      const all = await reader(atMs(150_000), 300_000);
+      const deadlines = [...all.values()].flat().map((r) => r.deadlineMs);
+      expect(deadlines.filter((d) => d === 30_000).length).toBeGreaterThan(5);
+      expect(deadlines.filter((d) => d === 12_500).length).toBeGreaterThan(5);
+      expect(deadlines.filter((d) => d === undefined).length).toBeGreaterThan(5);
+      expect(new Set(deadlines)).toEqual(new Set([30_000, 12_500, undefined]));
+    }
   });
 
   it('reads nothing before any request', async () => {

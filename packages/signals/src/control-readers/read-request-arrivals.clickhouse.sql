@@ -9,12 +9,17 @@
 --   rounding).
 -- - No CTE on 18.16 (nested subqueries); no alias repeats a column's name (18.16 would read the alias
 --   in WHERE); DESC puts NULL last on both engines, as DuckDB does.
-SELECT pool, arrive_ns, ttft_ms, e2e_ms, queue_ms, task_key, uncached_tokens
+-- - The deadline comes through one GLOBAL ANY LEFT JOIN on the trace's spans (span_store is
+--   Distributed; FINAL counts a span sent twice once), its header read raw with visitParamExtractRaw
+--   (18.16 has no JSON paths) and stripped of the array's brackets and quotes. The caller sets
+--   join_use_nulls = 1, so a request without the header reads NULL, as in DuckDB.
+SELECT pool, arrive_ns, ttft_ms, e2e_ms, queue_ms, task_key, uncached_tokens, deadline_ms
 FROM (
-  SELECT pool, start_ns, arrive_ns, ttft_ms, e2e_ms, queue_ms, task_key, uncached_tokens
+  SELECT pool, trace_id, arrive_ns, ttft_ms, e2e_ms, queue_ms, task_key, uncached_tokens
   FROM (
     SELECT
       pool,
+      trace_id,
       start_ns,
       -- TTFT is what came before the queue (gateway, router, cache), then queueing, then prefill.
       greatest(0, assumeNotNull(ttft_ms) - ifNull(ttft_hop_queue_ms, 0) - assumeNotNull(ttft_hop_prefill_ms)) * 1e6
@@ -39,4 +44,16 @@ FROM (
   ORDER BY pool, start_ns DESC, arrive_ns DESC, uncached_tokens DESC, ttft_ms DESC, e2e_ms DESC, queue_ms DESC
   LIMIT $max_per_pool BY pool
 )
+GLOBAL ANY LEFT JOIN (
+  SELECT
+    trace_id,
+    min(toFloat64OrNull(replaceRegexpAll(
+      visitParamExtractRaw(ifNull(attributes, ''), 'http.request.header.x-envoy-expected-rq-timeout-ms'),
+      '[\\[\\]" ]', ''))) AS deadline_ms
+  FROM {{database}}.span_store FINAL
+  WHERE start_ns >= $facts_from_ns
+    AND start_ns <= $at_ns
+    AND position(ifNull(attributes, ''), 'x-envoy-expected-rq-timeout-ms') > 0
+  GROUP BY trace_id
+) USING (trace_id)
 ORDER BY pool, arrive_ns, uncached_tokens, ttft_ms, e2e_ms, queue_ms

@@ -26,6 +26,11 @@ export interface RequestArrival {
    */
   task?: number;
   uncachedTokens: number;
+  /**
+   * Its deadline (ms) where the gateway recorded one (Envoy's `x-envoy-expected-rq-timeout-ms` on
+   * the upstream request): past it the gateway answers 504 and the request fails. Absent when not known.
+   */
+  deadlineMs?: number;
 }
 
 export type RequestArrivalsReader = (
@@ -66,11 +71,16 @@ export function createRequestArrivalsReader(
       queue_ms: number | null;
       task_key: bigint;
       uncached_tokens: number;
-    }>(sql, {
-      from_ns: atNs - BigInt(Math.round(windowMs)) * 1_000_000n,
-      at_ns: atNs,
-      max_per_pool: maxPerPool,
-    });
+      deadline_ms?: number | null;
+    }>(
+      sql,
+      {
+        from_ns: atNs - BigInt(Math.round(windowMs)) * 1_000_000n,
+        at_ns: atNs,
+        max_per_pool: maxPerPool,
+      },
+      ...(db.engine === 'clickhouse' ? [{ join_use_nulls: 1 }] : []),
+    );
     const out = new Map<string, RequestArrival[]>();
     const origin = atNs - BigInt(Math.round(windowMs)) * 1_000_000n;
     const taskIndex = new Map<string, number>();
@@ -88,6 +98,7 @@ export function createRequestArrivalsReader(
         ...(r.queue_ms === null ? {} : { queueMs: Number(r.queue_ms) }),
         task,
         uncachedTokens: Number(r.uncached_tokens),
+        ...(r.deadline_ms != null && Number(r.deadline_ms) > 0 ? { deadlineMs: Number(r.deadline_ms) } : {}),
       });
     }
     return out;
