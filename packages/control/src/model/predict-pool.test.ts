@@ -284,7 +284,7 @@ describe('createPoolModel', () => {
           // Each request's client gives it the same deadline; those that ended past it are not in a
           // real sample (they failed), so the sample keeps the ones that finished.
           const arrivals = servedOn(n, reqs)
-            .filter((a) => a.e2eMs <= deadlineMs)
+            .filter((a) => (a.e2eMs ?? a.ttftMs) <= deadlineMs)
             .map((a) => ({ ...a, deadlineMs }));
           if (arrivals.length === 0) return;
           const model = createPoolModel(observation(arrivals, n, null, 60_000))!;

@@ -84,7 +84,7 @@ describe('sizePool', () => {
         fc.integer({ min: 500, max: 5000 }),
         (reqs, n, d) => {
           const arrivals = servedOn(n, reqs)
-            .filter((a) => a.e2eMs <= d)
+            .filter((a) => (a.e2eMs ?? a.ttftMs) <= d)
             .map((a) => ({ ...a, deadlineMs: d }));
           if (arrivals.length === 0) return;
           const model = createPoolModel({ ...observationOf(n, reqs), arrivals })!;
