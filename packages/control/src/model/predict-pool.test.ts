@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { RequestArrival } from '@governor/signals';
-import { FIXTURE_MS_PER_TOKEN as MS_PER_TOKEN, servedOn } from './served-on-fixture.ts';
+import { FIXTURE_MS_PER_TOKEN as MS_PER_TOKEN, finishedBy, servedOn } from './served-on-fixture.ts';
 import { createPoolModel, type PoolObservation, quantileCont } from './predict-pool.ts';
 import { replayPrefillWaits } from '../detectors/replay-prefill-queue.ts';
 import { addSample, decayWeight, EMPTY_EWMA, EMPTY_MAX, maxAt, observeMax } from './forgetting.ts';
@@ -281,11 +281,8 @@ describe('createPoolModel', () => {
         fc.integer({ min: 1, max: 6 }),
         fc.integer({ min: 200, max: 8000 }),
         (reqs, n, deadlineMs) => {
-          // Each request's client gives it the same deadline; those that ended past it are not in a
-          // real sample (they failed), so the sample keeps the ones that finished.
-          const arrivals = servedOn(n, reqs)
-            .filter((a) => (a.e2eMs ?? a.ttftMs) <= deadlineMs)
-            .map((a) => ({ ...a, deadlineMs }));
+          // Each request's client gives it the same deadline; the sample keeps those that finished.
+          const arrivals = finishedBy(servedOn(n, reqs), deadlineMs);
           if (arrivals.length === 0) return;
           const model = createPoolModel(observation(arrivals, n, null, 60_000))!;
           // Measured where it was measured: every task of the sample finished.

@@ -31,3 +31,11 @@ export function servedOn(
     };
   });
 }
+
+/**
+ * The requests of a sample that ended within a deadline their clients all gave (`deadlineMs`), as a
+ * real sample holds them: those that ended past it failed and carry no TTFT to replay.
+ */
+export function finishedBy(arrivals: readonly RequestArrival[], deadlineMs: number): RequestArrival[] {
+  return arrivals.filter((a) => (a.e2eMs ?? a.ttftMs) <= deadlineMs).map((a) => ({ ...a, deadlineMs }));
+}

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { RequestArrival } from '@governor/signals';
-import { FIXTURE_MS_PER_TOKEN as MS_PER_TOKEN, servedOn } from '../model/served-on-fixture.ts';
+import { FIXTURE_MS_PER_TOKEN as MS_PER_TOKEN, finishedBy, servedOn } from '../model/served-on-fixture.ts';
 import { createPoolModel } from '../model/predict-pool.ts';
 import { sizePool } from './size-pool.ts';
 
@@ -83,9 +83,7 @@ describe('sizePool', () => {
         fc.integer({ min: 1, max: 8 }),
         fc.integer({ min: 500, max: 5000 }),
         (reqs, n, d) => {
-          const arrivals = servedOn(n, reqs)
-            .filter((a) => (a.e2eMs ?? a.ttftMs) <= d)
-            .map((a) => ({ ...a, deadlineMs: d }));
+          const arrivals = finishedBy(servedOn(n, reqs), d);
           if (arrivals.length === 0) return;
           const model = createPoolModel({ ...observationOf(n, reqs), arrivals })!;
           const s = sizePool(model, n, goal);

@@ -102,6 +102,17 @@ function traffic(): DecodedTraceRequest[] {
             ...span.attributes,
             'http.request.header.x-envoy-expected-rq-timeout-ms': '12500',
           };
+        // A value that is no positive number of ms is no deadline, not an error.
+        if (span.key === 'gateway' && i % 8 === 0)
+          span.attributes = {
+            ...span.attributes,
+            'http.request.header.x-envoy-expected-rq-timeout-ms': ['soon'],
+          };
+        if (span.key === 'gateway' && i % 8 === 2)
+          span.attributes = {
+            ...span.attributes,
+            'http.request.header.x-envoy-expected-rq-timeout-ms': '-5',
+          };
       }
       // An agent's call wraps some requests: its span, their root, ends (and is exported) last.
       if (i % 6 === 1) {
