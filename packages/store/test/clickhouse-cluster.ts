@@ -27,7 +27,7 @@ export interface ClickHouseCluster {
   stop(): Promise<void>;
 }
 
-/** Three free loopback ports per shard: HTTP, native TCP, interserver. */
+/** A free loopback port (the OS may hand one out again once closed: callers skip repeats). */
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -44,9 +44,20 @@ async function freePort(): Promise<number> {
 export async function startClickHouseCluster(options: { shards?: number } = {}): Promise<ClickHouseCluster> {
   const count = options.shards ?? 2;
   const root = mkdtempSync(join(tmpdir(), 'governor-clickhouse-'));
+  // Three distinct free loopback ports per shard: HTTP, native TCP, interserver.
+  const taken = new Set<number>();
+  const distinctPort = async () => {
+    for (;;) {
+      const port = await freePort();
+      if (!taken.has(port)) {
+        taken.add(port);
+        return port;
+      }
+    }
+  };
   const ports: { http: number; tcp: number; interserver: number }[] = [];
   for (let i = 0; i < count; i++)
-    ports.push({ http: await freePort(), tcp: await freePort(), interserver: await freePort() });
+    ports.push({ http: await distinctPort(), tcp: await distinctPort(), interserver: await distinctPort() });
   const remoteServers = ports
     .map(
       (p) =>
@@ -70,6 +81,9 @@ export async function startClickHouseCluster(options: { shards?: number } = {}):
       shards.push({ url: `http://127.0.0.1:${p.http}`, tcpPort: p.tcp, pid: child.pid ?? -1 });
     }
     await Promise.all(shards.map((s, i) => waitUntilUp(s.url, children[i]!, join(root, `shard-${i + 1}`))));
+    // A server answers HTTP a moment before its native TCP port listens, and the cluster's DDL and
+    // distributed reads go over TCP: wait until the first shard reaches every shard's TCP port.
+    for (const shard of shards) await waitUntilReachable(shards[0]!.url, shard.tcpPort);
   } catch (error) {
     await Promise.all(children.map((c) => stopChild(c)));
     rmSync(root, { recursive: true, force: true });
@@ -116,6 +130,24 @@ async function waitUntilUp(url: string, child: ChildProcess, dir: string): Promi
   throw new Error(
     `clickhouse-server (${CLICKHOUSE_SERVER}) did not answer on ${url} within 60 s${child.exitCode !== null ? ` (exited with ${child.exitCode})` : ''}; is it installed (apt-get install clickhouse-server)?\n${log}`,
   );
+}
+
+async function waitUntilReachable(url: string, tcpPort: number): Promise<void> {
+  const query = encodeURIComponent(`SELECT count() FROM remote('127.0.0.1:${tcpPort}', system.one)`);
+  const deadline = Date.now() + 30_000;
+  let last = '';
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(`${url}/?query=${query}`);
+      const text = (await response.text()).trim();
+      if (response.ok && text === '1') return;
+      last = text.slice(0, 300);
+    } catch (error) {
+      last = String(error);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`clickhouse-server on ${url} could not reach the shard on TCP port ${tcpPort} within 30 s: ${last}`);
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {
