@@ -23,6 +23,10 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: [ALL_TESTS],
+          // Unit files share their workers' module graph instead of importing it afresh per file:
+          // they keep no state between files (no servers, no env), and the project ran in 23 s
+          // instead of 55 s here (most of it was imports).
+          isolate: false,
           exclude: ['**/node_modules/**', '**/dist/**', ...SLOW_TESTS],
         },
       },
