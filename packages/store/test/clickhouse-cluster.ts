@@ -147,7 +147,9 @@ async function waitUntilReachable(url: string, tcpPort: number): Promise<void> {
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error(`clickhouse-server on ${url} could not reach the shard on TCP port ${tcpPort} within 30 s: ${last}`);
+  throw new Error(
+    `clickhouse-server on ${url} could not reach the shard on TCP port ${tcpPort} within 30 s: ${last}`,
+  );
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {
