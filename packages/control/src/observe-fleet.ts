@@ -88,7 +88,8 @@ export async function observeFleet(options: ObserveOptions): Promise<FleetObserv
   const [main, fast, priorities, ready, prefill, prefillMain, engineWork, arrivals] = await Promise.all([
     signals.snapshot({ windowMs, by: ['pool'], atNs }),
     signals.snapshot({ windowMs: fastWindowMs, by: ['pool'], atNs }),
-    signals.snapshot({ windowMs: fastWindowMs, by: ['model', 'priority'], atNs }),
+    // Demand per priority needs counts only (requests, error and retry rates).
+    signals.snapshot({ windowMs: fastWindowMs, by: ['model', 'priority'], atNs, countsOnly: true }),
     options.readReadyReplicas ? options.readReadyReplicas(atNs) : Promise.resolve(new Map<string, number>()),
     options.readPrefillSpeed
       ? options.readPrefillSpeed(atNs, fastWindowMs)

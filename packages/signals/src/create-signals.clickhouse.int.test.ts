@@ -11,6 +11,7 @@ import { expectClose } from '@governor/store/testing';
 import { type ClickHouseForSignals, startClickHouseForSignals } from '../test/clickhouse-harness.ts';
 import { createTempStore, ingest, testConfig } from '../test/store-harness.ts';
 import { type Signals, createSignals } from './create-signals.ts';
+import type { SignalGroup } from '@governor/conventions';
 import { atMs, chatRequest, traceExport } from './fixtures/trace-fixtures.ts';
 import { type ClickHouseRollupLoop, startClickHouseRollupLoop } from './rollup/clickhouse-rollup-loop.ts';
 import { createClickHouseRollup } from './rollup/roll-up-on-clickhouse.ts';
@@ -240,6 +241,28 @@ describe('the signals on ClickHouse', () => {
     expect(expected.groups.length).toBeGreaterThan(0);
     expectClose(await clustered.snapshot(opts), expected, 'snapshot');
   });
+
+  it.each([[['model', 'priority']], [['tenant']]] as const)(
+    'a counts-only snapshot by %j has the full one’s requests, failures and retries on both engines',
+    async (by) => {
+      const opts = { windowMs: 200_000, by: [...by], atNs: atMs(200_000) };
+      const counted = ({ key, requests, errorRate, retryRatio, tasks }: SignalGroup) => ({
+        key,
+        requests,
+        errorRate,
+        retryRatio,
+        tasks,
+      });
+      for (const signals of [embedded, clustered]) {
+        const full = (await signals.snapshot(opts)).groups;
+        const counts = await signals.snapshot({ ...opts, countsOnly: true });
+        expect(full.length).toBeGreaterThan(1);
+        expect(counts.groups.map(counted)).toEqual(full.map(counted));
+        // It reads no latency percentile.
+        expect(counts.groups.every((g) => g.ttftMs.p95 === null)).toBe(true);
+      }
+    },
+  );
 
   it('fills the untraced pool from its runtime counters as the embedded store does', async () => {
     const opts = { windowMs: 200_000, by: ['pool' as const], atNs: atMs(200_000) };

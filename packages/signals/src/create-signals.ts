@@ -98,6 +98,13 @@ export interface SnapshotOptions {
   /** Window end (event time, ns); default the watermark. */
   atNs?: bigint;
   filter?: Partial<Record<GroupDimension, string>>;
+  /**
+   * Only the groups' request counts and rates (requests, error and retry rates, tasks): no latency
+   * percentiles and no pool gauges (what depends on them reads null or as if none were reported),
+   * and a pool without traced requests is not filled from its runtime counters. One query instead
+   * of three or four, for a reader that needs no more (the control loop's demand per priority).
+   */
+  countsOnly?: boolean;
 }
 
 export interface SeriesOptions {
@@ -272,11 +279,14 @@ export function createSignals(
    */
   const computeWindow = async (
     spec: WindowSpec,
+    countsOnly = false,
   ): Promise<{ buckets: SignalGroupDetail[][]; groupCount: number }> => {
     await waitForRefresher();
     const { transform, extra } = transformFor(spec);
     const params = { ...buildWindowParams(spec, config), ...extra };
-    const rows = await runWindowQueries(windowQueriesFor(db, params, config, transform), params, config);
+    const rows = await runWindowQueries(windowQueriesFor(db, params, config, transform), params, config, {
+      countsOnly,
+    });
     return assembleWindow(rows, spec, config, learnedPeaksAt);
   };
   const computeBuckets = async (spec: WindowSpec) => (await computeWindow(spec)).buckets;
@@ -373,8 +383,8 @@ export function createSignals(
       const {
         buckets: [traced = []],
         groupCount,
-      } = await computeWindow(spec);
-      const groups = await withRuntimeCounts(traced, spec);
+      } = await computeWindow(spec, opts.countsOnly === true);
+      const groups = opts.countsOnly ? traced : await withRuntimeCounts(traced, spec);
       return {
         at: nsToRfc3339(atNs),
         window: formatDurationMs(opts.windowMs),

@@ -15,4 +15,6 @@ export interface SnapshotQuery {
   by: GroupDimension[];
   /** End of the window (event time); defaults to the watermark. */
   atNs?: bigint;
+  /** Request counts and rates only: no percentiles, no pool gauges (`Signals.snapshot`'s countsOnly). */
+  countsOnly?: boolean;
 }

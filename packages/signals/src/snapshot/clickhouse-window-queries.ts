@@ -45,23 +45,24 @@ export function clickHouseWindowQueries(
   const maxGroups = Number(params.max_groups);
   return {
     storeKey: reader,
-    async requests(capped) {
+    async requests(capped, withPercentiles = true) {
       const booleans = (list: Row[]) =>
         list.map((r) => ({
           ...r,
           ...(r.in_filter === undefined ? {} : { in_filter: Number(r.in_filter) === 1 }),
           k_other: Number(r.k_other) === 1,
         }));
+      const none = Promise.resolve<Row[]>([]);
       if (capped) {
         const [aggregates, percentiles] = await Promise.all([
           run(CLICKHOUSE_WINDOW_SQL.aggregates),
-          run(CLICKHOUSE_WINDOW_SQL.percentiles),
+          withPercentiles ? run(CLICKHOUSE_WINDOW_SQL.percentiles) : none,
         ]);
         return [booleans(aggregates), booleans(percentiles)];
       }
       const [aggregates, percentiles] = await Promise.all([
         run(CLICKHOUSE_WINDOW_SQL.aggregatesUncapped),
-        run(CLICKHOUSE_WINDOW_SQL.percentilesUncapped),
+        withPercentiles ? run(CLICKHOUSE_WINDOW_SQL.percentilesUncapped) : none,
       ]);
       // limitGroups' shape: the group count on every row (over the rows that pass the filter).
       const groups = new Set(

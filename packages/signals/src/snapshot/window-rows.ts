@@ -117,9 +117,10 @@ export interface WindowQueries {
   readonly storeKey: object;
   /**
    * request-aggregates and request-percentiles: capped, or uncapped in limitGroups' shape (each row
-   * carries `uncapped_groups`; past the cap, one row without a bucket).
+   * carries `uncapped_groups`; past the cap, one row without a bucket). Without `percentiles` the
+   * second query is not run and its rows are empty.
    */
-  requests(capped: boolean): Promise<[Row[], Row[]]>;
+  requests(capped: boolean, percentiles?: boolean): Promise<[Row[], Row[]]>;
   /** pool-gauges: per (bucket, pool) rows, and the DCGM figures per pool in rows without a bucket. */
   gauges(): Promise<Row[]>;
   /** pool-span-facts for the pools not in `covered`. */
@@ -144,31 +145,41 @@ export function duckDbWindowQueries(
     run(narrowGroupKeys(sql, params, { manyBuckets, capped }));
   return {
     storeKey: store,
-    requests: (capped) =>
-      Promise.all(
-        capped
-          ? [runKeyed(WINDOW_SQL.aggregates, true), runKeyed(WINDOW_SQL.percentiles, true)]
-          : [runKeyed(WINDOW_SQL.aggregatesUncapped, false), runKeyed(WINDOW_SQL.percentilesUncapped, false)],
-      ),
+    requests: (capped, percentiles = true) =>
+      Promise.all([
+        runKeyed(capped ? WINDOW_SQL.aggregates : WINDOW_SQL.aggregatesUncapped, capped),
+        percentiles
+          ? runKeyed(capped ? WINDOW_SQL.percentiles : WINDOW_SQL.percentilesUncapped, capped)
+          : Promise.resolve([]),
+      ]),
     gauges: () => run(WINDOW_SQL.gauges),
     spanFacts: (covered) => run(WINDOW_SQL.spanFacts, { covered_json: JSON.stringify(covered) }),
     poolUsage: () => run(WINDOW_SQL.poolUsage),
   };
 }
 
+/**
+ * `countsOnly`: the groups' request counts and sums (requests, failures, retries, tasks) without
+ * their percentiles and without the pools' gauges — what a reader that needs no latency, cost or
+ * utilization asks for, at the cost of one query instead of three or four.
+ */
 export async function runWindowQueries(
   queries: WindowQueries,
   params: Record<string, ParamValue>,
   config: GovernorConfig,
+  options: { countsOnly?: boolean } = {},
 ): Promise<WindowRows> {
   const maxGroups = Number(params.max_groups);
   const grouping = groupingId(params);
   const capNeeded = capNeededByGrouping(queries.storeKey);
-  const requestQueries = (capped: boolean) => queries.requests(capped);
+  const withPercentiles = !options.countsOnly;
+  const requestQueries = (capped: boolean) => queries.requests(capped, withPercentiles);
   const capFirst = capNeeded.get(grouping) ?? false;
   const [requestRows, gauges] = await Promise.all([
     requestQueries(capFirst),
-    readPoolGauges(queries, params, config),
+    options.countsOnly
+      ? Promise.resolve<PoolGauges>({ byBucket: new Map(), dcgm: new Map() })
+      : readPoolGauges(queries, params, config),
   ]);
   let [aggregates, percentiles] = requestRows;
   let groupCount: number;
