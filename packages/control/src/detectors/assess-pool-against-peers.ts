@@ -145,7 +145,7 @@ export function assessPoolAgainstPeers(
 }
 
 /**
- * Slow enough to matter — at least latencyOutlierRatio × its own healthy speed — while the median
+ * Slow enough to matter — at least slowRatio × its own healthy speed — while the median
  * peer runs as usual and the pool is latencyPeerFactor × slower than it: a slowdown its peers share
  * is load or prompt mix, not the pool. Still ratios, not a test like the faults': a test needs the
  * measured spread of healthy engines around their fits, which the control state does not keep yet.
@@ -154,8 +154,8 @@ function slowBeyondPeers(tuning: ControlTuning, mine: number | null, peers: read
   if (mine === null || peers.length === 0) return false;
   const median = [...peers].sort((a, b) => a - b)[Math.floor((peers.length - 1) / 2)]!;
   return (
-    mine >= tuning.latencyOutlierRatio &&
-    median <= tuning.peerNormalRatio &&
+    mine >= tuning.slowRatio &&
+    median <= tuning.usualRatio &&
     mine >= tuning.latencyPeerFactor * Math.max(1, median)
   );
 }
@@ -207,12 +207,12 @@ export function describeEvidence(ctx: DetectContext, a: PoolAssessment): Evidenc
     ),
     evidence(`faultTestConfidence{pool=${pool}}`, a.faultConfidence, tuning.evidenceLevel, w),
     evidence(`faultRate{peers of ${pool}}`, a.peerErrorRate, null, w),
-    evidence(`engineTimeVsBaseline{pool=${pool}}`, a.slowdown, tuning.latencyOutlierRatio, w),
-    evidence(`engineTimeVsBaseline{peers of ${pool}}`, a.peerSlowdown, tuning.peerNormalRatio, w),
-    evidence(`fastestPrefillVsFloor{pool=${pool}}`, a.fastestSlowdown, tuning.latencyOutlierRatio, w),
-    evidence(`fastestPrefillVsFloor{peers of ${pool}}`, a.peerFastestSlowdown, tuning.peerNormalRatio, w),
-    evidence(`engineBusyVsWork{pool=${pool}}`, a.engineSlowdown, tuning.latencyOutlierRatio, w),
-    evidence(`engineBusyVsWork{peers of ${pool}}`, a.peerEngineSlowdown, tuning.peerNormalRatio, w),
+    evidence(`engineTimeVsBaseline{pool=${pool}}`, a.slowdown, tuning.slowRatio, w),
+    evidence(`engineTimeVsBaseline{peers of ${pool}}`, a.peerSlowdown, tuning.usualRatio, w),
+    evidence(`fastestPrefillVsFloor{pool=${pool}}`, a.fastestSlowdown, tuning.slowRatio, w),
+    evidence(`fastestPrefillVsFloor{peers of ${pool}}`, a.peerFastestSlowdown, tuning.usualRatio, w),
+    evidence(`engineBusyVsWork{pool=${pool}}`, a.engineSlowdown, tuning.slowRatio, w),
+    evidence(`engineBusyVsWork{peers of ${pool}}`, a.peerEngineSlowdown, tuning.usualRatio, w),
     evidence(`loadPerReplicaVsBaseline{pool=${pool}}`, a.loadRatio, tuning.latencyMaxLoadRatio, w),
     evidence(`requests{pool=${pool}}`, a.requests, MIN_P95_SAMPLE, w),
   ];

@@ -99,7 +99,7 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
     const margin =
       Math.max(
         worst.errorOutlier ? errorRate / Math.max(tuning.circuitBreakErrorRate, 1e-9) - 0.3 : 0,
-        worst.latencyOutlier ? (slowdown - tuning.latencyOutlierRatio) / tuning.latencyOutlierRatio + 0.3 : 0,
+        worst.latencyOutlier ? (slowdown - tuning.slowRatio) / tuning.slowRatio + 0.3 : 0,
       ) + (streak >= 2 ? 0.3 : 0);
     const confidence = scoreConfidence(margin, worst.requests, MIN_P95_SAMPLE);
     // One tick of it may be a transient (a burst of in-flight requests lost with a crashed replica):
@@ -246,7 +246,7 @@ function reportSlowGpu(
       weight: { pool, from: round(current), to: target },
     },
     confidence: scoreConfidence(
-      (factor - tuning.latencyOutlierRatio) / tuning.latencyOutlierRatio + 0.3,
+      (factor - tuning.slowRatio) / tuning.slowRatio + 0.3,
       worst.requests,
       MIN_P95_SAMPLE,
     ),

@@ -71,7 +71,7 @@ export function detectTrafficRecovery(ctx: DetectContext): Candidate[] {
         evidence(
           `engineTimeVsBaseline{pool=${pool}}`,
           assessment.slowdown,
-          tuning.latencyOutlierRatio,
+          tuning.slowRatio,
           fastWindowLabel,
         ),
         evidence(`requests{pool=${pool}}`, assessment.requests, minSample, fastWindowLabel),

@@ -173,10 +173,7 @@ export function judgeScaleIn(
   // the SLO however idle the pool is): either way the load is not what TTFT is made of.
   const insideBy =
     sloMs !== null && mainTtftP95 !== null ? (tuning.probeMaxSloShare * sloMs - mainTtftP95) / sloMs : null;
-  const idleBy =
-    load.contention !== null
-      ? (tuning.probeMaxContention - load.contention) / tuning.probeMaxContention
-      : null;
+  const idleBy = load.contention !== null ? (tuning.usualRatio - load.contention) / tuning.usualRatio : null;
   const farInside = insideBy !== null && insideBy >= 0;
   // Prefill at its uncontended speed means the replicas have spare compute and TTFT is the prompts'
   // own prefill, not load. Inside the SLO but not far, one replica less could still tip it over, so

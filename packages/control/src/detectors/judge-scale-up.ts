@@ -67,7 +67,7 @@ export function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | nu
     sloPressure !== null ? sloPressure - 0.9 : 0,
     util.value !== null ? (util.value - hotAt) / (1 - hotAt) : 0,
     load.queueShare !== null ? load.queueShare - tuning.queueBoundShare : 0,
-    load.contention !== null ? (load.contention - tuning.contentionRatio) / tuning.contentionRatio : 0,
+    load.contention !== null ? (load.contention - tuning.slowRatio) / tuning.slowRatio : 0,
   );
   const confidence = scoreConfidence(margin, fast?.requests ?? 0, MIN_P95_SAMPLE);
   return {
@@ -87,7 +87,7 @@ export function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | nu
       evidence(
         `prefillMsPerTokenVsFloor{pool=${pool.pool}}`,
         load.contention,
-        tuning.contentionRatio,
+        tuning.slowRatio,
         fastWindowLabel,
       ),
       evidence(`utilization{pool=${pool.pool},basis=${util.basis}}`, util.value, hotAt, fastWindowLabel),

@@ -1,7 +1,7 @@
 import type { SignalGroup } from '@governor/conventions';
 import type { PoolLearning, ScopeMetrics } from '../engine/control-types.ts';
 import type { ControlTuning } from '../engine/control-tuning.ts';
-import { predictBusyMs } from '../engine/fit-engine-time.ts';
+import { ENGINE_FIT_MIN_WINDOWS, predictBusyMs } from '../engine/fit-engine-time.ts';
 import type { EngineWork } from '@governor/signals';
 import type { FleetObservation, PoolView } from '../observe-fleet.ts';
 
@@ -60,8 +60,7 @@ export function readLoad(
   const floor = readUncontendedMsPerToken(learning, tuning);
   const now = pool.prefillMsPerToken;
   const contention = now !== null && floor !== null && floor > 0 ? now / floor : null;
-  const loadBound =
-    (queueShare ?? 0) >= tuning.queueBoundShare || (contention ?? 0) >= tuning.contentionRatio;
+  const loadBound = (queueShare ?? 0) >= tuning.queueBoundShare || (contention ?? 0) >= tuning.slowRatio;
   return { queueShare, contention, loadBound };
 }
 
@@ -252,7 +251,7 @@ export function readEngineSlowdown(
   tuning: ControlTuning,
 ): number | null {
   const fit = learning?.engineFit;
-  if (!fit || fit.samples < tuning.engineFitMinWindows) return null;
+  if (!fit || fit.samples < ENGINE_FIT_MIN_WINDOWS) return null;
   if (!work || work.busyMs < tuning.engineMinBusyMs) return null;
   const expected = predictBusyMs(fit, work);
   return expected === null ? null : work.busyMs / expected;

@@ -13,13 +13,17 @@ export interface ControlTuning {
   /** Error rate above which an outlier's breaker opens rather than only shifting traffic. */
   circuitBreakErrorRate: number;
   /**
-   * Engine time vs its own healthy baseline: an outlier at ≥ latencyOutlierRatio while its peers stay
-   * ≤ peerNormalRatio, it is ≥ latencyPeerFactor × slower than them (each against its own baseline),
-   * and its load per replica is at most latencyMaxLoadRatio × what it was then — a slowdown that load
-   * does not explain.
+   * A pool's speed against its own: engine time against its healthy baseline, prefill ms per token
+   * against its uncontended floor. At least slowRatio × as slow is clearly slow — a GPU outlier when
+   * its peers are not, load (contention) when it is prefill that slows — and at most usualRatio × is
+   * as usual: a peer that counts as normal, a pool prefilling at its uncontended speed. One pair of
+   * numbers for every such judgement, so "slow" and "as usual" mean the same wherever they are read.
+   * An outlier must also be ≥ latencyPeerFactor × slower than its peers (each against its own
+   * baseline) while its load per replica is at most latencyMaxLoadRatio × what it was then — a
+   * slowdown that load does not explain.
    */
-  latencyOutlierRatio: number;
-  peerNormalRatio: number;
+  slowRatio: number;
+  usualRatio: number;
   latencyPeerFactor: number;
   latencyMaxLoadRatio: number;
   /** Ticks of healthy history a pool needs before its baseline is trusted. */
@@ -28,8 +32,6 @@ export interface ControlTuning {
   circuitBreakLatencyRatio: number;
   /** TTFT is queue-bound when queueing is at least this share of it. */
   queueBoundShare: number;
-  /** Prefill is contention-bound when its ms per prompt token is at least this multiple of the pool's uncontended floor. */
-  contentionRatio: number;
   /** KV-cache usage treated as full. */
   kvSaturation: number;
   /**
@@ -45,13 +47,13 @@ export interface ControlTuning {
   /**
    * Before a pool's capacity is known (never saturated, no configured peak, no calm history that
    * allows it), scale in by one replica only while TTFT p95 is at most probeMaxSloShare of the SLO
-   * and queueing p95 at most probeMaxQueueSloShare of it; verification rolls it back if the SLO
-   * breaks. The same bounds mark a pool's load as calm for the calm history.
+   * and queueing p95 at most probeMaxQueueSloShare of it — or, outside the SLO, while it prefills at
+   * most usualRatio × slower per token than uncontended (long prompts that miss the SLO anyway);
+   * verification rolls it back if the SLO breaks. The same bounds mark a pool's load as calm for the
+   * calm history.
    */
   probeMaxSloShare: number;
   probeMaxQueueSloShare: number;
-  /** …or prefill at most this much slower per token than uncontended (long prompts that miss the SLO anyway). */
-  probeMaxContention: number;
   /**
    * A pool's traffic moves to a peer serving the same model when the peer prefills a token for at
    * most this share of its cost (uncontended speed × GPU price) and meets the SLO as well.
@@ -66,22 +68,23 @@ export interface ControlTuning {
    * from the runtime counters: a few steps say little.
    */
   engineMinBusyMs: number;
-  /** Healthy windows the engine time fit needs before it is trusted, and how many it remembers. */
-  engineFitMinWindows: number;
+  /**
+   * How many healthy windows the engine time fit remembers (older ones fade by 1 − 1/this each
+   * window). It is trusted from ENGINE_FIT_MIN_WINDOWS on (fit-engine-time.ts).
+   */
   engineFitMemoryWindows: number;
 }
 
 export const DEFAULT_TUNING: ControlTuning = {
   evidenceLevel: 0.99,
   circuitBreakErrorRate: 0.25,
-  latencyOutlierRatio: 2,
-  peerNormalRatio: 1.3,
+  slowRatio: 2,
+  usualRatio: 1.3,
   latencyPeerFactor: 1.6,
   latencyMaxLoadRatio: 1.2,
   minBaselineSamples: 3,
   circuitBreakLatencyRatio: 3,
   queueBoundShare: 0.4,
-  contentionRatio: 2,
   kvSaturation: 0.9,
   minFailures: 5,
   retryRatioHigh: 0.2,
@@ -89,11 +92,9 @@ export const DEFAULT_TUNING: ControlTuning = {
   prefillBoundShare: 0.5,
   probeMaxSloShare: 0.5,
   probeMaxQueueSloShare: 0.1,
-  probeMaxContention: 1.3,
   efficiencyRatio: 0.8,
   maxScaleInFraction: 0.5,
   learningRate: 0.3,
   engineMinBusyMs: 2000,
-  engineFitMinWindows: 6,
   engineFitMemoryWindows: 20,
 };

@@ -153,7 +153,7 @@ export interface PoolLearning {
   /**
    * The most requests/s per serving replica the pool completed (healthy ticks, and no more than over
    * the control window) while saturated — the median request queued for admission, or prefill per
-   * token took at least contentionRatio × its idle time at more load per replica than it ever carried
+   * token took at least slowRatio × its idle time at more load per replica than it ever carried
    * calmly (chunked prefill admits at once and slows every prompt instead). Null until it has been
    * saturated; from then on the peak rate is its capacity for scaling, and this the cautious one for
    * moving an incident's traffic onto it (see learnedCapacity).

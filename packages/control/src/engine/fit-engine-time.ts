@@ -10,6 +10,13 @@ import type { EngineWork } from '@governor/signals';
 
 const TERMS = 3;
 
+/**
+ * Healthy windows before the fit is trusted: twice its terms, so its residuals keep as many degrees
+ * of freedom as it has coefficients (with exactly as many windows as terms every fit is exact and
+ * says nothing about the next window).
+ */
+export const ENGINE_FIT_MIN_WINDOWS = 2 * TERMS;
+
 export interface EngineTimeFit {
   /** Decayed sums of x·xᵀ (row-major 3×3), x·y and y² over the healthy windows. */
   xtx: number[];

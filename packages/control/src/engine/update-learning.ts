@@ -70,10 +70,7 @@ export function updateLearning(
     const g = pool.fast;
     // The engines' time for their work, from the runtime counters: needs busy engines, not requests.
     const work = pool.engineWork;
-    if (
-      suspects.has(pool.pool) &&
-      (readEngineSlowdown(learning, work, tuning) ?? 0) >= tuning.latencyOutlierRatio
-    )
+    if (suspects.has(pool.pool) && (readEngineSlowdown(learning, work, tuning) ?? 0) >= tuning.slowRatio)
       learning.engineSlowAtNs = obs.atNs;
     if (
       work &&
@@ -127,7 +124,7 @@ export function updateLearning(
       // — but only load explains it if each replica carries more than it ever did calmly: a prompt mix
       // that swings to long prompts stretches prefill per token at a light load too.
       const contended =
-        (load.contention ?? 0) >= tuning.contentionRatio &&
+        (load.contention ?? 0) >= tuning.slowRatio &&
         learning.calmRatePerReplica !== null &&
         perReplica > learning.calmRatePerReplica;
       // Sustained: a short window right after the pool was held up also completes the backlog, more
