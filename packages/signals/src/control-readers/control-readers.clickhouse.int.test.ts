@@ -34,6 +34,18 @@ import { createRequestArrivalsReader } from './read-request-arrivals.ts';
 // bare vLLM traces. ClickHouse also gets a retried export of some spans and points (a partly failed
 // insert the OTLP client sent again), which must change nothing.
 
+/** The deadline header of request i by i mod 8 (undefined: not captured). */
+const DEADLINE_HEADERS: (string[] | string | undefined)[] = [
+  ['soon'],
+  ['30000'],
+  '-5',
+  '12500',
+  undefined,
+  ['30000'],
+  undefined,
+  '12500',
+];
+
 const POOLS = [
   { name: 'vllm-a', model: 'llama-8b', gpu_type: 'H100' },
   { name: 'sgl-b', model: 'qwen-32b', gpu_type: 'H100' },
@@ -91,27 +103,13 @@ function traffic(): DecodedTraceRequest[] {
         if (span.key === 'gateway' && cachedTokens > 0)
           span.attributes = { ...span.attributes, 'gen_ai.usage.cache_read.input_tokens': cachedTokens };
         // Envoy's deadline on the upstream request as the gateway captured the header: a string array
-        // (HTTP semconv) on some requests, a string (an Envoy custom tag) on others, none on the rest.
-        if (span.key === 'gateway' && i % 4 === 1)
+        // (HTTP semconv) on some requests, a string (an Envoy custom tag) on others, none on the rest;
+        // a value that is no positive number of ms ('soon', '-5') is no deadline, not an error.
+        const deadline = DEADLINE_HEADERS[i % DEADLINE_HEADERS.length];
+        if (span.key === 'gateway' && deadline !== undefined)
           span.attributes = {
             ...span.attributes,
-            'http.request.header.x-envoy-expected-rq-timeout-ms': ['30000'],
-          };
-        if (span.key === 'gateway' && i % 4 === 3)
-          span.attributes = {
-            ...span.attributes,
-            'http.request.header.x-envoy-expected-rq-timeout-ms': '12500',
-          };
-        // A value that is no positive number of ms is no deadline, not an error.
-        if (span.key === 'gateway' && i % 8 === 0)
-          span.attributes = {
-            ...span.attributes,
-            'http.request.header.x-envoy-expected-rq-timeout-ms': ['soon'],
-          };
-        if (span.key === 'gateway' && i % 8 === 2)
-          span.attributes = {
-            ...span.attributes,
-            'http.request.header.x-envoy-expected-rq-timeout-ms': '-5',
+            'http.request.header.x-envoy-expected-rq-timeout-ms': deadline,
           };
       }
       // An agent's call wraps some requests: its span, their root, ends (and is exported) last.
