@@ -14,7 +14,7 @@ import {
   MIN_P95_SAMPLE,
 } from './pool-signals.ts';
 import { type ScaleInputs, hourlyCost } from './scale-inputs.ts';
-import { type ReplayedScaleIn, replayScaleIn } from './replay-scale-in.ts';
+import { type ReplayedScaleIn, canModelJudge, replayScaleIn } from './replay-scale-in.ts';
 import { errorBudget } from '../objective/operating-bounds.ts';
 
 // Spare capacity that N−1 replicas carry within the SLO → fewer replicas: by a known capacity, by a
@@ -87,18 +87,36 @@ export function judgeScaleIn(
     evidence(`queueShareOfTtft{pool=${pool.pool}}`, mainQueueShare, tuning.queueBoundShare / 2, windowLabel),
     evidence(`requestsPerS{pool=${pool.pool}}`, s.ratePerS, null, windowLabel),
   ];
-  // A calm pool (next to no queueing) is sized by what is known of its capacity, below. Queueing
-  // alone does not say N−1 would break the SLO — a short queue inside a TTFT far under it costs
-  // nothing — so a pool that queues is judged by the model instead: the cheapest count (at most one
-  // step down) on which its own recent requests, replayed, keep the SLO (replay-scale-in.ts), and
-  // which the pool model says reaches the attainment target at the load forecast until verification
-  // (objective/plan-scale.ts). Where the model cannot judge (no SLO, speed or sample), no scale-in.
+  // Where the pool model can judge (an SLO, the pool's uncontended speed and enough requests), it
+  // decides: the cheapest count (at most one step down) that it says surely reaches what the
+  // objective requires of the pool's tasks at the load forecast until verification
+  // (objective/plan-scale.ts), calm or queueing. Where it cannot, a pool that queues is not scaled in
+  // (queueing alone does not say how much), and a calm one (next to no queueing) is sized by what is
+  // known of its capacity, below.
+  // A known capacity bounds it too: no fewer replicas than keep utilization at the target.
+  if (canModelJudge(ctx, s)) {
+    const known = util.value !== null && util.capacityKnown ? util.value : null;
+    const byCapacity = known === null ? floor : Math.ceil((replicas * known) / target);
+    if (byCapacity >= replicas) return null;
+    const byModel = judgeScaleInByModel(ctx, s, Math.max(floor, replicas - maxStep, byCapacity));
+    if (!byModel) return null;
+    const capacityEvidence =
+      known === null
+        ? []
+        : [
+            evidence(`utilization{pool=${pool.pool},basis=${util.basis}}`, known, target, fastWindowLabel),
+            evidence(
+              `utilizationAtNMinus1{pool=${pool.pool}}`,
+              (known * replicas) / (replicas - 1),
+              target,
+              fastWindowLabel,
+            ),
+          ];
+    return { ...common, ...byModel, evidence: [...baseEvidence, ...capacityEvidence, ...byModel.evidence] };
+  }
   const calm =
     (load.queueShare ?? 0) < tuning.queueBoundShare / 2 && (mainQueueShare ?? 0) < tuning.queueBoundShare / 2;
-  if (!calm) {
-    const byModel = judgeScaleInByModel(ctx, s, Math.max(floor, replicas - maxStep));
-    return byModel ? { ...common, ...byModel, evidence: [...baseEvidence, ...byModel.evidence] } : null;
-  }
+  if (!calm) return null;
 
   // (a) Known capacity: N−1 (and the target count) stay under the target utilization.
   if (util.value !== null && util.capacityKnown) {

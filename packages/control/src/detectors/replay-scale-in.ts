@@ -2,7 +2,7 @@ import { type DetectContext, evidence } from './detect-context.ts';
 import type { ReplayOutlook, ReplicaOutlook } from './replay-prefill-queue.ts';
 import type { PoolPrediction } from '../model/predict-pool.ts';
 import { readFaultRate, readUncontendedMsPerToken, MIN_P95_SAMPLE } from './pool-signals.ts';
-import { planScale } from '../objective/plan-scale.ts';
+import { type ScalePlan, planScale } from '../objective/plan-scale.ts';
 import { readServedOn } from './read-pool-model.ts';
 import { type Requirement, requirementOf } from '../objective/attainment.ts';
 import type { ScaleInputs } from './scale-inputs.ts';
@@ -30,28 +30,7 @@ export interface ReplayedScaleIn {
  */
 export function replayScaleIn(ctx: DetectContext, s: ScaleInputs, to: number): ReplayedScaleIn | null {
   const unchecked = { to, outlook: null, required: null, note: '', evidence: [] };
-  const msPerToken = readUncontendedMsPerToken(s.learning, ctx.tuning);
-  const sloMs = s.sloMs;
-  if (sloMs === null || msPerToken === null || s.pool.arrivals.length < MIN_P95_SAMPLE) return unchecked;
-  const servedOn = readServedOn(ctx, s.pool.pool, s.replicas);
-  const plan = planScale({
-    arrivals: s.pool.arrivals,
-    replicas: s.replicas,
-    ...(servedOn ? { servedOn } : {}),
-    mainRatePerS: s.pool.mainRatePerS,
-    mainWindowS: ctx.obs.windowMs / 1000,
-    fastRatePerS: s.pool.fastRatePerS,
-    fastWindowS: ctx.obs.fastWindowMs / 1000,
-    horizonS: ctx.control.verify_after_s,
-    msPerToken,
-    sloMs,
-    e2eSloMs: s.e2eSloMs,
-    successShare: 1 - (readFaultRate(s.pool.main) ?? 0),
-    usdPerReplicaHour: s.costPerReplicaHour,
-    attainmentTarget: ctx.control.slo_attainment_target,
-    floor: to,
-    ceiling: s.replicas,
-  });
+  const plan = planScaleIn(ctx, s, to);
   if (!plan) return unchecked;
   const n = plan.sizing.surely;
   if (n >= s.replicas) return null;
@@ -75,7 +54,7 @@ export function replayScaleIn(ctx: DetectContext, s: ScaleInputs, to: number): R
       evidence(
         `replayedTtftP95Ms{pool=${s.pool.pool},replicas=${n}}`,
         outlook.after.ttftP95Ms,
-        sloMs,
+        s.sloMs,
         ctx.windowLabel,
       ),
       evidence(
@@ -86,6 +65,37 @@ export function replayScaleIn(ctx: DetectContext, s: ScaleInputs, to: number): R
       ),
     ],
   };
+}
+
+/** Whether the pool model can judge a scale-in of the pool (an SLO, its uncontended speed, a sample). */
+export function canModelJudge(ctx: DetectContext, s: ScaleInputs): boolean {
+  return planScaleIn(ctx, s, s.replicas) !== null;
+}
+
+/** The pool's scale plan with `to` as its floor; null where the model cannot judge. */
+function planScaleIn(ctx: DetectContext, s: ScaleInputs, to: number): ScalePlan | null {
+  const msPerToken = readUncontendedMsPerToken(s.learning, ctx.tuning);
+  const sloMs = s.sloMs;
+  if (sloMs === null || msPerToken === null || s.pool.arrivals.length < MIN_P95_SAMPLE) return null;
+  const servedOn = readServedOn(ctx, s.pool.pool, s.replicas);
+  return planScale({
+    arrivals: s.pool.arrivals,
+    replicas: s.replicas,
+    ...(servedOn ? { servedOn } : {}),
+    mainRatePerS: s.pool.mainRatePerS,
+    mainWindowS: ctx.obs.windowMs / 1000,
+    fastRatePerS: s.pool.fastRatePerS,
+    fastWindowS: ctx.obs.fastWindowMs / 1000,
+    horizonS: ctx.control.verify_after_s,
+    msPerToken,
+    sloMs,
+    e2eSloMs: s.e2eSloMs,
+    successShare: 1 - (readFaultRate(s.pool.main) ?? 0),
+    usdPerReplicaHour: s.costPerReplicaHour,
+    attainmentTarget: ctx.control.slo_attainment_target,
+    floor: to,
+    ceiling: s.replicas,
+  });
 }
 
 /** A prediction as the outlook verification and the reason read: the share is of tasks, as goodput's. */
