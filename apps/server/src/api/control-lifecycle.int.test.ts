@@ -511,7 +511,8 @@ describe('traffic given back after an incident', () => {
   test('brings the replicas its share needs, and the next share waits for them to start', async () => {
     g = await startTestGovernor({ policies: [{ name: 'auto', auto_apply: true, min_confidence: 0.3 }] });
     // A closed loop: the fleet follows every action — traffic splits by the weights Governor sets, new
-    // replicas report ready 90 s after a scale-up. A100 fails for two minutes after the warm-up.
+    // replicas report ready 90 s after a scale-up. A100 fails for two minutes after the warm-up. Its
+    // 2,000-token prompts take 800 ms of prefill each: its half of the load keeps 1.6 replicas busy.
     const totalPerS = 4;
     let weights: Record<string, number> = { 'h100-east': 0.5, 'a100-west': 0.5 };
     const replicas: Record<string, number> = { 'h100-east': 2, 'a100-west': 4 };
@@ -532,7 +533,10 @@ describe('traffic given back after an incident', () => {
       });
       const [tick] = await runTicks(
         g,
-        [pool(h100, 'h100-east'), { ...pool(a100, 'a100-west'), ...(failing ? { errorRate: 0.3 } : {}) }],
+        [
+          pool(h100, 'h100-east'),
+          { ...pool(a100, 'a100-west'), inputTokens: 2000, ...(failing ? { errorRate: 0.3 } : {}) },
+        ],
         t,
         t + 30_000,
       );

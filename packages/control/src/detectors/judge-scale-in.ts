@@ -17,8 +17,10 @@ import { type ScaleInputs, hourlyCost } from './scale-inputs.ts';
 import { type ReplayedScaleIn, canModelJudge, replayScaleIn } from './replay-scale-in.ts';
 import { errorBudget } from '../objective/operating-bounds.ts';
 
-// Spare capacity that N−1 replicas carry within the SLO → fewer replicas: by a known capacity, by a
-// per-replica load served calmly before, or one replica at a time far inside the SLO; each replayed first.
+// Spare capacity that fewer replicas carry within the SLO → fewer replicas: the pool model's cheapest
+// feasible count wherever it can judge the pool (a known capacity bounds it); elsewhere, for a calm
+// pool, by a known capacity, by a per-replica load served calmly before, or one replica at a time far
+// inside the SLO.
 
 export function judgeScaleIn(
   ctx: DetectContext,

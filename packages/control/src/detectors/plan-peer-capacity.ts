@@ -3,13 +3,18 @@ import type { PoolView } from '../observe-fleet.ts';
 import { type DetectContext, evidence } from './detect-context.ts';
 import { readScaleReadiness } from './scale-readiness.ts';
 import { isQueueNegligible, learnedCapacity, round } from './pool-signals.ts';
+import { readPoolModel } from './read-pool-model.ts';
+import { sizePool } from '../objective/size-pool.ts';
 
 /**
  * Capacity follows traffic: when a shift moves a share of a model's traffic onto peers — away from a
  * failing pool (`from`), or back to a recovering one (`from` null) — size each receiving pool for its
- * new load now rather than waiting for it to queue (a cold start takes minutes). With a learned
- * capacity the pool is sized to the target utilization; without one it grows in proportion to its
- * traffic, on the grounds that it holds its current load within the SLO.
+ * new load now rather than waiting for it to queue (a cold start takes minutes). Where the pool model
+ * can judge the peer, it sizes it: the fewest replicas that surely reach what the objective requires
+ * of its tasks with its own recent requests packed to the new load (objective/size-pool.ts) — long
+ * prompts that miss the SLO on any count buy no replicas, a queue that would build does. Otherwise,
+ * with a learned capacity the pool is sized to the target utilization; without one it grows in
+ * proportion to its traffic, on the grounds that it holds its current load within the SLO.
  */
 export function planPeerCapacity(
   ctx: DetectContext,
@@ -44,20 +49,35 @@ export function planPeerCapacity(
       ttftP95 <= ctx.tuning.probeMaxSloShare * sloMs &&
       isQueueNegligible(peer.main, sloMs, ctx.tuning.probeMaxQueueSloShare);
     const servedWell = Math.max(calm ?? 0, ((idle ? 1.5 : 1) * rateNow) / replicas);
-    const sized =
-      capacity && capacity > 0
+    const poolModel = readPoolModel(ctx, peer);
+    const byModel =
+      poolModel && peer.mainRatePerS > 0
+        ? sizePool(poolModel, replicas, {
+            attainmentTarget: ctx.control.slo_attainment_target,
+            loadFactor: rateAfter / peer.mainRatePerS,
+            floor: replicas,
+            ceiling: peer.maxReplicas ?? Number.POSITIVE_INFINITY,
+          })
+        : null;
+    const sized = byModel
+      ? byModel.surely
+      : capacity && capacity > 0
         ? Math.ceil(rateAfter / (capacity * ctx.control.target_utilization))
         : servedWell > 0
           ? Math.ceil(rateAfter / servedWell)
           : replicas + 1;
     const to = Math.min(peer.maxReplicas ?? Number.POSITIVE_INFINITY, sized);
     if (to <= replicas) continue;
+    const predicted =
+      byModel && poolModel
+        ? ` Its last ${poolModel.observation.arrivals.length} requests replayed at that load: ${Math.round(byModel.before.taskWithinSloShare * 100)}% of its tasks within the SLO on ${replicas}, ${Math.round(poolModel.predict(to, rateAfter / peer.mainRatePerS).taskWithinSloShare * 100)}% on ${to} (required ${Math.round(byModel.required * 100)}%).`
+        : '';
     out.push({
       kind: 'scale',
       target: { pool: peer.pool },
       action: { from: replicas, to },
       direction: 'increase',
-      reason: `Pool ${peer.pool} ${from === null ? 'takes back' : 'takes over'} ${Math.round(added * 100)}% of ${model}'s traffic${from === null ? '' : ` from ${from}`} (about ${round(rateNow, 1)} → ${round(rateAfter, 1)} requests/s); add ${to - replicas} replica${to - replicas === 1 ? '' : 's'} before it queues (${replicas} → ${to}).`,
+      reason: `Pool ${peer.pool} ${from === null ? 'takes back' : 'takes over'} ${Math.round(added * 100)}% of ${model}'s traffic${from === null ? '' : ` from ${from}`} (about ${round(rateNow, 1)} → ${round(rateAfter, 1)} requests/s); add ${to - replicas} replica${to - replicas === 1 ? '' : 's'} before it queues (${replicas} → ${to}).${predicted}`,
       evidence: [
         evidence(`requestsPerS{pool=${peer.pool}}`, rateNow, null, ctx.fastWindowLabel),
         evidence(`expectedRequestsPerS{pool=${peer.pool}}`, rateAfter, null, ctx.fastWindowLabel),
