@@ -1,5 +1,6 @@
 import type { Candidate } from '../engine/control-types.ts';
 import {
+  MIN_WEIGHT_STEP,
   type DetectContext,
   evidence,
   groupByModel,
@@ -68,7 +69,7 @@ export function detectCacheAffinity(ctx: DetectContext, skipModels: ReadonlySet<
       const weights = readWeights(ctx, model, pools);
       const current = weights[pool.pool] ?? 0;
       const moved = current * 0.3;
-      if (moved < 0.02) continue;
+      if (moved < MIN_WEIGHT_STEP) continue;
       const next = {
         ...weights,
         [pool.pool]: current - moved,

@@ -94,6 +94,13 @@ export function readWeights(
   return normalizeWeights(out);
 }
 
+/**
+ * The smallest change of a pool's traffic weight worth an action, and the margin within which a
+ * weight counts as back where it was: two points of a model's traffic, below the noise of a weighted
+ * router's split over a control window.
+ */
+export const MIN_WEIGHT_STEP = 0.02;
+
 export function normalizeWeights(weights: Record<string, number>): Record<string, number> {
   const total = Object.values(weights).reduce((a, b) => a + Math.max(0, b), 0);
   const keys = Object.keys(weights);

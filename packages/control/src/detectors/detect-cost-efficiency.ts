@@ -1,6 +1,7 @@
 import type { Candidate } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
 import {
+  MIN_WEIGHT_STEP,
   type DetectContext,
   evidence,
   groupByModel,
@@ -76,7 +77,7 @@ export function detectCostEfficiency(ctx: DetectContext, skipModels: ReadonlySet
     const to = cheapest.pool.pool;
     const current = weights[from] ?? 0;
     const moved = Math.min(current - MIN_SHARE, Math.max(0.05, current * STEP));
-    if (moved < 0.02) continue;
+    if (moved < MIN_WEIGHT_STEP) continue;
     const next = normalizeWeights({ ...weights, [from]: current - moved, [to]: (weights[to] ?? 0) + moved });
     const ratio = dearest.usdPerMTokens / cheapest.usdPerMTokens;
     const confidence = scoreConfidence(

@@ -1,6 +1,7 @@
 import { UTILIZATION_BOUNDS, classifyUtilizationRatio } from '@governor/conventions';
 import type { Candidate } from '../engine/control-types.ts';
 import {
+  MIN_WEIGHT_STEP,
   type DetectContext,
   evidence,
   groupByModel,
@@ -63,7 +64,7 @@ export function detectMemoryBound(ctx: DetectContext, skipModels: ReadonlySet<st
       const current = weights[pool.pool] ?? 0;
       const moveShare = Math.min(0.5, (memory - 0.7) / memory);
       const moved = current * moveShare;
-      if (moved < 0.02) continue;
+      if (moved < MIN_WEIGHT_STEP) continue;
       const next: Record<string, number> = { ...weights, [pool.pool]: current - moved };
       for (const p of peers) next[p.pool] = (weights[p.pool] ?? 0) + moved / peers.length;
       out.push({

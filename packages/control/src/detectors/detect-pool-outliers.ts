@@ -1,6 +1,7 @@
 import type { Candidate } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
 import {
+  MIN_WEIGHT_STEP,
   type DetectContext,
   evidence,
   groupByModel,
@@ -155,7 +156,7 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
         ? readyCapacityPart(ctx, worst.pool, peers, errorRate)
         : null;
     const target = round(ownPart === null ? current * keep : Math.max(current * keep, ownPart), 3);
-    if (current - target < 0.02) continue;
+    if (current - target < MIN_WEIGHT_STEP) continue;
     const moved = current - target;
     const shifted = moveShare(weights, pool, target, peers);
     // A pool that still serves most of its requests (not broken) keeps them until its peers can carry
@@ -231,7 +232,7 @@ function reportSlowGpu(
   const factor = worst.fastestSlowdown ?? 1;
   // The pool keeps the share its slowed engines still carry.
   const target = round(current * Math.max(0.2, 1 / factor), 3);
-  if (current - target < 0.02) return null;
+  if (current - target < MIN_WEIGHT_STEP) return null;
   const moved = current - target;
   const { tuning } = ctx;
   return {

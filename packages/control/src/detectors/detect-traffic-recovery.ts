@@ -1,5 +1,6 @@
 import type { Candidate } from '../engine/control-types.ts';
 import {
+  MIN_WEIGHT_STEP,
   type DetectContext,
   evidence,
   groupByModel,
@@ -30,7 +31,7 @@ export function detectTrafficRecovery(ctx: DetectContext): Candidate[] {
     const weights = readWeights(ctx, model, pools);
     const recovering = pools
       .filter((p) => recovery.pools.includes(p.pool))
-      .filter((p) => (baseline[p.pool] ?? 0) - (weights[p.pool] ?? 0) > 0.02)
+      .filter((p) => (baseline[p.pool] ?? 0) - (weights[p.pool] ?? 0) > MIN_WEIGHT_STEP)
       .filter((p) => !ctx.suspects.has(p.pool) && !isCircuitOpen(ctx, p.pool))
       .filter((p) => (ctx.state.learning.get(p.pool)?.outlierStreak ?? 0) === 0)
       // Replicas still starting for the share it took back last: the next share waits for them.
@@ -46,7 +47,7 @@ export function detectTrafficRecovery(ctx: DetectContext): Candidate[] {
     const target = hasTraffic
       ? Math.min(original, Math.max(2 * current, current + 0.25 * original))
       : Math.min(original, Math.max(current, 0.25 * original, 0.05));
-    if (target - current < 0.02) continue;
+    if (target - current < MIN_WEIGHT_STEP) continue;
     const next: Record<string, number> = { ...weights, [pool]: target };
     const others = pools.filter((p) => p.pool !== pool);
     const moved = target - current;

@@ -1,6 +1,6 @@
 import type { Candidate } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
-import { type DetectContext, evidence } from './detect-context.ts';
+import { type DetectContext, MIN_WEIGHT_STEP, evidence } from './detect-context.ts';
 import { readScaleReadiness } from './scale-readiness.ts';
 import { isQueueNegligible, learnedCapacity, round } from './pool-signals.ts';
 import { readPoolModel } from './read-pool-model.ts';
@@ -29,7 +29,7 @@ export function planPeerCapacity(
   if (modelRate <= 0) return out;
   for (const peer of pools) {
     const added = (after[peer.pool] ?? 0) - (before[peer.pool] ?? 0);
-    if (added <= 0.02 || peer.pool === from) continue;
+    if (added <= MIN_WEIGHT_STEP || peer.pool === from) continue;
     const replicas = peer.replicas ?? ctx.state.actuated.replicas[peer.pool] ?? null;
     if (replicas === null || replicas <= 0) continue;
     if (!readScaleReadiness(ctx, peer).settled) continue;

@@ -1,3 +1,4 @@
+import { MIN_WEIGHT_STEP } from '../detectors/detect-context.ts';
 import type { KindAction, RecommendationTarget } from '@governor/conventions';
 import { formatTargetKey } from '../target-key.ts';
 import { secondsToNs } from '../time.ts';
@@ -66,7 +67,7 @@ export function applyToActuated(
       actuated.weights[model] = { ...weights };
       for (const [pool, w] of Object.entries(weights)) {
         const was = before?.[pool] ?? 0;
-        if (w > 0.02 && w >= SHARE_GAIN_RATIO * was) actuated.gainedNs[pool] = atNs;
+        if (w > MIN_WEIGHT_STEP && w >= SHARE_GAIN_RATIO * was) actuated.gainedNs[pool] = atNs;
       }
       if (cause === 'incident' && target.pool) {
         const incident = actuated.recovery[model] ?? { baseline: { ...(before ?? weights) }, pools: [] };
@@ -76,7 +77,9 @@ export function applyToActuated(
       // A pool back at (or above) its weight from before the incident has recovered.
       const recovery = actuated.recovery[model];
       if (recovery) {
-        recovery.pools = recovery.pools.filter((p) => (weights[p] ?? 0) < (recovery.baseline[p] ?? 0) - 0.02);
+        recovery.pools = recovery.pools.filter(
+          (p) => (weights[p] ?? 0) < (recovery.baseline[p] ?? 0) - MIN_WEIGHT_STEP,
+        );
         if (recovery.pools.length === 0) delete actuated.recovery[model];
       }
       return;
