@@ -1,3 +1,4 @@
+import { trustedAfterSamples } from '../engine/control-tuning.ts';
 import type { PoolView } from '../observe-fleet.ts';
 import { type DetectContext, evidence, isCircuitOpen } from './detect-context.ts';
 import {
@@ -146,18 +147,14 @@ export function assessPoolAgainstPeers(
 
 /**
  * Slow enough to matter — at least slowRatio × its own healthy speed — while the median
- * peer runs as usual and the pool is latencyPeerFactor × slower than it: a slowdown its peers share
- * is load or prompt mix, not the pool. Still ratios, not a test like the faults': a test needs the
+ * peer runs as usual (at most usualRatio ×), so the pool is at least slowRatio ÷ usualRatio slower
+ * than it: a slowdown its peers share is load or prompt mix, not the pool. Still ratios, not a test like the faults': a test needs the
  * measured spread of healthy engines around their fits, which the control state does not keep yet.
  */
 function slowBeyondPeers(tuning: ControlTuning, mine: number | null, peers: readonly number[]): boolean {
   if (mine === null || peers.length === 0) return false;
   const median = [...peers].sort((a, b) => a - b)[Math.floor((peers.length - 1) / 2)]!;
-  return (
-    mine >= tuning.slowRatio &&
-    median <= tuning.usualRatio &&
-    mine >= tuning.latencyPeerFactor * Math.max(1, median)
-  );
+  return mine >= tuning.slowRatio && median <= tuning.usualRatio;
 }
 
 /** Prefill ms per token of the pool's fastest requests over their healthy floor; null until learned. */
@@ -165,7 +162,7 @@ function readFastestSlowdown(ctx: DetectContext, pool: PoolView): number | null 
   const learning = ctx.state.learning.get(pool.pool);
   const floor = learning?.fastestPrefillFloorMsPerToken;
   const now = pool.fastestPrefillMsPerToken;
-  if (!learning || learning.healthySamples < ctx.tuning.minBaselineSamples) return null;
+  if (!learning || learning.healthySamples < trustedAfterSamples(ctx.tuning)) return null;
   if (!floor || floor <= 0 || now === null) return null;
   return now / floor;
 }
@@ -181,7 +178,7 @@ export function readSlowdown(ctx: DetectContext, pool: PoolView): number | null 
   const learning = ctx.state.learning.get(pool.pool);
   const baseline = learning?.speedBaseline;
   const now = readSpeed(pool);
-  if (!learning || learning.healthySamples < ctx.tuning.minBaselineSamples) return null;
+  if (!learning || learning.healthySamples < trustedAfterSamples(ctx.tuning)) return null;
   if (!baseline || baseline <= 0 || now === null || (pool.fast?.requests ?? 0) < 5) return null;
   return now / baseline;
 }

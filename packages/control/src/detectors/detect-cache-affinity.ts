@@ -1,3 +1,4 @@
+import { prefillBoundShare } from '../engine/control-tuning.ts';
 import type { Candidate } from '../engine/control-types.ts';
 import {
   MIN_WEIGHT_STEP,
@@ -38,7 +39,7 @@ export function detectCacheAffinity(ctx: DetectContext, skipModels: ReadonlySet<
       const breach = slo.ttft_ms === undefined || (p.fast!.ttftMs.p95 ?? 0) > 0.8 * slo.ttft_ms;
       return (
         prefill !== null &&
-        prefill >= tuning.prefillBoundShare &&
+        prefill >= prefillBoundShare(tuning) &&
         (queue ?? 0) < tuning.queueBoundShare / 2 &&
         breach
       );
@@ -85,7 +86,7 @@ export function detectCacheAffinity(ctx: DetectContext, skipModels: ReadonlySet<
           evidence(
             `prefillShareOfTtft{pool=${pool.pool}}`,
             readPrefillShare(pool.fast),
-            tuning.prefillBoundShare,
+            prefillBoundShare(tuning),
             fastWindowLabel,
           ),
           evidence(`cacheHitRate{pool=${pool.pool}}`, hit, null, fastWindowLabel),

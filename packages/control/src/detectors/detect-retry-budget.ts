@@ -1,3 +1,4 @@
+import { retryStormRatio } from '../engine/control-tuning.ts';
 import type { Candidate } from '../engine/control-types.ts';
 import { type DetectContext, evidence } from './detect-context.ts';
 import { readLoad, round, scoreConfidence, summarizeScope, MIN_P95_SAMPLE } from './pool-signals.ts';
@@ -33,12 +34,12 @@ export function readRetryPressure(ctx: DetectContext): {
   };
 }
 
-/** Retries at least `retryRatioHigh` of first attempts while more requests fail than the error budget allows. */
+/** Retries at least retryStormRatio of first attempts while more requests fail than the error budget allows. */
 export function isRetryStorming(
   ctx: DetectContext,
   { retryRatio, errorRate } = readRetryPressure(ctx),
 ): boolean {
-  return (retryRatio ?? 0) >= ctx.tuning.retryRatioHigh && (errorRate ?? 0) >= errorBudget(ctx.control);
+  return (retryRatio ?? 0) >= retryStormRatio(ctx.tuning) && (errorRate ?? 0) >= errorBudget(ctx.control);
 }
 
 export function detectRetryBudget(ctx: DetectContext): Candidate[] {
@@ -58,7 +59,7 @@ export function detectRetryBudget(ctx: DetectContext): Candidate[] {
   ).length;
   const current = ctx.state.actuated.retryBudget[''] ?? null;
   const ev = [
-    evidence('retryRatio', retryRatio, tuning.retryRatioHigh, fastWindowLabel),
+    evidence('retryRatio', retryRatio, retryStormRatio(tuning), fastWindowLabel),
     evidence('errorRate', errorRate, budget, fastWindowLabel),
     evidence('loadBoundPools', queueBoundPools, 0, fastWindowLabel),
   ];
@@ -82,7 +83,7 @@ export function detectRetryBudget(ctx: DetectContext): Candidate[] {
           retryRatio: { from: round(retryRatio ?? 0), to: tuning.retryBudget },
         },
         confidence: scoreConfidence(
-          ((retryRatio ?? 0) - tuning.retryRatioHigh) / tuning.retryRatioHigh,
+          ((retryRatio ?? 0) - retryStormRatio(tuning)) / retryStormRatio(tuning),
           requests,
           MIN_P95_SAMPLE,
         ),

@@ -1,3 +1,4 @@
+import { retryStormRatio } from '../engine/control-tuning.ts';
 import type { Candidate } from '../engine/control-types.ts';
 import { type DetectContext, evidence, groupByModel } from './detect-context.ts';
 import { isFailing, round, scoreConfidence, MIN_P95_SAMPLE } from './pool-signals.ts';
@@ -27,7 +28,7 @@ function readFleetRetryRatio(ctx: DetectContext): number {
 export function detectShedLoad(ctx: DetectContext, skipModels: ReadonlySet<string>): Candidate[] {
   const out: Candidate[] = [];
   const { fastWindowLabel, tuning, slo, control } = ctx;
-  const retryStorm = readFleetRetryRatio(ctx) >= tuning.retryRatioHigh;
+  const retryStorm = readFleetRetryRatio(ctx) >= retryStormRatio(tuning);
   for (const [model, pools] of groupByModel(ctx.obs.pools)) {
     const key = `model=${model}`;
     const current = ctx.state.actuated.shed[key] ?? null;

@@ -1,3 +1,4 @@
+import { clearlyWithinSloShare } from '../engine/control-tuning.ts';
 import type { ExpectedImpact, ScaleAction } from '@governor/conventions';
 import type { Candidate, PoolLearning } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
@@ -192,7 +193,9 @@ export function judgeScaleIn(
   // Far inside the SLO — or outside it with prefill at its uncontended speed (long prompts that miss
   // the SLO however idle the pool is): either way the load is not what TTFT is made of.
   const insideBy =
-    sloMs !== null && mainTtftP95 !== null ? (tuning.probeMaxSloShare * sloMs - mainTtftP95) / sloMs : null;
+    sloMs !== null && mainTtftP95 !== null
+      ? (clearlyWithinSloShare(tuning) * sloMs - mainTtftP95) / sloMs
+      : null;
   const idleBy = load.contention !== null ? (tuning.usualRatio - load.contention) / tuning.usualRatio : null;
   const farInside = insideBy !== null && insideBy >= 0;
   // Prefill at its uncontended speed means the replicas have spare compute and TTFT is the prompts'
@@ -213,7 +216,7 @@ export function judgeScaleIn(
   const replay = replayScaleIn(ctx, s, replicas - 1);
   if (!replay) return null;
   const why = farInside
-    ? `holds TTFT p95 ${Math.round(mainTtftP95 ?? 0)} ms, under ${Math.round(tuning.probeMaxSloShare * 100)}% of its ${sloMs} ms SLO`
+    ? `holds TTFT p95 ${Math.round(mainTtftP95 ?? 0)} ms, under ${Math.round(clearlyWithinSloShare(tuning) * 100)}% of its ${sloMs} ms SLO`
     : `prefills at ${round(load.contention ?? 1, 2)}× its uncontended speed per token — its TTFT p95 of ${Math.round(mainTtftP95 ?? 0)} ms is the prompts' own prefill, not load —`;
   return {
     ...common,

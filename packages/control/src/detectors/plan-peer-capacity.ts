@@ -1,3 +1,4 @@
+import { clearlyWithinSloShare } from '../engine/control-tuning.ts';
 import type { Candidate } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
 import { type DetectContext, MIN_WEIGHT_STEP, evidence } from './detect-context.ts';
@@ -46,7 +47,7 @@ export function planPeerCapacity(
     const idle =
       sloMs !== null &&
       ttftP95 !== null &&
-      ttftP95 <= ctx.tuning.probeMaxSloShare * sloMs &&
+      ttftP95 <= clearlyWithinSloShare(ctx.tuning) * sloMs &&
       isQueueNegligible(peer.main, sloMs, ctx.tuning.probeMaxQueueSloShare);
     const servedWell = Math.max(calm ?? 0, ((idle ? 1.5 : 1) * rateNow) / replicas);
     const poolModel = readPoolModel(ctx, peer);

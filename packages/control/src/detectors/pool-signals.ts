@@ -1,3 +1,4 @@
+import { trustedAfterSamples } from '../engine/control-tuning.ts';
 import type { SignalGroup } from '@governor/conventions';
 import type { PoolLearning, ScopeMetrics } from '../engine/control-types.ts';
 import type { ControlTuning } from '../engine/control-tuning.ts';
@@ -46,7 +47,7 @@ export function readUncontendedMsPerToken(
   learning: PoolLearning | undefined,
   tuning: ControlTuning,
 ): number | null {
-  return learning && learning.healthySamples >= tuning.minBaselineSamples
+  return learning && learning.healthySamples >= trustedAfterSamples(tuning)
     ? learning.prefillFloorMsPerToken
     : null;
 }

@@ -1,6 +1,8 @@
+import { ENGINE_FIT_MIN_WINDOWS } from './fit-engine-time.ts';
+
 // Internal thresholds of the detectors, each explained by its field's comment. They are not operator
-// knobs (those are the `control:` config keys) and are being replaced by the pool model and the
-// objective (src/model, src/objective; packages/control/README.md).
+// knobs (those are the `control:` config keys). The bounds below the defaults derive from them, each
+// with the reason it follows.
 
 export interface ControlTuning {
   /**
@@ -18,16 +20,13 @@ export interface ControlTuning {
    * its peers are not, load (contention) when it is prefill that slows — and at most usualRatio × is
    * as usual: a peer that counts as normal, a pool prefilling at its uncontended speed. One pair of
    * numbers for every such judgement, so "slow" and "as usual" mean the same wherever they are read.
-   * An outlier must also be ≥ latencyPeerFactor × slower than its peers (each against its own
-   * baseline) while its load per replica is at most latencyMaxLoadRatio × what it was then — a
+   * A GPU outlier is then at least slowRatio ÷ usualRatio slower than its median peer, and its load
+   * per replica at most latencyMaxLoadRatio × what it was while its baseline was learned — a
    * slowdown that load does not explain.
    */
   slowRatio: number;
   usualRatio: number;
-  latencyPeerFactor: number;
   latencyMaxLoadRatio: number;
-  /** Ticks of healthy history a pool needs before its baseline is trusted. */
-  minBaselineSamples: number;
   /** Slowdown at which a latency outlier's breaker opens. */
   circuitBreakLatencyRatio: number;
   /** TTFT is queue-bound when queueing is at least this share of it. */
@@ -39,20 +38,19 @@ export interface ControlTuning {
    * one or two stray errors are noise that neither shedding nor replicas would fix.
    */
   minFailures: number;
-  /** Retries per first attempt above which a retry budget is proposed, and the budget it sets. */
-  retryRatioHigh: number;
+  /**
+   * Retries per first attempt a retry storm is capped at (the retry budget an Envoy or Linkerd
+   * operator sets). A storm is retries at least slowRatio × this while failing (retryStormRatio).
+   */
   retryBudget: number;
-  /** Prefill share of TTFT and cache hit rate that mark a pool cache-miss-bound. */
-  prefillBoundShare: number;
   /**
    * Before a pool's capacity is known (never saturated, no configured peak, no calm history that
-   * allows it), scale in by one replica only while TTFT p95 is at most probeMaxSloShare of the SLO
-   * and queueing p95 at most probeMaxQueueSloShare of it — or, outside the SLO, while it prefills at
+   * allows it), scale in by one replica only while TTFT p95 is clearly inside the SLO
+   * (clearlyWithinSloShare) and queueing p95 at most probeMaxQueueSloShare of it — or, outside the SLO, while it prefills at
    * most usualRatio × slower per token than uncontended (long prompts that miss the SLO anyway);
    * verification rolls it back if the SLO breaks. The same bounds mark a pool's load as calm for the
    * calm history.
    */
-  probeMaxSloShare: number;
   probeMaxQueueSloShare: number;
   /**
    * A pool's traffic moves to a peer serving the same model when the peer prefills a token for at
@@ -61,18 +59,17 @@ export interface ControlTuning {
   efficiencyRatio: number;
   /** Largest fraction of replicas removed in one scale-in. */
   maxScaleInFraction: number;
-  /** EWMA weight of a new sample in learned baselines. */
+  /**
+   * EWMA weight of a new sample in learned baselines; 1 / learningRate samples is an estimator's
+   * memory, from which how long a baseline learns before it is trusted and how long the engine fit
+   * remembers follow (trustedAfterSamples, engineFitMemoryWindows).
+   */
   learningRate: number;
   /**
    * GPU busy time a pool's engines need in the short window before their speed is learned or judged
    * from the runtime counters: a few steps say little.
    */
   engineMinBusyMs: number;
-  /**
-   * How many healthy windows the engine time fit remembers (older ones fade by 1 − 1/this each
-   * window). It is trusted from ENGINE_FIT_MIN_WINDOWS on (fit-engine-time.ts).
-   */
-  engineFitMemoryWindows: number;
 }
 
 export const DEFAULT_TUNING: ControlTuning = {
@@ -80,21 +77,43 @@ export const DEFAULT_TUNING: ControlTuning = {
   circuitBreakErrorRate: 0.25,
   slowRatio: 2,
   usualRatio: 1.3,
-  latencyPeerFactor: 1.6,
   latencyMaxLoadRatio: 1.2,
-  minBaselineSamples: 3,
   circuitBreakLatencyRatio: 3,
   queueBoundShare: 0.4,
   kvSaturation: 0.9,
   minFailures: 5,
-  retryRatioHigh: 0.2,
   retryBudget: 0.1,
-  prefillBoundShare: 0.5,
-  probeMaxSloShare: 0.5,
   probeMaxQueueSloShare: 0.1,
   efficiencyRatio: 0.8,
   maxScaleInFraction: 0.5,
   learningRate: 0.3,
   engineMinBusyMs: 2000,
-  engineFitMemoryWindows: 20,
 };
+
+/** A prefill share of TTFT that stretches it clearly (slowRatio ×) marks a pool cache-miss-bound. */
+export function prefillBoundShare(t: ControlTuning): number {
+  return 1 - 1 / t.slowRatio;
+}
+
+/** TTFT p95 clearly inside the SLO: the SLO is at least slowRatio × away. */
+export function clearlyWithinSloShare(t: ControlTuning): number {
+  return 1 / t.slowRatio;
+}
+
+/** Healthy ticks a learned baseline needs before it is trusted: its memory, 1 / learningRate. */
+export function trustedAfterSamples(t: ControlTuning): number {
+  return Math.max(1, Math.round(1 / t.learningRate));
+}
+
+/**
+ * Windows the engine time fit remembers (older ones fade by 1 − 1/this each window): a baseline keeps
+ * 1 / learningRate samples of the one it needs, the fit as many of the ENGINE_FIT_MIN_WINDOWS it needs.
+ */
+export function engineFitMemoryWindows(t: ControlTuning): number {
+  return ENGINE_FIT_MIN_WINDOWS / t.learningRate;
+}
+
+/** Retries per first attempt that make a retry storm: clearly (slowRatio ×) past the budget. */
+export function retryStormRatio(t: ControlTuning): number {
+  return t.slowRatio * t.retryBudget;
+}

@@ -9,7 +9,7 @@ import {
 import { decayWeight } from '../model/forgetting.ts';
 import type { FleetObservation } from '../observe-fleet.ts';
 import type { ControlState, PoolLearning } from './control-types.ts';
-import type { ControlTuning } from './control-tuning.ts';
+import { type ControlTuning, engineFitMemoryWindows } from './control-tuning.ts';
 import { addEngineWindow } from './fit-engine-time.ts';
 
 // What the loop learns from each pool's own history, after a tick's decisions:
@@ -78,7 +78,7 @@ export function updateLearning(
       !suspects.has(pool.pool) &&
       (g?.errorRate ?? 0) <= budget
     ) {
-      learning.engineFit = addEngineWindow(learning.engineFit, work, tuning.engineFitMemoryWindows);
+      learning.engineFit = addEngineWindow(learning.engineFit, work, engineFitMemoryWindows(tuning));
     }
     if (!g || g.requests < MIN_P95_SAMPLE || suspects.has(pool.pool)) {
       state.learning.set(pool.pool, learning);
