@@ -46,8 +46,9 @@ export interface ControlTuning {
   /**
    * Before a pool's capacity is known (never saturated, no configured peak, no calm history that
    * allows it), scale in by one replica only while TTFT p95 is clearly inside the SLO
-   * (clearlyWithinSloShare) and queueing p95 at most probeMaxQueueSloShare of it — or, outside the SLO, while it prefills at
-   * most usualRatio × slower per token than uncontended (long prompts that miss the SLO anyway);
+   * (clearlyWithinSloShare) and queueing p95 at most probeMaxQueueSloShare of it — or, outside the
+   * SLO, while it prefills at most usualRatio × slower per token than uncontended (long prompts that
+   * miss the SLO anyway);
    * verification rolls it back if the SLO breaks. The same bounds mark a pool's load as calm for the
    * calm history.
    */
