@@ -80,10 +80,15 @@ export function assessPoolAgainstPeers(
   };
   // The runtime counters show what the engines did in the window itself, with or without requests
   // ending in it: long requests report a slow GPU on their spans only when they end.
-  result.engineSlowdown = readEngineSlowdown(ctx.state.learning.get(pool.pool), pool.engineWork, tuning);
+  result.engineSlowdown = readEngineSlowdown(
+    ctx.state.learning.get(pool.pool),
+    pool,
+    ctx.obs.fastWindowMs,
+    tuning,
+  );
   const peerEngine = servingModel
     .filter((p) => p.pool !== pool.pool && !isCircuitOpen(ctx, p.pool))
-    .map((p) => readEngineSlowdown(ctx.state.learning.get(p.pool), p.engineWork, tuning))
+    .map((p) => readEngineSlowdown(ctx.state.learning.get(p.pool), p, ctx.obs.fastWindowMs, tuning))
     .filter((v): v is number => v !== null)
     .sort((a, b) => a - b);
   if (result.engineSlowdown !== null && peerEngine.length > 0) {
@@ -118,7 +123,7 @@ export function assessPoolAgainstPeers(
     result.loadRatio = readLoadRatio(ctx, pool);
     result.latencyOutlier =
       slowBeyondPeers(tuning, result.slowdown, peerSlowdowns) &&
-      (result.loadRatio === null || result.loadRatio <= tuning.latencyMaxLoadRatio);
+      (result.loadRatio === null || result.loadRatio <= tuning.usualRatio);
   }
   // Work-normalized: load and prompt mix change the work, not the time per unit of it.
   if (result.slowEngine) result.latencyOutlier = true;
@@ -210,7 +215,7 @@ export function describeEvidence(ctx: DetectContext, a: PoolAssessment): Evidenc
     evidence(`fastestPrefillVsFloor{peers of ${pool}}`, a.peerFastestSlowdown, tuning.usualRatio, w),
     evidence(`engineBusyVsWork{pool=${pool}}`, a.engineSlowdown, tuning.slowRatio, w),
     evidence(`engineBusyVsWork{peers of ${pool}}`, a.peerEngineSlowdown, tuning.usualRatio, w),
-    evidence(`loadPerReplicaVsBaseline{pool=${pool}}`, a.loadRatio, tuning.latencyMaxLoadRatio, w),
+    evidence(`loadPerReplicaVsBaseline{pool=${pool}}`, a.loadRatio, tuning.usualRatio, w),
     evidence(`requests{pool=${pool}}`, a.requests, MIN_P95_SAMPLE, w),
   ];
 }

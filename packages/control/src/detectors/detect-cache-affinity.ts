@@ -1,4 +1,4 @@
-import { prefillBoundShare } from '../engine/control-tuning.ts';
+import { boundShare } from '../engine/control-tuning.ts';
 import type { Candidate } from '../engine/control-types.ts';
 import {
   MIN_WEIGHT_STEP,
@@ -38,10 +38,7 @@ export function detectCacheAffinity(ctx: DetectContext, skipModels: ReadonlySet<
       const queue = readQueueShare(p.fast);
       const breach = slo.ttft_ms === undefined || (p.fast!.ttftMs.p95 ?? 0) > 0.8 * slo.ttft_ms;
       return (
-        prefill !== null &&
-        prefill >= prefillBoundShare(tuning) &&
-        (queue ?? 0) < tuning.queueBoundShare / 2 &&
-        breach
+        prefill !== null && prefill >= boundShare(tuning) && (queue ?? 0) < boundShare(tuning) / 2 && breach
       );
     });
     for (const pool of missBound) {
@@ -60,7 +57,6 @@ export function detectCacheAffinity(ctx: DetectContext, skipModels: ReadonlySet<
                   Math.max(p.fastRatePerS, p.mainRatePerS),
                   replicas,
                   ctx.state.learning.get(p.pool),
-                  tuning,
                 ).value
               : null;
           return u !== null && u <= 0.6;
@@ -86,7 +82,7 @@ export function detectCacheAffinity(ctx: DetectContext, skipModels: ReadonlySet<
           evidence(
             `prefillShareOfTtft{pool=${pool.pool}}`,
             readPrefillShare(pool.fast),
-            prefillBoundShare(tuning),
+            boundShare(tuning),
             fastWindowLabel,
           ),
           evidence(`cacheHitRate{pool=${pool.pool}}`, hit, null, fastWindowLabel),

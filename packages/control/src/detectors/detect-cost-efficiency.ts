@@ -1,3 +1,4 @@
+import { cheaperRatio } from '../engine/control-tuning.ts';
 import type { Candidate } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
 import {
@@ -67,7 +68,7 @@ export function detectCostEfficiency(ctx: DetectContext, skipModels: ReadonlySet
     if (costs.length < 2) continue;
     const cheapest = costs.reduce((a, b) => (b.usdPerMTokens < a.usdPerMTokens ? b : a));
     const dearest = costs.reduce((a, b) => (b.usdPerMTokens > a.usdPerMTokens ? b : a));
-    if (cheapest === dearest || cheapest.usdPerMTokens > tuning.efficiencyRatio * dearest.usdPerMTokens)
+    if (cheapest === dearest || cheapest.usdPerMTokens > cheaperRatio(tuning) * dearest.usdPerMTokens)
       continue;
     // The cheaper pool must have room and hold the SLO at least as well.
     if (cheapest.loadBound || (cheapest.contention ?? 1) >= 1.3) continue;
@@ -81,7 +82,7 @@ export function detectCostEfficiency(ctx: DetectContext, skipModels: ReadonlySet
     const next = normalizeWeights({ ...weights, [from]: current - moved, [to]: (weights[to] ?? 0) + moved });
     const ratio = dearest.usdPerMTokens / cheapest.usdPerMTokens;
     const confidence = scoreConfidence(
-      (1 / tuning.efficiencyRatio - 1 / ratio) * 2,
+      (1 / cheaperRatio(tuning) - 1 / ratio) * 2,
       Math.min(cheapest.pool.main?.requests ?? 0, dearest.pool.main?.requests ?? 0),
       MIN_P95_SAMPLE,
     );
@@ -96,7 +97,7 @@ export function detectCostEfficiency(ctx: DetectContext, skipModels: ReadonlySet
         evidence(
           `usdPerMillionPrefillTokens{pool=${to}}`,
           cheapest.usdPerMTokens,
-          tuning.efficiencyRatio * dearest.usdPerMTokens,
+          cheaperRatio(tuning) * dearest.usdPerMTokens,
           'learned',
         ),
         evidence(`goodput{pool=${from}}`, dearest.goodput, null, windowLabel),

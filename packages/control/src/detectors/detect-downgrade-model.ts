@@ -1,3 +1,4 @@
+import { boundShare } from '../engine/control-tuning.ts';
 import type { Candidate } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
 import { type DetectContext, evidence, groupByModel } from './detect-context.ts';
@@ -93,7 +94,7 @@ export function detectDowngradeModel(ctx: DetectContext): Candidate[] {
           },
         },
         confidence: scoreConfidence(
-          unavailable ? 0.8 : (pressure.queueShare ?? 0) - tuning.queueBoundShare,
+          unavailable ? 0.8 : (pressure.queueShare ?? 0) - boundShare(tuning),
           Math.max(pressure.requests, demandRequests),
           MIN_P95_SAMPLE,
         ),

@@ -1,3 +1,4 @@
+import { boundShare } from '../engine/control-tuning.ts';
 import { UTILIZATION_BOUNDS, classifyUtilizationRatio } from '@governor/conventions';
 import type { Candidate } from '../engine/control-types.ts';
 import {
@@ -39,7 +40,7 @@ export function detectMemoryBound(ctx: DetectContext, skipModels: ReadonlySet<st
         continue;
       const queueShare = readQueueShare(g);
       const pressed =
-        (queueShare !== null && queueShare >= tuning.queueBoundShare) ||
+        (queueShare !== null && queueShare >= boundShare(tuning)) ||
         (g.preemptionRate ?? 0) > 0.01 ||
         (slo.ttft_ms !== undefined && g.ttftMs.p95 !== null && g.ttftMs.p95 > slo.ttft_ms);
       if (!pressed) continue;
@@ -54,7 +55,6 @@ export function detectMemoryBound(ctx: DetectContext, skipModels: ReadonlySet<st
                 Math.max(p.fastRatePerS, p.mainRatePerS),
                 replicas,
                 ctx.state.learning.get(p.pool),
-                tuning,
               ).value
             : null;
         return pm !== null && pm <= 0.6 && (u === null || u <= 0.6);
@@ -76,12 +76,7 @@ export function detectMemoryBound(ctx: DetectContext, skipModels: ReadonlySet<st
         evidence: [
           evidence(`utilizationRatio{pool=${pool.pool}}`, ratio, MEMORY_ABOVE, fastWindowLabel),
           evidence(`memoryUtil{pool=${pool.pool}}`, memory, 0.8, fastWindowLabel),
-          evidence(
-            `queueShareOfTtft{pool=${pool.pool}}`,
-            queueShare,
-            tuning.queueBoundShare,
-            fastWindowLabel,
-          ),
+          evidence(`queueShareOfTtft{pool=${pool.pool}}`, queueShare, boundShare(tuning), fastWindowLabel),
           ...peers.map((p) =>
             evidence(
               `memoryUtil{pool=${p.pool}}`,

@@ -49,7 +49,7 @@ function judgePool(
     floor: ratePerS > 0 ? Math.max(1, pool.minReplicas) : pool.minReplicas,
     ceiling: pool.maxReplicas ?? Number.POSITIVE_INFINITY,
     learning,
-    util: estimateUtilization(pool, ratePerS, replicas, learning, tuning),
+    util: estimateUtilization(pool, ratePerS, replicas, learning),
     load: readLoad(pool, learning, tuning),
     sloMs: slo.ttft_ms ?? null,
     e2eSloMs: slo.e2e_ms ?? null,

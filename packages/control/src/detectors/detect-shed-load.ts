@@ -1,4 +1,4 @@
-import { retryStormRatio } from '../engine/control-tuning.ts';
+import { boundShare, retryStormRatio } from '../engine/control-tuning.ts';
 import type { Candidate } from '../engine/control-types.ts';
 import { type DetectContext, evidence, groupByModel } from './detect-context.ts';
 import { isFailing, round, scoreConfidence, MIN_P95_SAMPLE } from './pool-signals.ts';
@@ -43,12 +43,7 @@ export function detectShedLoad(ctx: DetectContext, skipModels: ReadonlySet<strin
     const admittedRate = rateOf(current);
     const ev = [
       evidence(`ttftMs.p95{model=${model}}`, pressure.ttftP95Ms, slo.ttft_ms ?? null, fastWindowLabel),
-      evidence(
-        `queueShareOfTtft{model=${model}}`,
-        pressure.queueShare,
-        tuning.queueBoundShare,
-        fastWindowLabel,
-      ),
+      evidence(`queueShareOfTtft{model=${model}}`, pressure.queueShare, boundShare(tuning), fastWindowLabel),
       evidence(
         `utilization{model=${model}}`,
         pressure.utilization,
@@ -97,7 +92,7 @@ export function detectShedLoad(ctx: DetectContext, skipModels: ReadonlySet<strin
         },
         confidence: scoreConfidence(
           (pressure.queueShare ?? 0) -
-            tuning.queueBoundShare +
+            boundShare(tuning) +
             (slo.ttft_ms && pressure.ttftP95Ms ? pressure.ttftP95Ms / slo.ttft_ms - 1 : 0),
           pressure.requests,
           MIN_P95_SAMPLE,

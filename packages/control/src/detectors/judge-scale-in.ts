@@ -1,4 +1,4 @@
-import { clearlyWithinSloShare } from '../engine/control-tuning.ts';
+import { boundShare, clearlyWithinSloShare } from '../engine/control-tuning.ts';
 import type { ExpectedImpact, ScaleAction } from '@governor/conventions';
 import type { Candidate, PoolLearning } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
@@ -87,7 +87,7 @@ export function judgeScaleIn(
   };
   const baseEvidence = [
     evidence(`ttftMs.p95{pool=${pool.pool}}`, mainTtftP95, sloMs, windowLabel),
-    evidence(`queueShareOfTtft{pool=${pool.pool}}`, mainQueueShare, tuning.queueBoundShare / 2, windowLabel),
+    evidence(`queueShareOfTtft{pool=${pool.pool}}`, mainQueueShare, boundShare(tuning) / 2, windowLabel),
     evidence(`requestsPerS{pool=${pool.pool}}`, s.ratePerS, null, windowLabel),
   ];
   // Where the pool model can judge (an SLO, the pool's uncontended speed and enough requests), it
@@ -118,7 +118,7 @@ export function judgeScaleIn(
     return { ...common, ...byModel, evidence: [...baseEvidence, ...capacityEvidence, ...byModel.evidence] };
   }
   const calm =
-    (load.queueShare ?? 0) < tuning.queueBoundShare / 2 && (mainQueueShare ?? 0) < tuning.queueBoundShare / 2;
+    (load.queueShare ?? 0) < boundShare(tuning) / 2 && (mainQueueShare ?? 0) < boundShare(tuning) / 2;
   if (!calm) return null;
 
   // (a) Known capacity: N−1 (and the target count) stay under the target utilization.
@@ -209,8 +209,8 @@ export function judgeScaleIn(
     (mainTtftP95 > sloMs || replicas - 1 >= 2);
   if (!farInside && !idleSpeed) return null;
   const noQueue =
-    isQueueNegligible(main, sloMs, tuning.probeMaxQueueSloShare) &&
-    isQueueNegligible(pool.fast, sloMs, tuning.probeMaxQueueSloShare);
+    isQueueNegligible(main, sloMs, errorBudget(ctx.control)) &&
+    isQueueNegligible(pool.fast, sloMs, errorBudget(ctx.control));
   const kvRoom = util.value === null || (util.value * replicas) / (replicas - 1) <= target;
   if (!noQueue || !kvRoom) return null;
   const replay = replayScaleIn(ctx, s, replicas - 1);

@@ -1,3 +1,4 @@
+import { boundShare } from '../engine/control-tuning.ts';
 import type { Candidate } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
 import {
@@ -66,7 +67,7 @@ export function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | nu
   const margin = Math.max(
     sloPressure !== null ? sloPressure - 0.9 : 0,
     util.value !== null ? (util.value - hotAt) / (1 - hotAt) : 0,
-    load.queueShare !== null ? load.queueShare - tuning.queueBoundShare : 0,
+    load.queueShare !== null ? load.queueShare - boundShare(tuning) : 0,
     load.contention !== null ? (load.contention - tuning.slowRatio) / tuning.slowRatio : 0,
   );
   const confidence = scoreConfidence(margin, fast?.requests ?? 0, MIN_P95_SAMPLE);
@@ -78,12 +79,7 @@ export function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | nu
     reason: `Pool ${pool.pool}: ${why}; add ${to - replicas} replica${to - replicas === 1 ? '' : 's'} (${replicas} → ${to})${worth.note}.`,
     evidence: [
       evidence(`ttftMs.p95{pool=${pool.pool}}`, ttftP95, sloMs, fastWindowLabel),
-      evidence(
-        `queueShareOfTtft{pool=${pool.pool}}`,
-        load.queueShare,
-        tuning.queueBoundShare,
-        fastWindowLabel,
-      ),
+      evidence(`queueShareOfTtft{pool=${pool.pool}}`, load.queueShare, boundShare(tuning), fastWindowLabel),
       evidence(
         `prefillMsPerTokenVsFloor{pool=${pool.pool}}`,
         load.contention,

@@ -6,6 +6,7 @@ import { readScaleReadiness } from './scale-readiness.ts';
 import { isQueueNegligible, learnedCapacity, round } from './pool-signals.ts';
 import { readPoolModel } from './read-pool-model.ts';
 import { sizePool } from '../objective/size-pool.ts';
+import { errorBudget } from '../objective/operating-bounds.ts';
 
 /**
  * Capacity follows traffic: when a shift moves a share of a model's traffic onto peers — away from a
@@ -48,7 +49,7 @@ export function planPeerCapacity(
       sloMs !== null &&
       ttftP95 !== null &&
       ttftP95 <= clearlyWithinSloShare(ctx.tuning) * sloMs &&
-      isQueueNegligible(peer.main, sloMs, ctx.tuning.probeMaxQueueSloShare);
+      isQueueNegligible(peer.main, sloMs, errorBudget(ctx.control));
     const servedWell = Math.max(calm ?? 0, ((idle ? 1.5 : 1) * rateNow) / replicas);
     const poolModel = readPoolModel(ctx, peer);
     const byModel =

@@ -1,4 +1,5 @@
-import { trustedAfterSamples } from '../engine/control-tuning.ts';
+import { boundShare, engineMinBusyMs, trustedAfterSamples } from '../engine/control-tuning.ts';
+import { binomialUpperTail } from '../health/pool-health.ts';
 import type { SignalGroup } from '@governor/conventions';
 import type { PoolLearning, ScopeMetrics } from '../engine/control-types.ts';
 import type { ControlTuning } from '../engine/control-tuning.ts';
@@ -61,7 +62,7 @@ export function readLoad(
   const floor = readUncontendedMsPerToken(learning, tuning);
   const now = pool.prefillMsPerToken;
   const contention = now !== null && floor !== null && floor > 0 ? now / floor : null;
-  const loadBound = (queueShare ?? 0) >= tuning.queueBoundShare || (contention ?? 0) >= tuning.slowRatio;
+  const loadBound = (queueShare ?? 0) >= boundShare(tuning) || (contention ?? 0) >= tuning.slowRatio;
   return { queueShare, contention, loadBound };
 }
 
@@ -116,7 +117,7 @@ export interface Utilization {
  * How loaded a pool is at `ratePerS` with `replicas`: the largest of (a) rate over the capacity
  * learned once the pool was saturated, (b) compute_util when the config gives the pool's
  * peak tokens/s (a learned peak is only the best the pool has done so far, so it says "busy" for any
- * pool that was never pushed), (c) KV-cache usage over its saturation point. A lower-bound capacity
+ * pool that was never pushed), (c) KV-cache usage (full at 1). A lower-bound capacity
  * (never saturated) is not used for the same reason.
  */
 export function estimateUtilization(
@@ -124,7 +125,6 @@ export function estimateUtilization(
   ratePerS: number,
   replicas: number,
   learning: PoolLearning | undefined,
-  tuning: ControlTuning,
 ): Utilization {
   let best: Utilization = { value: null, basis: 'none', capacityKnown: false };
   let capacityKnown = false;
@@ -142,7 +142,8 @@ export function estimateUtilization(
     consider(g.computeUtil * scale, 'compute_util');
   }
   if (g?.memoryUtil !== null && g?.memoryUtil !== undefined) {
-    consider((g.memoryUtil / tuning.kvSaturation) * scale, 'kv_cache');
+    // vLLM's KV usage is the share of the cache's blocks in use: full at 1.
+    consider(g.memoryUtil * scale, 'kv_cache');
   }
   return { ...best, capacityKnown };
 }
@@ -230,8 +231,10 @@ export function scoreConfidence(margin: number, requests: number, minRequests: n
 }
 
 /**
- * Overload has turned into failures: the error rate is past the error budget (errorBudget) over enough
- * failed requests to mean it.
+ * Overload has turned into failures: more requests fail than the error budget (errorBudget) allows,
+ * surely — a one-sided binomial test at evidenceLevel of the failures seen against the budget's
+ * share (the same two-sided convention as the fault test: p ≤ (1 − evidenceLevel) ÷ 2). At a few
+ * requests a minute, one or two stray errors are noise that neither shedding nor replicas would fix.
  */
 export function isFailing(
   errorRate: number | null,
@@ -239,7 +242,9 @@ export function isFailing(
   tuning: ControlTuning,
   budget: number,
 ): boolean {
-  return errorRate !== null && errorRate >= budget && errorRate * requests >= tuning.minFailures;
+  if (errorRate === null || errorRate < budget || !(requests > 0)) return false;
+  const failures = Math.round(errorRate * requests);
+  return binomialUpperTail(failures, requests, budget) <= (1 - tuning.evidenceLevel) / 2;
 }
 
 /**
@@ -248,14 +253,27 @@ export function isFailing(
  */
 export function readEngineSlowdown(
   learning: PoolLearning | undefined,
-  work: EngineWork | null,
+  pool: PoolView,
+  windowMs: number,
   tuning: ControlTuning,
 ): number | null {
   const fit = learning?.engineFit;
   if (!fit || fit.samples < ENGINE_FIT_MIN_WINDOWS) return null;
-  if (!work || work.busyMs < tuning.engineMinBusyMs) return null;
+  const work = readJudgeableWork(pool, windowMs, tuning);
+  if (!work) return null;
   const expected = predictBusyMs(fit, work);
   return expected === null ? null : work.busyMs / expected;
+}
+
+/** The pool's engine work over the short window when its engines were busy enough to tell (engineMinBusyMs). */
+export function readJudgeableWork(
+  pool: PoolView,
+  windowMs: number,
+  tuning: ControlTuning,
+): EngineWork | null {
+  const work = pool.engineWork;
+  const replicas = pool.readyReplicas ?? pool.replicas ?? 1;
+  return work && work.busyMs >= engineMinBusyMs(tuning, windowMs, replicas) ? work : null;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { boundShare } from '../engine/control-tuning.ts';
 import type { PoolView } from '../observe-fleet.ts';
 import { type DetectContext, isCircuitOpen, readMemory } from './detect-context.ts';
 import { readScaleReadiness } from './scale-readiness.ts';
@@ -64,7 +65,6 @@ export function readModelPressure(
         Math.max(p.fastRatePerS, p.mainRatePerS),
         replicas,
         ctx.state.learning.get(p.pool),
-        tuning,
       );
       // KV usage alone bounds memory, not throughput: only a known capacity says how loaded a model is.
       if (u.value !== null && u.capacityKnown) {
@@ -80,7 +80,7 @@ export function readModelPressure(
   const overloaded = loadBound && (sloMs === null ? true : ttft !== null && ttft > sloMs);
   const relaxed =
     boundRequests === 0 &&
-    (queueShare ?? 0) < tuning.queueBoundShare / 2 &&
+    (queueShare ?? 0) < boundShare(tuning) / 2 &&
     (sloMs === null || ttft === null || ttft <= 0.6 * sloMs);
   const capacityPending = pools.some((p) => {
     const memory = readMemory(ctx, 'scale', { pool: p.pool });

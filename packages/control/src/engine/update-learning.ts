@@ -2,6 +2,7 @@ import {
   isDark,
   isQueueNegligible,
   readEngineSlowdown,
+  readJudgeableWork,
   readLoad,
   readSpeed,
   MIN_P95_SAMPLE,
@@ -69,15 +70,13 @@ export function updateLearning(
     if (isDark(obs, pool)) learning.darkAtNs = obs.atNs;
     const g = pool.fast;
     // The engines' time for their work, from the runtime counters: needs busy engines, not requests.
-    const work = pool.engineWork;
-    if (suspects.has(pool.pool) && (readEngineSlowdown(learning, work, tuning) ?? 0) >= tuning.slowRatio)
-      learning.engineSlowAtNs = obs.atNs;
+    const work = readJudgeableWork(pool, obs.fastWindowMs, tuning);
     if (
-      work &&
-      work.busyMs >= tuning.engineMinBusyMs &&
-      !suspects.has(pool.pool) &&
-      (g?.errorRate ?? 0) <= budget
-    ) {
+      suspects.has(pool.pool) &&
+      (readEngineSlowdown(learning, pool, obs.fastWindowMs, tuning) ?? 0) >= tuning.slowRatio
+    )
+      learning.engineSlowAtNs = obs.atNs;
+    if (work && !suspects.has(pool.pool) && (g?.errorRate ?? 0) <= budget) {
       learning.engineFit = addEngineWindow(learning.engineFit, work, engineFitMemoryWindows(tuning));
     }
     if (!g || g.requests < MIN_P95_SAMPLE || suspects.has(pool.pool)) {
@@ -133,9 +132,7 @@ export function updateLearning(
       if ((queued || contended) && sustained > (learning.saturatedRatePerReplica ?? 0))
         learning.saturatedRatePerReplica = sustained;
       const calm =
-        !load.loadBound &&
-        isQueueNegligible(g, sloMs, tuning.probeMaxQueueSloShare) &&
-        (load.contention ?? 1) < 1.3;
+        !load.loadBound && isQueueNegligible(g, sloMs, budget) && (load.contention ?? 1) < tuning.usualRatio;
       if (calm && perReplica > (learning.calmRatePerReplica ?? 0)) learning.calmRatePerReplica = perReplica;
       if (calm && g.goodput !== null) {
         const base = learning.calmGoodput;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { faultTest, judgeHealth, normalCdf, type PoolHealthInput } from './pool-health.ts';
+import { binomialUpperTail, faultTest, judgeHealth, normalCdf, type PoolHealthInput } from './pool-health.ts';
 
 const pool = (name: string, over: Partial<PoolHealthInput> = {}): PoolHealthInput => ({
   pool: name,
@@ -78,5 +78,35 @@ describe('normalCdf', () => {
     expect(normalCdf(0)).toBeCloseTo(0.5, 6);
     expect(normalCdf(1.959964)).toBeCloseTo(0.975, 5);
     expect(normalCdf(-1)).toBeCloseTo(0.158655, 5);
+  });
+});
+
+describe('binomialUpperTail', () => {
+  it('matches exact binomial tails (computed in rational arithmetic)', () => {
+    expect(binomialUpperTail(5, 20, 0.05)).toBeCloseTo(0.0025739403, 9);
+    expect(binomialUpperTail(4, 20, 0.05)).toBeCloseTo(0.015901526, 9);
+    expect(binomialUpperTail(10, 100, 0.05)).toBeCloseTo(0.0281882942, 9);
+    expect(binomialUpperTail(12, 100, 0.05)).toBeCloseTo(0.0042741825, 9);
+    expect(binomialUpperTail(125, 2000, 0.05)).toBeCloseTo(0.0073424287, 9);
+    // Far on either side of the mean, where one tail's terms underflow.
+    expect(binomialUpperTail(2, 5000, 0.9)).toBe(1);
+    expect(binomialUpperTail(4000, 5000, 0.05)).toBe(0);
+  });
+
+  it('is a probability that falls as more failures are asked for, and is 1 for none', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 5000 }), fc.double({ min: 0.001, max: 0.999 }), (n, p) => {
+        expect(binomialUpperTail(0, n, p)).toBe(1);
+        const ks = [1, 2, Math.round(n * p), Math.round(n * p) + 1, n].sort((a, b) => a - b);
+        let last = 1;
+        for (const k of ks) {
+          const tail = binomialUpperTail(k, n, p);
+          expect(tail).toBeGreaterThanOrEqual(0);
+          expect(tail).toBeLessThanOrEqual(last * (1 + 1e-9));
+          last = tail;
+        }
+        expect(binomialUpperTail(n + 1, n, p)).toBe(0);
+      }),
+    );
   });
 });

@@ -141,6 +141,59 @@ export function significance(z: number): number {
   return 2 * normalCdf(z) - 1;
 }
 
+/**
+ * P(X ≥ k) for X ~ Binomial(n, p): how likely k or more failures of n requests are if each fails with
+ * probability p. Exact (the terms summed upward from k in log space), so it holds at a handful of
+ * requests where a normal approximation does not.
+ */
+export function binomialUpperTail(k: number, n: number, p: number): number {
+  const trials = Math.round(n);
+  const from = Math.ceil(k);
+  if (from <= 0) return 1;
+  if (from > trials) return 0;
+  if (!(p > 0)) return 0;
+  if (!(p < 1)) return 1;
+  // Sum the tail on the far side of the mean, whose terms shrink away from its start (a start term
+  // that underflows means that tail is negligible): above the mean from k up, else below it from k − 1
+  // down, and take the complement.
+  const pmf = (j: number) => Math.exp(logChoose(trials, j) + j * Math.log(p) + (trials - j) * Math.log1p(-p));
+  const odds = p / (1 - p);
+  if (from > trials * p) {
+    let sum = 0;
+    for (let j = from, term = pmf(from); j <= trials && term > 0; j++) {
+      sum += term;
+      if (term < sum * 1e-16) break;
+      term *= ((trials - j) / (j + 1)) * odds;
+    }
+    return Math.min(1, sum);
+  }
+  let below = 0;
+  for (let j = from - 1, term = pmf(from - 1); j >= 0 && term > 0; j--) {
+    below += term;
+    if (term < below * 1e-16) break;
+    term *= j / (trials - j + 1) / odds;
+  }
+  return Math.max(0, 1 - below);
+}
+
+function logChoose(n: number, k: number): number {
+  return logGamma(n + 1) - logGamma(k + 1) - logGamma(n - k + 1);
+}
+
+/** ln Γ(x) for x > 0 (Lanczos, g = 7, nine terms: relative error below 1e-13). */
+function logGamma(x: number): number {
+  if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - logGamma(1 - x);
+  const c = [
+    0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
+    12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
+  ];
+  const z = x - 1;
+  let a = c[0]!;
+  const t = z + 7.5;
+  for (let i = 1; i < 9; i++) a += c[i]! / (z + i);
+  return 0.5 * Math.log(2 * Math.PI) + (z + 0.5) * Math.log(t) - t + Math.log(a);
+}
+
 /** Standard normal CDF (Abramowitz–Stegun 7.1.26 for erf; error below 1.5e-7). */
 export function normalCdf(z: number): number {
   const x = Math.abs(z) / Math.SQRT2;
