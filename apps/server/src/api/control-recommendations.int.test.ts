@@ -354,8 +354,9 @@ describe('recommendations from telemetry', () => {
       [2, 0.4],
     ];
     const gov = await warmUpAtMaxReplicas({ priorities });
-    // Overload that has turned into failures: 10% of requests time out.
-    const overloaded = { queueMs: 3000, priorities, errorRate: 0.1, failureOutcome: 'timeout' as const };
+    // Overload that has turned into failures: 20% of requests time out, surely past the 5% error
+    // budget on the short window's sample (a binomial test at evidenceLevel).
+    const overloaded = { queueMs: 3000, priorities, errorRate: 0.2, failureOutcome: 'timeout' as const };
     const [tick] = await runTicks(gov, both(overloaded), WARM_UP_MS, WARM_UP_MS + 30_000);
     const shed = find(tick!.recommendations, 'shed_load')[0]!;
     expect(shed).toMatchObject({ target: { model: 'llama-8b' }, action: { minPriority: 1 } });
@@ -374,7 +375,7 @@ describe('recommendations from telemetry', () => {
       policies: [{ name: 'auto', auto_apply: true, min_confidence: 0 }],
     });
     await runTicks(g, both({ priorities }), 0, WARM_UP_MS);
-    const overloaded = { queueMs: 3000, priorities, errorRate: 0.1, failureOutcome: 'timeout' as const };
+    const overloaded = { queueMs: 3000, priorities, errorRate: 0.2, failureOutcome: 'timeout' as const };
     const [storm] = await runTicks(g, both(overloaded), WARM_UP_MS, WARM_UP_MS + 30_000);
     expect(find(storm!.recommendations, 'shed_load')[0]).toMatchObject({
       action: { minPriority: 1 },
@@ -764,7 +765,8 @@ describe('recommendations from telemetry', () => {
     await runTicks(g, [short, { ...long, ...longWarmUp }], 0, WARM_UP_MS);
     const [tick] = await runTicks(
       g,
-      [short, long].map((p) => ({ ...p, queueMs: 3000, ...jammed })),
+      // Queueing clearly past half of TTFT on both (a part that stretches it slowRatio×): load-bound.
+      [short, long].map((p) => ({ ...p, queueMs: 5000, ...jammed })),
       WARM_UP_MS,
       WARM_UP_MS + 30_000,
     );
