@@ -232,9 +232,9 @@ export function scoreConfidence(margin: number, requests: number, minRequests: n
 
 /**
  * Overload has turned into failures: more requests fail than the error budget (errorBudget) allows,
- * surely — a one-sided binomial test at evidenceLevel of the failures seen against the budget's
- * share (the same two-sided convention as the fault test: p ≤ (1 − evidenceLevel) ÷ 2). At a few
- * requests a minute, one or two stray errors are noise that neither shedding nor replicas would fix.
+ * surely — a one-sided binomial test of the failures seen against the budget's share, held to
+ * evidenceLevel as the fault test is (significance(): a tail of p ≤ (1 − evidenceLevel) ÷ 2). At a
+ * few requests a minute, one or two stray errors are noise that neither shedding nor replicas fix.
  */
 export function isFailing(
   errorRate: number | null,
