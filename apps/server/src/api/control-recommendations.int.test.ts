@@ -237,6 +237,38 @@ describe('recommendations from telemetry', () => {
     expect(find(tick!.recommendations, 'circuit_break')).toEqual([]);
   });
 
+  /**
+   * A100's engines run 4× slower (past circuitBreakLatencyRatio) while it still serves every request,
+   * next to H100 with prompts of `h100InputTokens`: the tick that sees it.
+   */
+  async function slowA100Beside(h100InputTokens: number): Promise<Recommendation[]> {
+    const peer = { ...h100, inputTokens: h100InputTokens };
+    g = await startTestGovernor();
+    await runTicks(g, [peer, a100], 0, WARM_UP_MS);
+    const slow = { ...a100, prefillMsPerToken: 1.6, decodeMsPerToken: 60, engineSlowdown: 4 };
+    const [tick] = await runTicks(g, [peer, slow], WARM_UP_MS, WARM_UP_MS + 30_000);
+    return tick!.recommendations;
+  }
+
+  test("a pool too slow to keep is taken out of rotation when its peer's model says it carries all of its traffic", async () => {
+    // H100's 1,000-token prompts: its own requests replayed at twice the load keep the SLO on its two replicas.
+    const recs = await slowA100Beside(1000);
+    expect(find(recs, 'circuit_break', 'a100-west')[0]).toMatchObject({ action: { open: true } });
+    expect(find(recs, 'shift_traffic', 'a100-west')[0]!.action).toEqual({
+      weights: { 'a100-west': 0, 'h100-east': 1 },
+    });
+  });
+
+  test('a pool too slow to keep, whose peer could not carry all of its traffic, stays in rotation with the share the peer cannot take', async () => {
+    // H100's 3,000-token prompts keep each replica prefilling 60% of the time: twice its load is more
+    // than its two replicas can prefill at all. A100 still serves every request, slowly.
+    const recs = await slowA100Beside(3000);
+    expect(find(recs, 'circuit_break', 'a100-west')).toEqual([]);
+    const shift = find(recs, 'shift_traffic', 'a100-west')[0]!;
+    expect(shift.action.weights['a100-west']).toBeGreaterThan(0);
+    expect(shift.action.weights['a100-west']).toBeLessThan(0.5);
+  });
+
   test('a pool slow even at its fastest requests, hidden in a burst on every pool, is reported to a human', async () => {
     g = await startTestGovernor();
     await runTicks(g, [h100, a100], 0, WARM_UP_MS);

@@ -95,6 +95,17 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
         : peersStuck
           ? errorRate >= 0.5
           : errorRate >= tuning.circuitBreakErrorRate || slowdown >= tuning.circuitBreakLatencyRatio;
+    const current = weights[pool] ?? 0;
+    const modelRate = pools.reduce((sum, p) => sum + Math.max(p.fastRatePerS, p.mainRatePerS), 0);
+    // A pool broken by slowness alone still completes its requests, at the part of its capacity it
+    // has left: it leaves rotation only once its peers carry all of its traffic on the replicas they
+    // serve with now. Until then its traffic moves as far as they carry it, below.
+    const slowOnly =
+      broken && capacityShare === null && !peersStuck && errorRate < tuning.circuitBreakErrorRate;
+    const breaks =
+      broken &&
+      !peersFull &&
+      !(slowOnly && peersLackRoom(ctx, peers, current * modelRate, true, weights, true));
     const ev = [...describeEvidence(ctx, worst), evidence(`outlierStreak{pool=${pool}}`, streak, 2, 'ticks')];
     const what = describe(worst);
     const margin =
@@ -113,7 +124,7 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
     const scopePools = pools.map((p) => p.pool);
     const modelScope = summarizeScope(pools, 'fast');
 
-    if (broken && !peersFull && !isCircuitOpen(ctx, pool)) {
+    if (breaks && !isCircuitOpen(ctx, pool)) {
       const previous = readMemory(ctx, 'circuit_break', { pool });
       const recentlyBroken =
         previous?.direction === 'increase' &&
@@ -137,22 +148,20 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
       });
     }
 
-    const keep =
-      broken && !peersFull
-        ? 0
-        : capacityShare !== null
-          ? Math.min(capacityShare, 0.9)
-          : peersStuck
-            ? 0.5
-            : Math.min(
-                worst.latencyOutlier ? Math.max(0.2, Math.min(0.7, 1 / slowdown)) : 0.7,
-                worst.errorOutlier ? Math.max(0, Math.min(0.7, 1 - 5 * errorRate)) : 0.7,
-              );
-    const current = weights[pool] ?? 0;
+    const keep = breaks
+      ? 0
+      : capacityShare !== null
+        ? Math.min(capacityShare, 0.9)
+        : peersStuck
+          ? 0.5
+          : Math.min(
+              worst.latencyOutlier ? Math.max(0.2, Math.min(0.7, 1 / slowdown)) : 0.7,
+              worst.errorOutlier ? Math.max(0, Math.min(0.7, 1 - 5 * errorRate)) : 0.7,
+            );
     // Peers that cannot grow now carry no more than their kept replicas do: a pool that lost
     // replicas keeps at least its own part of the model's ready capacity.
     const ownPart =
-      capacityShare !== null && peersStuck && !(broken && !peersFull)
+      capacityShare !== null && peersStuck && !breaks
         ? readyCapacityPart(ctx, worst.pool, peers, errorRate)
         : null;
     const target = round(ownPart === null ? current * keep : Math.max(current * keep, ownPart), 3);
@@ -162,9 +171,39 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
     // A pool that still serves most of its requests (not broken) keeps them until its peers can carry
     // what would move: on peers without that room they would queue instead — a few errors become
     // many timeouts — and the peers' new replicas take minutes to start.
-    const modelRate = pools.reduce((sum, p) => sum + Math.max(p.fastRatePerS, p.mainRatePerS), 0);
     const noRoom =
-      !peersFull && !broken && peersLackRoom(ctx, peers, moved * modelRate, capacityShare === null, weights);
+      !peersFull && !breaks && peersLackRoom(ctx, peers, moved * modelRate, capacityShare === null, weights);
+    // A pool broken by slowness whose peers have no room for its share: the part they carry now moves
+    // at once — the most they carry on the replicas they serve with — and their capacity is sized for
+    // the rest.
+    const nowTarget =
+      noRoom && broken
+        ? targetWithinRoom(ctx, peers, weights, current, moved, modelRate, capacityShare === null)
+        : null;
+    if (nowTarget !== null) {
+      const nowMoved = current - nowTarget;
+      out.push({
+        kind: 'shift_traffic',
+        target: { model, pool },
+        action: { weights: moveShare(weights, pool, nowTarget, peers) },
+        direction: 'decrease',
+        reason: `Pool ${pool} is an outlier among the pools serving ${model} (${what}); move ${Math.round(nowMoved * 100)}% of ${model}'s traffic to ${peers.map((p) => p.pool).join(', ')} now, as much as they carry on the replicas they serve with, and add their capacity for the ${Math.round((moved - nowMoved) * 100)}% more it should shed.`,
+        evidence: ev,
+        expectedImpact: {
+          summary: `Fewer ${model} requests land on the faulty pool; goodput of ${model} recovers toward its peers'.`,
+          weight: { pool, from: round(current), to: nowTarget },
+          errorRate: { from: round(modelScope.errorRate ?? 0), to: round(worst.peerErrorRate ?? 0) },
+        },
+        confidence,
+        ...(firstSight ? { waits: firstSight } : {}),
+        scopePools,
+        urgent: true,
+        cause: 'incident',
+      });
+      for (const c of planPeerCapacity(ctx, model, pools, weights, shifted, pool))
+        out.push({ ...c, confidence, ...(firstSight ? { waits: firstSight } : {}) });
+      continue;
+    }
     const why = peersFull
       ? ' once they have room: they are load-bound themselves, so this waits for a human or for their new capacity'
       : noRoom
@@ -206,6 +245,30 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
       });
   }
   return out;
+}
+
+/**
+ * The faulty pool's weight after the most of `moved` its peers carry now (peersLackRoom is monotone
+ * in the load moved: the pool model by its property test, the capacities by their sum), to a weight
+ * step; null when that is less than a step.
+ */
+function targetWithinRoom(
+  ctx: DetectContext,
+  peers: readonly PoolView[],
+  weights: Readonly<Record<string, number>>,
+  current: number,
+  moved: number,
+  modelRate: number,
+  calmBound: boolean,
+): number | null {
+  let carried = 0;
+  let lacking = moved;
+  while (lacking - carried > MIN_WEIGHT_STEP / 2) {
+    const mid = (carried + lacking) / 2;
+    if (peersLackRoom(ctx, peers, mid * modelRate, calmBound, weights)) lacking = mid;
+    else carried = mid;
+  }
+  return carried < MIN_WEIGHT_STEP ? null : round(current - carried, 3);
 }
 
 /**

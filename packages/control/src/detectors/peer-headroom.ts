@@ -14,8 +14,9 @@ import { readPoolModel } from './read-pool-model.ts';
  * back. A peer whose scale-in is still inside its cooldown cannot grow before it ends (that would be
  * a reversal): it counts only the replicas it kept and, without a learned capacity and with
  * `calmBound`, the load per replica it has carried calmly. (Not for a pool that lost replicas: its
- * survivors' errors are retried by clients and multiply where they stay, so its share moves.) False
- * while any other peer's capacity is unknown.
+ * survivors' errors are retried by clients and multiply where they stay, so its share moves.) While
+ * a peer's capacity is unknown: false, unless `unknownLacks` (where moving all of it must be known to
+ * be carried).
  */
 export function peersLackRoom(
   ctx: DetectContext,
@@ -23,6 +24,7 @@ export function peersLackRoom(
   movedRatePerS: number,
   calmBound: boolean,
   weights: Readonly<Record<string, number>>,
+  unknownLacks = false,
 ): boolean {
   const byModel = peersCarryByModel(ctx, peers, movedRatePerS, weights);
   if (byModel !== null) return !byModel;
@@ -38,7 +40,7 @@ export function peersLackRoom(
       : kept !== null && calmBound
         ? (learning?.calmRatePerReplica ?? null)
         : null;
-    if (!perReplica || replicas <= 0) return false;
+    if (!perReplica || replicas <= 0) return unknownLacks;
     spare += Math.max(0, replicas * perReplica - rate);
   }
   return spare < movedRatePerS;
