@@ -180,26 +180,42 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
       noRoom && broken
         ? targetWithinRoom(ctx, peers, weights, current, moved, modelRate, capacityShare === null)
         : null;
+    // The shift off the faulty pool to weight `to`, with what the reason adds after the move.
+    const shiftOff = (
+      to: number,
+      weightsAfter: Record<string, number>,
+      movedNow: number,
+      tail: string,
+      waits?: string,
+    ): Candidate => ({
+      kind: 'shift_traffic',
+      target: { model, pool },
+      action: { weights: weightsAfter },
+      direction: 'decrease',
+      reason: `Pool ${pool} is an outlier among the pools serving ${model} (${what}); move ${Math.round(movedNow * 100)}% of ${model}'s traffic to ${peers.map((p) => p.pool).join(', ')}${tail}.`,
+      evidence: ev,
+      expectedImpact: {
+        summary: `Fewer ${model} requests land on the faulty pool; goodput of ${model} recovers toward its peers'.`,
+        weight: { pool, from: round(current), to },
+        errorRate: { from: round(modelScope.errorRate ?? 0), to: round(worst.peerErrorRate ?? 0) },
+      },
+      confidence,
+      ...(waits ? { waits } : {}),
+      scopePools,
+      urgent: true,
+      cause: 'incident',
+    });
     if (nowTarget !== null) {
       const nowMoved = current - nowTarget;
-      out.push({
-        kind: 'shift_traffic',
-        target: { model, pool },
-        action: { weights: moveShare(weights, pool, nowTarget, peers) },
-        direction: 'decrease',
-        reason: `Pool ${pool} is an outlier among the pools serving ${model} (${what}); move ${Math.round(nowMoved * 100)}% of ${model}'s traffic to ${peers.map((p) => p.pool).join(', ')} now, as much as they carry on the replicas they serve with, and add their capacity for the ${Math.round((moved - nowMoved) * 100)}% more it should shed.`,
-        evidence: ev,
-        expectedImpact: {
-          summary: `Fewer ${model} requests land on the faulty pool; goodput of ${model} recovers toward its peers'.`,
-          weight: { pool, from: round(current), to: nowTarget },
-          errorRate: { from: round(modelScope.errorRate ?? 0), to: round(worst.peerErrorRate ?? 0) },
-        },
-        confidence,
-        ...(firstSight ? { waits: firstSight } : {}),
-        scopePools,
-        urgent: true,
-        cause: 'incident',
-      });
+      out.push(
+        shiftOff(
+          nowTarget,
+          moveShare(weights, pool, nowTarget, peers),
+          nowMoved,
+          ` now, as much as they carry on the replicas they serve with, and add their capacity for the ${Math.round((moved - nowMoved) * 100)}% more it should shed`,
+          firstSight,
+        ),
+      );
       for (const c of planPeerCapacity(ctx, model, pools, weights, shifted, pool))
         out.push({ ...c, confidence, ...(firstSight ? { waits: firstSight } : {}) });
       continue;
@@ -209,28 +225,17 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
       : noRoom
         ? ' once they have room: at their learned capacity they cannot carry it now, so this waits for a human or for their new capacity'
         : '';
-    out.push({
-      kind: 'shift_traffic',
-      target: { model, pool },
-      action: { weights: shifted },
-      direction: 'decrease',
-      reason: `Pool ${pool} is an outlier among the pools serving ${model} (${what}); move ${Math.round(moved * 100)}% of ${model}'s traffic to ${peers.map((p) => p.pool).join(', ')}${why}.`,
-      evidence: ev,
-      expectedImpact: {
-        summary: `Fewer ${model} requests land on the faulty pool; goodput of ${model} recovers toward its peers'.`,
-        weight: { pool, from: round(current), to: target },
-        errorRate: { from: round(modelScope.errorRate ?? 0), to: round(worst.peerErrorRate ?? 0) },
-      },
-      confidence,
-      ...(peersFull || noRoom
-        ? { waits: 'the peers have no room for it yet: a human decides, or their new capacity lands first' }
-        : firstSight
-          ? { waits: firstSight }
-          : {}),
-      scopePools,
-      urgent: true,
-      cause: 'incident',
-    });
+    out.push(
+      shiftOff(
+        target,
+        shifted,
+        moved,
+        why,
+        peersFull || noRoom
+          ? 'the peers have no room for it yet: a human decides, or their new capacity lands first'
+          : firstSight,
+      ),
+    );
     if (peersFull) continue;
     // Without room the peers' scale-ups go with the proposed shift, for the same human to approve.
     for (const c of planPeerCapacity(ctx, model, pools, weights, shifted, pool))
