@@ -506,65 +506,96 @@ describe('verification while a fault persists', () => {
   });
 });
 
-describe('traffic given back after an incident', () => {
-  // A long closed loop of 30 s ticks: it can take longer than the default test timeout on a loaded machine.
-  test('brings the replicas its share needs, and the next share waits for them to start', async () => {
-    g = await startTestGovernor({ policies: [{ name: 'auto', auto_apply: true, min_confidence: 0.3 }] });
-    // A closed loop: the fleet follows every action — traffic splits by the weights Governor sets, new
-    // replicas report ready 90 s after a scale-up. A100 fails for two minutes after the warm-up. Its
-    // 2,000-token prompts take 800 ms of prefill each: its half of the load keeps 1.6 replicas busy.
-    const totalPerS = 4;
-    let weights: Record<string, number> = { 'h100-east': 0.5, 'a100-west': 0.5 };
-    const replicas: Record<string, number> = { 'h100-east': 2, 'a100-west': 4 };
-    // A scale-up's new replicas start serving at `atMs`; until then the pool serves on `from`.
-    const starting: Record<string, { from: number; atMs: number } | undefined> = {};
-    const readyAt = (pool: string, t: number) => {
-      const s = starting[pool];
-      return s && t < s.atMs ? s.from : replicas[pool]!;
-    };
-    const log: { t: number; action: ControlAction }[] = [];
-    for (let t = 0; t < 1_800_000; t += 30_000) {
-      const failing = t >= WARM_UP_MS && t < WARM_UP_MS + 120_000;
-      const pool = (base: typeof h100, name: string) => ({
-        ...base,
-        replicas: replicas[name]!,
-        readyReplicas: Math.min(replicas[name]!, readyAt(name, t)),
-        ratePerS: totalPerS * (weights[name] ?? 0),
-      });
-      const [tick] = await runTicks(
-        g,
-        [
-          pool(h100, 'h100-east'),
-          { ...pool(a100, 'a100-west'), inputTokens: 2000, ...(failing ? { errorRate: 0.3 } : {}) },
-        ],
-        t,
-        t + 30_000,
-      );
-      for (const action of tick!.actions) {
-        log.push({ t: t + 30_000, action });
-        if (action.kind === 'shift_traffic') weights = action.action.weights as Record<string, number>;
-        if (action.kind === 'scale' && action.target.pool) {
-          const name = action.target.pool;
-          const to = Number(action.action.to);
-          // Fewer at once; more only once started, 90 s after the tick that asked.
-          starting[name] = to > replicas[name]! ? { from: replicas[name]!, atMs: t + 120_000 } : undefined;
-          replicas[name] = to;
-        }
+/** A fleet that follows every action Governor takes, ticked every 30 s: what it did and where it ended. */
+interface ClosedLoop {
+  log: { t: number; action: ControlAction }[];
+  weights: Record<string, number>;
+  replicas: Record<string, number>;
+}
+
+/**
+ * A closed loop: traffic splits by the weights Governor sets, new replicas report ready 90 s after the
+ * tick that asked for them. A100 fails (30% errors) for two minutes after the warm-up.
+ */
+async function runClosedLoop(
+  gov: TestGovernor,
+  options: { durationMs: number; replicas: Record<string, number>; h100Tokens?: number; a100Tokens: number },
+): Promise<ClosedLoop> {
+  const totalPerS = 4;
+  let weights: Record<string, number> = { 'h100-east': 0.5, 'a100-west': 0.5 };
+  const replicas = { ...options.replicas };
+  // A scale-up's new replicas start serving at `atMs`; until then the pool serves on `from`.
+  const starting: Record<string, { from: number; atMs: number } | undefined> = {};
+  const readyAt = (pool: string, t: number) => {
+    const s = starting[pool];
+    return s && t < s.atMs ? s.from : replicas[pool]!;
+  };
+  const log: { t: number; action: ControlAction }[] = [];
+  for (let t = 0; t < options.durationMs; t += 30_000) {
+    const failing = t >= WARM_UP_MS && t < WARM_UP_MS + 120_000;
+    const pool = (base: typeof h100, name: string) => ({
+      ...base,
+      replicas: replicas[name]!,
+      readyReplicas: Math.min(replicas[name]!, readyAt(name, t)),
+      ratePerS: totalPerS * (weights[name] ?? 0),
+    });
+    const [tick] = await runTicks(
+      gov,
+      [
+        { ...pool(h100, 'h100-east'), ...(options.h100Tokens ? { inputTokens: options.h100Tokens } : {}) },
+        {
+          ...pool(a100, 'a100-west'),
+          inputTokens: options.a100Tokens,
+          ...(failing ? { errorRate: 0.3 } : {}),
+        },
+      ],
+      t,
+      t + 30_000,
+    );
+    for (const action of tick!.actions) {
+      log.push({ t: t + 30_000, action });
+      if (action.kind === 'shift_traffic') weights = action.action.weights as Record<string, number>;
+      if (action.kind === 'scale' && action.target.pool) {
+        const name = action.target.pool;
+        const to = Number(action.action.to);
+        // Fewer at once; more only once started, 90 s after the tick that asked.
+        starting[name] = to > replicas[name]! ? { from: replicas[name]!, atMs: t + 120_000 } : undefined;
+        replicas[name] = to;
       }
     }
-    const onA100 = log.filter((l) => l.action.target.pool === 'a100-west' && l.action.type === 'apply');
+  }
+  return { log, weights, replicas };
+}
+
+const applied = (loop: ClosedLoop, pool: string, kind: ControlAction['kind']) =>
+  loop.log.filter(
+    (l) => l.action.target.pool === pool && l.action.type === 'apply' && l.action.kind === kind,
+  );
+
+const actionField = (l: { action: ControlAction }, field: string) =>
+  (l.action.action as unknown as Record<string, unknown>)[field];
+const scaleTo = (l: { action: ControlAction }) => Number(actionField(l, 'to'));
+const scaleFrom = (l: { action: ControlAction }) => Number(actionField(l, 'from'));
+const weightOf = (l: { action: ControlAction }, pool: string) =>
+  (actionField(l, 'weights') as Record<string, number>)[pool] ?? 0;
+
+describe('traffic given back after an incident', () => {
+  // Long closed loops of 30 s ticks: they can take longer than the default test timeout on a loaded machine.
+  test('brings the replicas its share needs, and the next share waits for them to start', async () => {
+    g = await startTestGovernor({ policies: [{ name: 'auto', auto_apply: true, min_confidence: 0.3 }] });
+    // A100's 2,000-token prompts take 800 ms of prefill each: its half of the load keeps 1.6 replicas busy.
+    const loop = await runClosedLoop(g, {
+      durationMs: 1_800_000,
+      replicas: { 'h100-east': 2, 'a100-west': 4 },
+      a100Tokens: 2000,
+    });
+    const scales = applied(loop, 'a100-west', 'scale');
     // Its traffic was moved off, and its replicas went down while its circuit was open.
-    expect(onA100.some((l) => l.action.kind === 'scale' && Number(l.action.action.to) < 4)).toBe(true);
-    const giveBacks = onA100.filter(
-      (l) =>
-        l.action.kind === 'shift_traffic' &&
-        (l.action.action.weights as Record<string, number>)['a100-west']! > 0,
-    );
+    expect(scales.some((l) => scaleTo(l) < 4)).toBe(true);
+    const giveBacks = applied(loop, 'a100-west', 'shift_traffic').filter((l) => weightOf(l, 'a100-west') > 0);
     expect(giveBacks.length).toBeGreaterThanOrEqual(3);
     // Past the probe share, the share coming back brings its replicas along …
-    const grow = onA100.filter(
-      (l) => l.action.kind === 'scale' && Number(l.action.action.to) > Number(l.action.action.from),
-    );
+    const grow = scales.filter((l) => scaleTo(l) > scaleFrom(l));
     expect(grow.length).toBeGreaterThan(0);
     expect(grow[0]!.t).toBeGreaterThan(giveBacks[0]!.t);
     // … and no share comes back while replicas asked for are still starting.
@@ -573,8 +604,34 @@ describe('traffic given back after an incident', () => {
       if (asked) expect(l.t).toBeGreaterThanOrEqual(asked.t + 90_000);
     }
     // In the end it carries its earlier share on the replicas that share needs.
-    expect(weights['a100-west']).toBeCloseTo(0.5, 1);
-    expect(replicas['a100-west']).toBeGreaterThanOrEqual(2);
+    expect(loop.weights['a100-west']).toBeCloseTo(0.5, 1);
+    expect(loop.replicas['a100-west']).toBeGreaterThanOrEqual(2);
+  }, 360_000);
+
+  test("takes back the replicas its peer was given for the incident's share, with the share", async () => {
+    g = await startTestGovernor({ policies: [{ name: 'auto', auto_apply: true, min_confidence: 0.3 }] });
+    // H100's 3,000-token prompts keep its two replicas prefilling 60% of the time: A100's half of the
+    // load on top needs more of them.
+    const loop = await runClosedLoop(g, {
+      durationMs: 1_500_000,
+      replicas: { 'h100-east': 2, 'a100-west': 2 },
+      h100Tokens: 3000,
+      a100Tokens: 1000,
+    });
+    const onH100 = applied(loop, 'h100-east', 'scale');
+    const grown = onH100.find((l) => scaleTo(l) > scaleFrom(l));
+    expect(grown, 'H100 sized for the incident share').toBeDefined();
+    // Recovery gives A100 its share back in steps; once it has it all, H100 is back on the replicas
+    // that carried its own share before the incident — within a tick, not after a control window
+    // (5 min) of watching its load fall — and never on fewer.
+    const shareBack = applied(loop, 'a100-west', 'shift_traffic').find(
+      (l) => l.t > grown!.t && weightOf(l, 'a100-west') >= 0.45,
+    );
+    expect(shareBack, "A100's share given back").toBeDefined();
+    const after = onH100.filter((l) => l.t > shareBack!.t && l.t <= shareBack!.t + 60_000);
+    expect(after.map(scaleTo).at(-1), "H100's replicas with its own share back").toBe(2);
+    for (const l of onH100.filter((x) => x.t > grown!.t)) expect(scaleTo(l)).toBeGreaterThanOrEqual(2);
+    expect(loop.weights['a100-west']).toBeCloseTo(0.5, 1);
   }, 360_000);
 });
 

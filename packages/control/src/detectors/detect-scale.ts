@@ -7,6 +7,7 @@ import type { ScaleInputs } from './scale-inputs.ts';
 import { drainingTo, readScaleReadiness } from './scale-readiness.ts';
 import { judgeScaleUp } from './judge-scale-up.ts';
 import { judgeScaleIn } from './judge-scale-in.ts';
+import { judgeRelease } from './judge-release.ts';
 
 // Load-bound TTFT → more replicas; spare capacity that N−1 replicas can carry within the SLO →
 // fewer. The objective is cost per successful task under the SLO: a replica that holds no SLO up
@@ -64,6 +65,8 @@ function judgePool(
   };
   return (
     judgeScaleUp(ctx, s) ??
-    (draining === null ? judgeScaleIn(ctx, s, control.target_utilization, planned) : null)
+    (draining === null
+      ? (judgeRelease(ctx, s) ?? judgeScaleIn(ctx, s, control.target_utilization, planned))
+      : null)
   );
 }

@@ -89,12 +89,18 @@ export function planPeerCapacity(
       ],
       expectedImpact: {
         summary: `${peer.pool} absorbs the shifted traffic without breaking the SLO once the new replicas are warm.`,
+        weight: {
+          pool: peer.pool,
+          from: round(before[peer.pool] ?? 0, 3),
+          to: round(after[peer.pool] ?? 0, 3),
+        },
         requestsPerS: { from: round(rateNow, 2), to: round(rateAfter, 2) },
         replicas: { from: replicas, to },
       },
       confidence: 0,
       scopePools: [peer.pool],
       urgent: true,
+      cause: from === null ? 'recovery' : 'incident',
     });
   }
   return out;

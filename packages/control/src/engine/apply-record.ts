@@ -11,6 +11,7 @@ import type {
   Direction,
   RecommendationRecord,
   ScopeMetrics,
+  TargetMemory,
 } from './control-types.ts';
 import type { EngineSettings } from './engine-settings.ts';
 import { kindActionOf, setPreviousAction } from './kind-action.ts';
@@ -55,13 +56,52 @@ export function rememberAction(
   atNs: bigint,
 ): void {
   const step = rec.kind === 'scale' ? (direction === rec.direction ? rec.action : rec.previousAction) : null;
-  s.memory.set(memoryKey(rec.kind, rec.targetKey), {
+  const key = memoryKey(rec.kind, rec.targetKey);
+  const forShare =
+    step && direction === rec.direction && rec.target.pool
+      ? shareFor(s, rec, rec.target.pool, step.from, s.memory.get(key)?.forShare)
+      : undefined;
+  s.memory.set(key, {
     direction,
     appliedNs: atNs,
     recommendationId: rec.id,
     expectReplicas: step?.to ?? null,
     ...(step ? { fromReplicas: step.from } : {}),
+    ...(forShare ? { forShare } : {}),
   });
+}
+
+/**
+ * What a scale (not a rollback) leaves on record of the shifted share a pool holds replicas for. A
+ * scale-up sized for a shift (a scale with a cause: plan-peer-capacity.ts) starts the record, or adds
+ * to it, from the weight and replicas the pool had before; any scale-in keeps it, sized now at
+ * today's weight; a scale-up for the pool's own load ends it (that load is its own). Undefined when
+ * Governor routes it no weight.
+ */
+function shareFor(
+  s: ControlState,
+  rec: RecommendationRecord,
+  pool: string,
+  from: number,
+  earlier: TargetMemory['forShare'],
+): TargetMemory['forShare'] {
+  const shifted = rec.cause !== null ? rec.expectedImpact.weight : undefined;
+  const base =
+    rec.direction === 'decrease'
+      ? earlier
+      : shifted && shifted.pool === pool
+        ? {
+            baseWeight: Math.min(shifted.from, earlier?.baseWeight ?? shifted.from),
+            baseReplicas: Math.min(from, earlier?.baseReplicas ?? from),
+          }
+        : undefined;
+  if (!base) return undefined;
+  for (const [model, weights] of Object.entries(s.actuated.weights)) {
+    const weight = weights[pool];
+    if (weight !== undefined)
+      return { model, baseWeight: base.baseWeight, baseReplicas: base.baseReplicas, weight };
+  }
+  return undefined;
 }
 
 /** Applies `rec` at `atNs`: what it replaces, its baseline for verification, the action to deliver. */

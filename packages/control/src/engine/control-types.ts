@@ -59,7 +59,9 @@ interface CandidateFields {
   scopePools: string[];
   /**
    * Why traffic moves (shift_traffic): `incident` (a faulty pool; recovery gives it back later),
-   * `recovery`, `efficiency` (cheaper or better peer), `resource` (memory- or cache-bound).
+   * `recovery`, `efficiency` (cheaper or better peer), `resource` (memory- or cache-bound). On a
+   * scale: it sizes the pool for the share a shift of that cause moves onto it (plan-peer-capacity.ts),
+   * or releases what such a scale-up added (judge-release.ts).
    */
   cause?: ShiftCause;
   /**
@@ -119,6 +121,13 @@ export interface TargetMemory {
   expectReplicas: number | null;
   /** For scale: the replica count the action started from. */
   fromReplicas?: number;
+  /**
+   * For a scale on a pool holding replicas for traffic a shift moved onto it (plan-peer-capacity.ts):
+   * its model; its weight in Governor's routing and its replica count before that shift (what carried
+   * its own share); its weight when this scale was applied (`expectReplicas` is the count for it).
+   * Capacity follows that share back down (judge-release.ts).
+   */
+  forShare?: { model: string; baseWeight: number; baseReplicas: number; weight: number };
   /** For a scale-up: when the pool first reported the replicas asked for (their load is visible a window later). */
   readyNs?: bigint;
 }
