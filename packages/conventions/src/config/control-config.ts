@@ -56,7 +56,7 @@ export const ControlConfig = z
       .max(1)
       .default(0.95)
       .describe(
-        "Share of a pool's requests that must meet the TTFT SLO (or as many as its prompts allow on idle replicas): the objective's constraint. A scale-in is taken only when the pool model says the smaller pool still reaches it at the load forecast until verification. 1 − this is the error budget: a pool failing that much more than its peers (for reasons other than load) is an incident, failures past it on a model start shedding and, with many retries, a retry budget.",
+        "Share of a pool's requests that must meet the TTFT SLO (or as many as its prompts allow on idle replicas): the objective's constraint. Where the pool model can judge a pool, a scale-in is taken only when it says the smaller pool still reaches it at the load forecast until verification. 1 − this is the error budget: a pool failing that much more than its peers (for reasons other than load) is an incident, failures past it on a model start shedding and, with many retries, a retry budget.",
       ),
     target_utilization: z
       .number()
