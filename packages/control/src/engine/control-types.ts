@@ -61,7 +61,7 @@ interface CandidateFields {
    * Why traffic moves (shift_traffic): `incident` (a faulty pool; recovery gives it back later),
    * `recovery`, `efficiency` (cheaper or better peer), `resource` (memory- or cache-bound). On a
    * scale: it sizes the pool for the share a shift of that cause moves onto it (plan-peer-capacity.ts),
-   * or releases what such a scale-up added (judge-release.ts).
+   * which the release of those replicas later reads (forShare, judge-release.ts; a release has none).
    */
   cause?: ShiftCause;
   /**
