@@ -71,7 +71,8 @@ export function detectCostEfficiency(ctx: DetectContext, skipModels: ReadonlySet
     if (cheapest === dearest || cheapest.usdPerMTokens > cheaperRatio(tuning) * dearest.usdPerMTokens)
       continue;
     // The cheaper pool must have room and hold the SLO at least as well.
-    if (cheapest.loadBound || (cheapest.contention ?? 1) >= 1.3) continue;
+    // Room: prefilling at its uncontended speed, within the as-usual band of it.
+    if (cheapest.loadBound || (cheapest.contention ?? 1) >= tuning.usualRatio) continue;
     if ((cheapest.goodput ?? 0) < (dearest.goodput ?? 0) - 0.01) continue;
     const weights = readWeights(ctx, model, pools);
     const from = dearest.pool.pool;
@@ -102,7 +103,12 @@ export function detectCostEfficiency(ctx: DetectContext, skipModels: ReadonlySet
         ),
         evidence(`goodput{pool=${from}}`, dearest.goodput, null, windowLabel),
         evidence(`goodput{pool=${to}}`, cheapest.goodput, null, windowLabel),
-        evidence(`prefillMsPerTokenVsFloor{pool=${to}}`, cheapest.contention, 1.3, ctx.fastWindowLabel),
+        evidence(
+          `prefillMsPerTokenVsFloor{pool=${to}}`,
+          cheapest.contention,
+          tuning.usualRatio,
+          ctx.fastWindowLabel,
+        ),
       ],
       expectedImpact: {
         summary: `Cost per successful ${model} task falls; ${from} can shed replicas while ${to} grows to carry the moved share.`,

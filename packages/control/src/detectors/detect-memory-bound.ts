@@ -62,7 +62,8 @@ export function detectMemoryBound(ctx: DetectContext, skipModels: ReadonlySet<st
       if (peers.length === 0) continue;
       const weights = readWeights(ctx, model, pools);
       const current = weights[pool.pool] ?? 0;
-      const moveShare = Math.min(0.5, (memory - 0.7) / memory);
+      // KV usage is load in memory: the move brings it back to the utilization pools are sized for.
+      const moveShare = Math.min(0.5, (memory - ctx.control.target_utilization) / memory);
       const moved = current * moveShare;
       if (moved < MIN_WEIGHT_STEP) continue;
       const next: Record<string, number> = { ...weights, [pool.pool]: current - moved };

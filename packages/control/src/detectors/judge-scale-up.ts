@@ -43,14 +43,15 @@ export function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | nu
   if (faulty || !enoughSample || !((load.loadBound && breach) || hot) || replicas >= s.ceiling) return null;
 
   // With a known capacity, size for the target utilization. Without one, grow with the pressure:
-  // how far TTFT is past the SLO or prefill is slowed by contention, between 1.25× and 2× per step
+  // how far TTFT is past the SLO or prefill is slowed by contention, between 1.25× and clearly more
+  // (slowRatio ×) per step
   // (a cold start takes minutes; a pool that overshoots is scaled back in after the cooldown).
   const pressure = Math.max(sloPressure ?? 1, load.contention ?? 1);
   // A known capacity is in requests, learned on the prompts of its day: a pool whose TTFT is
   // load-bound past the SLO at a rate that capacity says it carries is serving heavier requests now,
   // and grows with the pressure as when its capacity is unknown. Not a failing pool: its latency is
   // errors and their retries as much as load.
-  const byPressure = Math.ceil(replicas * Math.min(2, Math.max(1.25, pressure)));
+  const byPressure = Math.ceil(replicas * Math.min(tuning.slowRatio, Math.max(1.25, pressure)));
   const sized =
     util.value !== null && util.capacityKnown
       ? Math.max(

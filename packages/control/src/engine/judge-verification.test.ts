@@ -1,6 +1,8 @@
 import { describe, expect, test } from 'vitest';
 import type { RecommendationRecord, ScopeMetrics } from './control-types.ts';
+import { DEFAULT_TUNING } from './control-tuning.ts';
 import { judgeVerification } from './judge-verification.ts';
+import { collapseShare, errorBudget } from '../objective/operating-bounds.ts';
 
 const metrics = (m: Partial<ScopeMetrics>): ScopeMetrics => ({
   requests: 200,
@@ -15,6 +17,8 @@ const metrics = (m: Partial<ScopeMetrics>): ScopeMetrics => ({
 const rec = (kind: RecommendationRecord['kind'], direction: 'increase' | 'decrease') =>
   ({ kind, direction }) as RecommendationRecord;
 const slo = { ttft_ms: 2000 };
+const control = { slo_attainment_target: 0.95 };
+const bounds = { errorBudget: errorBudget(control), collapse: collapseShare(control, DEFAULT_TUNING) };
 
 describe('verification: roll back only harm the action could cause', () => {
   test('a scale-in that breaks the SLO is rolled back; one that holds it is kept', () => {
@@ -24,11 +28,13 @@ describe('verification: roll back only harm the action could cause', () => {
       metrics({ ttftP95Ms: 2600 }),
       slo,
       20,
+      bounds,
     );
     expect(broke.verdict).toBe('rolled_back');
     expect(broke.summary).toMatch(/could not hold the SLO/);
     expect(
-      judgeVerification(rec('scale', 'decrease'), metrics({}), metrics({ ttftP95Ms: 1500 }), slo, 20).verdict,
+      judgeVerification(rec('scale', 'decrease'), metrics({}), metrics({ ttftP95Ms: 1500 }), slo, 20, bounds)
+        .verdict,
     ).toBe('verified');
   });
 
@@ -42,9 +48,11 @@ describe('verification: roll back only harm the action could cause', () => {
     const before = metrics({ requests: 2000, goodput: 0.99 });
     const after = metrics({ requests: 2000, goodput: 0.955 });
     // 3.5 points lost where the replay said 2.5: within noise of the prediction.
-    expect(judgeVerification(predicted(0.99, 0.965), before, after, slo, 20).verdict).toBe('verified');
+    expect(judgeVerification(predicted(0.99, 0.965), before, after, slo, 20, bounds).verdict).toBe(
+      'verified',
+    );
     // The same loss where the replay said none: the prediction failed.
-    const failed = judgeVerification(predicted(0.99, 0.99), before, after, slo, 20);
+    const failed = judgeVerification(predicted(0.99, 0.99), before, after, slo, 20, bounds);
     expect(failed.verdict).toBe('rolled_back');
     // Monotone: the larger the loss beyond the prediction, never less likely to roll back.
     let rolledBack = false;
@@ -55,6 +63,7 @@ describe('verification: roll back only harm the action could cause', () => {
         metrics({ requests: 2000, goodput: g }),
         slo,
         20,
+        bounds,
       );
       if (rolledBack) expect(v.verdict).toBe('rolled_back');
       rolledBack ||= v.verdict === 'rolled_back';
@@ -64,20 +73,20 @@ describe('verification: roll back only harm the action could cause', () => {
 
   test('a scale-up is kept when it only added cost, rolled back when its replicas fail requests', () => {
     const pricier = metrics({ successPerDollar: 10 });
-    expect(judgeVerification(rec('scale', 'increase'), metrics({}), pricier, slo, 20).verdict).toBe(
+    expect(judgeVerification(rec('scale', 'increase'), metrics({}), pricier, slo, 20, bounds).verdict).toBe(
       'verified',
     );
     const failing = metrics({ goodput: 0.8, errorRate: 0.1 });
-    expect(judgeVerification(rec('scale', 'increase'), metrics({}), failing, slo, 20).verdict).toBe(
+    expect(judgeVerification(rec('scale', 'increase'), metrics({}), failing, slo, 20, bounds).verdict).toBe(
       'rolled_back',
     );
     // The same, with the pool's traffic up 5× since (moved onto it from a failing peer): its load.
-    const surged = judgeVerification(rec('scale', 'increase'), metrics({}), failing, slo, 20, 5);
+    const surged = judgeVerification(rec('scale', 'increase'), metrics({}), failing, slo, 20, bounds, 5);
     expect(surged.verdict).toBe('verified');
     expect(surged.summary).toMatch(/requests per second rose 5× since/);
-    expect(judgeVerification(rec('scale', 'increase'), metrics({}), failing, slo, 20, 1.2).verdict).toBe(
-      'rolled_back',
-    );
+    expect(
+      judgeVerification(rec('scale', 'increase'), metrics({}), failing, slo, 20, bounds, 1.2).verdict,
+    ).toBe('rolled_back');
   });
 
   test('a breaker that cut goodput without reducing errors is rolled back', () => {
@@ -89,6 +98,7 @@ describe('verification: roll back only harm the action could cause', () => {
         metrics({ goodput: 0.85, errorRate: 0.05 }),
         slo,
         20,
+        bounds,
       ).verdict,
     ).toBe('rolled_back');
     expect(
@@ -98,6 +108,7 @@ describe('verification: roll back only harm the action could cause', () => {
         metrics({ goodput: 0.85, errorRate: 0.01 }),
         slo,
         20,
+        bounds,
       ).verdict,
     ).toBe('verified');
   });
@@ -105,18 +116,18 @@ describe('verification: roll back only harm the action could cause', () => {
   test('a retry budget is judged by goodput: refused retries that raise the error rate are no harm while goodput rises', () => {
     const storm = metrics({ goodput: 0.69, errorRate: 0.31 });
     const calmer = metrics({ goodput: 0.85, errorRate: 0.43 });
-    expect(judgeVerification(rec('retry_budget', 'increase'), storm, calmer, slo, 20).verdict).toBe(
+    expect(judgeVerification(rec('retry_budget', 'increase'), storm, calmer, slo, 20, bounds).verdict).toBe(
       'verified',
     );
     const worse = metrics({ goodput: 0.6, errorRate: 0.43 });
-    const judged = judgeVerification(rec('retry_budget', 'increase'), storm, worse, slo, 20);
+    const judged = judgeVerification(rec('retry_budget', 'increase'), storm, worse, slo, 20, bounds);
     expect(judged.verdict).toBe('rolled_back');
     expect(judged.summary).toMatch(/recoverable failures into failed tasks/);
   });
 
   test('too little traffic since the action is not evidence of harm', () => {
     const quiet = metrics({ requests: 3, goodput: 0.2 });
-    expect(judgeVerification(rec('shed_load', 'increase'), metrics({}), quiet, slo, 20).verdict).toBe(
+    expect(judgeVerification(rec('shed_load', 'increase'), metrics({}), quiet, slo, 20, bounds).verdict).toBe(
       'verified',
     );
   });

@@ -41,12 +41,21 @@ export function predictedShareDrop(expectedImpact: ExpectedImpact): number {
   return Math.max(0, share.from - share.to);
 }
 
+/** The bounds verification reads off the objective knobs (operating-bounds.ts). */
+export interface VerificationBounds {
+  /** errorBudget: a retry budget that raises errors by more than this while goodput does not rise did harm. */
+  errorBudget: number;
+  /** collapseShare: a fall of goodput this large is not excused by fewer errors. */
+  collapse: number;
+}
+
 export function judgeVerification(
   rec: RecommendationRecord,
   before: ScopeMetrics,
   after: ScopeMetrics,
   slo: SloConfig,
   minRequests: number,
+  bounds: VerificationBounds,
   /** The scope's requests per second since the action over when it was applied; null if unknown. */
   loadRatio: number | null = null,
 ): VerificationJudgement {
@@ -116,7 +125,7 @@ export function judgeVerification(
     case 'shift_traffic':
       if (rec.direction === 'decrease' || rec.kind === 'circuit_break') {
         // Fewer errors are no excuse for a collapse: the peers could not carry the traffic.
-        if (goodputFell && (dErr === null || dErr >= -0.005 || (dGood !== null && dGood < -0.1)))
+        if (goodputFell && (dErr === null || dErr >= -0.005 || (dGood !== null && -dGood > bounds.collapse)))
           worse = 'moving traffic away cut goodput (the peers could not carry it, or errors did not fall)';
       } else if (goodputFell || (dErr !== null && dErr > 0.02)) {
         worse = 'traffic given back to the pool raised errors or cut goodput';
@@ -134,8 +143,8 @@ export function judgeVerification(
       if (
         rec.direction === 'increase'
           ? // Refused retries count as errors; they are harm only when goodput did not rise with them.
-            (dErr !== null && dErr > 0.05 && (dGood === null || dGood <= 0)) ||
-            (dGood !== null && dGood < -0.05)
+            (dErr !== null && dErr > bounds.errorBudget && (dGood === null || dGood <= 0)) ||
+            (dGood !== null && -dGood > bounds.errorBudget)
           : dErr !== null && dErr > 0.03
       ) {
         worse =

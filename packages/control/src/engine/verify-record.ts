@@ -15,6 +15,7 @@ import { observedShares, rememberAction } from './apply-record.ts';
 import type { ControlState, RecommendationRecord, ScopeMetrics } from './control-types.ts';
 import type { EngineSettings } from './engine-settings.ts';
 import { judgeVerification } from './judge-verification.ts';
+import { collapseShare, errorBudget } from '../objective/operating-bounds.ts';
 import { type TickOutput, recordAudit, touchRecord } from './tick-output.ts';
 import { previousOf } from './kind-action.ts';
 import { memoryKey, parseMemoryKey } from './memory-key.ts';
@@ -59,7 +60,7 @@ export function verifyRecord(
   rec: RecommendationRecord,
   atNs: bigint,
 ): void {
-  const { control, config } = settings;
+  const { control, config, tuning } = settings;
   const waitS = Math.max(control.verify_after_s, control.cooldown_s);
   // A rollback reverses the action: never at or inside the cooldown.
   if (rec.appliedNs === null || atNs - rec.appliedNs <= secondsToNs(waitS)) return;
@@ -106,6 +107,7 @@ export function verifyRecord(
           after,
           config.slo,
           MIN_P95_SAMPLE,
+          { errorBudget: errorBudget(control), collapse: collapseShare(control, tuning) },
           // The baseline is the short window when the action was applied (a quiet pool's control
           // window, which reads its rate high: no load rise then), the judgement the control window.
           before.requests > 0

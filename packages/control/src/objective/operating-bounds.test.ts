@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { errorBudget, scaleUpUtilization } from './operating-bounds.ts';
+import { DEFAULT_TUNING } from '../engine/control-tuning.ts';
+import { collapseShare, errorBudget, scaleUpUtilization } from './operating-bounds.ts';
 
 describe('operating bounds from the objective knobs', () => {
   it('the error budget is what the attainment target leaves, exact enough that 1 failure in 20 is at it', () => {
@@ -27,6 +28,19 @@ describe('operating bounds from the objective knobs', () => {
         const trigger = scaleUpUtilization({ target_utilization: target });
         return trigger > target && trigger < 1;
       }),
+    );
+  });
+
+  it('a collapse is clearly past the whole error budget, for any target and slowRatio', () => {
+    expect(collapseShare({ slo_attainment_target: 0.95 }, DEFAULT_TUNING)).toBe(0.1);
+    fc.assert(
+      fc.property(
+        fc.double({ min: 0.5, max: 0.999, noNaN: true }),
+        fc.double({ min: 1.01, max: 10, noNaN: true }),
+        (target, slowRatio) =>
+          collapseShare({ slo_attainment_target: target }, { slowRatio }) >
+          errorBudget({ slo_attainment_target: target }),
+      ),
     );
   });
 });

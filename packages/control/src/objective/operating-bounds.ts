@@ -1,4 +1,5 @@
 import type { ControlConfig } from '@governor/conventions';
+import type { ControlTuning } from '../engine/control-tuning.ts';
 
 // The bounds every policy reads off the operator's two objective knobs instead of numbers of its
 // own: slo_attainment_target says how many requests may fail or miss the SLO (the error budget), and
@@ -25,4 +26,15 @@ export function scaleUpUtilization(control: Pick<ControlConfig, 'target_utilizat
 /** Bounds compare with measured ratios such as 1/20: keep 1 − 0.95 at 0.05, not 0.05000000000000004. */
 function roundBound(value: number): number {
   return Math.round(value * 1e9) / 1e9;
+}
+
+/**
+ * A fall of goodput no fewer errors excuse: clearly (slowRatio ×) past the whole error budget (0.1 at
+ * the defaults) — more requests out of the SLO than the objective allows in all.
+ */
+export function collapseShare(
+  control: Pick<ControlConfig, 'slo_attainment_target'>,
+  tuning: Pick<ControlTuning, 'slowRatio'>,
+): number {
+  return roundBound(errorBudget(control) * tuning.slowRatio);
 }
