@@ -44,8 +44,8 @@ export function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | nu
 
   // With a known capacity, size for the target utilization. Without one, grow with the pressure:
   // how far TTFT is past the SLO or prefill is slowed by contention, between 1.25× and clearly more
-  // (slowRatio ×) per step
-  // (a cold start takes minutes; a pool that overshoots is scaled back in after the cooldown).
+  // (slowRatio ×) per step (a cold start takes minutes; a pool that overshoots is scaled back in
+  // after the cooldown).
   const pressure = Math.max(sloPressure ?? 1, load.contention ?? 1);
   // A known capacity is in requests, learned on the prompts of its day: a pool whose TTFT is
   // load-bound past the SLO at a rate that capacity says it carries is serving heavier requests now,

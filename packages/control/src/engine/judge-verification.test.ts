@@ -111,6 +111,17 @@ describe('verification: roll back only harm the action could cause', () => {
         bounds,
       ).verdict,
     ).toBe('verified');
+    // Fewer errors do not excuse a collapse: a fall clearly past the whole error budget.
+    const collapsed = metrics({ goodput: 0.7, errorRate: 0.01 });
+    expect(
+      judgeVerification(rec('circuit_break', 'increase'), before, collapsed, slo, 20, bounds).verdict,
+    ).toBe('rolled_back');
+    // The bound follows the attainment target: a laxer one (a 15 % budget) tolerates that fall.
+    const lax = { slo_attainment_target: 0.85 };
+    const laxBounds = { errorBudget: errorBudget(lax), collapse: collapseShare(lax, DEFAULT_TUNING) };
+    expect(
+      judgeVerification(rec('circuit_break', 'increase'), before, collapsed, slo, 20, laxBounds).verdict,
+    ).toBe('verified');
   });
 
   test('a retry budget is judged by goodput: refused retries that raise the error rate are no harm while goodput rises', () => {
