@@ -13,7 +13,7 @@ afterEach(async () => {
 });
 
 describe('request arrivals', () => {
-  it("gives each pool's newest requests in arrival order at its queue, with their uncached prompt", async () => {
+  it("gives each pool's newest requests in arrival order at its queue, with their uncached prompt and the KV they held", async () => {
     g = await startTestGovernor({
       pools: [
         { name: 'a', gpu_type: 'H100', model: 'm' },
@@ -51,6 +51,15 @@ describe('request arrivals', () => {
     const uncached = a.map((r) => r.uncachedTokens);
     expect(uncached.filter((t) => t < 300)).toHaveLength(120);
     expect(Math.min(...uncached.filter((t) => t >= 300))).toBeGreaterThanOrEqual(800);
+    // The KV cache each request held by its end — its whole prompt (cached or not) and its 100 output
+    // tokens — and for how long: from its admission (prefill began) to its end, prefill and decode
+    // (15 ms a token).
+    for (const r of a) {
+      if (r.uncachedTokens >= 300) expect(r.kvTokens).toBe(r.uncachedTokens + 100);
+      else expect(r.kvTokens).toBeGreaterThan(5 * r.uncachedTokens);
+      expect(r.holdMs).toBeGreaterThanOrEqual(1500);
+      expect(r.holdMs).toBeLessThan(1500 + 0.25 * 1200 * 1.2 + 5);
+    }
 
     // Capped: the newest requests of each pool, still in arrival order.
     const capped = (await createRequestArrivalsReader(g.gov.engine.embedded!, 10)(atNs, 300_000)).get('a')!;

@@ -8,9 +8,9 @@ import { MIN_P95_SAMPLE, readFaultRate, readUncontendedMsPerToken } from './pool
 /**
  * The pool's model (predict-pool.ts) from what the tick observed: its recent requests, its
  * uncontended prefill speed and the SLO. Null where the model cannot judge: no SLO, no learned
- * speed, fewer requests than a p95 needs, or more measured queueing than the prefill replay explains
- * beyond the slack the attainment target leaves in the SLO (replicas held by decode or KV blocks,
- * which the model does not size for).
+ * speed, fewer requests than a p95 needs, or more measured queueing than the replay explains (prefill,
+ * and KV admission) beyond the slack the attainment target leaves in
+ * the SLO (replicas held by something else, which the model does not size for).
  */
 export function readPoolModel(ctx: DetectContext, pool: PoolView): PoolModel | null {
   const msPerToken = readUncontendedMsPerToken(ctx.state.learning.get(pool.pool), ctx.tuning);
@@ -30,6 +30,7 @@ export function readPoolModel(ctx: DetectContext, pool: PoolView): PoolModel | n
     sloMs,
     e2eSloMs,
     successShare: 1 - (readFaultRate(pool.main) ?? 0),
+    kvUsage: pool.main?.memoryUtil ?? null,
     usdPerReplicaHour: pool.gpuHourUsd === null ? null : pool.gpuHourUsd * pool.gpusPerReplica,
   });
   if (!model) return null;

@@ -91,6 +91,7 @@ function planScaleIn(ctx: DetectContext, s: ScaleInputs, to: number): ScalePlan 
     sloMs,
     e2eSloMs: s.e2eSloMs,
     successShare: 1 - (readFaultRate(s.pool.main) ?? 0),
+    kvUsage: s.pool.main?.memoryUtil ?? null,
     usdPerReplicaHour: s.costPerReplicaHour,
     attainmentTarget: ctx.control.slo_attainment_target,
     floor: to,

@@ -1,5 +1,6 @@
 import type { RequestArrival } from '@governor/signals';
 import { type ReplicaStep, replayPrefillWaits } from '../detectors/replay-prefill-queue.ts';
+import { estimateKvCapacity, replayKvWaits } from './replay-kv-admission.ts';
 import { quantileCont } from '@governor/conventions';
 
 export { quantileCont };
@@ -7,7 +8,9 @@ export { quantileCont };
 // What a pool would do on a number of replicas under a share of today's load. The model is the
 // pool's own recent requests (arrival times, uncached prompt tokens, the TTFT and end-to-end latency
 // each really had) replayed on each replica count as first-come-first-served prefill servers at the
-// pool's uncontended prefill speed (replay-prefill-queue.ts). The replay is anchored at the operating
+// pool's uncontended prefill speed (replay-prefill-queue.ts), each request also waiting for room in
+// the replicas' KV caches (replay-kv-admission.ts: their size read off the KV usage the pool reports
+// and the tokens its requests held). The replay is anchored at the operating
 // point: a request's TTFT on n replicas is the TTFT it had, less the wait the replay gives it on the
 // replicas it had, plus the wait the replay gives it on n; its e2e moves by the same wait. So at
 // today's replica count and load the model returns exactly what was measured, and only the queueing
@@ -52,6 +55,11 @@ export interface PoolObservation {
   e2eSloMs?: number | null;
   /** Share of requests that did not fail for reasons other than latency (errors load does not explain). */
   successShare: number;
+  /**
+   * Mean share of its replicas' KV caches in use over the sample's window (vllm:kv_cache_usage_perc,
+   * 0–1); null or absent when not reported (then no KV admission is replayed).
+   */
+  kvUsage?: number | null;
   /** What one replica costs per hour (its GPUs × their price); null when not priced. */
   usdPerReplicaHour: number | null;
 }
@@ -104,9 +112,14 @@ export interface PoolModel {
   attainableTaskFinishShare: number;
   /**
    * Mean measured queue wait per request (`RequestArrival.queueMs`) beyond the replay's on today's
-   * replicas: queueing the prefill replay does not explain (0 without measured queues).
+   * replicas: queueing the replay (prefill, KV admission) does not explain (0 without measured queues).
    */
   unexplainedQueueMs: number;
+  /**
+   * KV tokens one replica holds (estimateKvCapacity); null where the pool reports no KV usage or its
+   * requests do not say what KV they held (then only prefill is replayed).
+   */
+  kvTokensPerReplica: number | null;
 }
 
 export function createPoolModel(observation: PoolObservation): PoolModel | null {
@@ -119,9 +132,29 @@ export function createPoolModel(observation: PoolObservation): PoolModel | null 
     observation.sampleScale !== undefined && observation.sampleScale > 0 ? observation.sampleScale : 1;
   const packed = (f: number) => (f === 1 ? arrivals : arrivals.map((a) => ({ arriveMs: a.arriveMs / f })));
   const servedOn = observation.servedOn?.map((s) => ({ fromMs: s.fromMs / scale, replicas: s.replicas }));
-  const anchorWaits = replayPrefillWaits(packed(scale), service, servedOn ?? observation.replicas);
+  const anchorPrefill = replayPrefillWaits(packed(scale), service, servedOn ?? observation.replicas);
+  const kvPerReplica = estimateKvCapacity(
+    arrivals,
+    observation.ratePerS,
+    observation.replicas,
+    observation.kvUsage,
+  );
+  const kvTokens = Float64Array.from(arrivals, (a) => a.kvTokens ?? 0);
+  const holdMs = Float64Array.from(arrivals, (a) => a.holdMs ?? 0);
+  // A request starts when a prefill server is free and the cache has room for it.
+  const waitsOn = (
+    pk: readonly Pick<RequestArrival, 'arriveMs'>[],
+    prefill: Float64Array,
+    servers: number | readonly ReplicaStep[],
+  ): Float64Array => {
+    if (kvPerReplica === null) return prefill;
+    const kv = replayKvWaits(pk, kvTokens, holdMs, kvPerReplica, servers);
+    return prefill.map((w, i) => Math.max(w, kv[i]!));
+  };
+  const anchorWaits = waitsOn(packed(scale), anchorPrefill, servedOn ?? observation.replicas);
   // The queue the requests measured that the replay does not produce on today's replicas: what
-  // holds replicas besides prefill (full decode batches, KV blocks) and the model cannot size for.
+  // holds replicas besides prefill and the KV it replays (full decode batches, steps of other
+  // requests' long prompts) and the model cannot size for.
   let unexplainedMs = 0;
   let measured = 0;
   arrivals.forEach((a, i) => {
@@ -146,7 +179,8 @@ export function createPoolModel(observation: PoolObservation): PoolModel | null 
     const key = `${n}:${f}`;
     const hit = cache.get(key);
     if (hit) return hit;
-    const waits = replayPrefillWaits(packed(f * scale), service, n);
+    const pk = packed(f * scale);
+    const waits = waitsOn(pk, replayPrefillWaits(pk, service, n), n);
     const ttft = Float64Array.from(base, (b, i) => b + waits[i]!);
     const e2e = baseE2e && Float64Array.from(baseE2e, (b, i) => b + waits[i]!);
     const prediction = summarize(observation, limits, tasks, n, f, ttft, e2e);
@@ -160,6 +194,7 @@ export function createPoolModel(observation: PoolObservation): PoolModel | null 
     attainableTaskShare: countGoodTasks(tasks, unqueued) / tasks.count,
     attainableTaskFinishShare: countGoodTasks(tasks, finishFlags(arrivals, base, baseE2e)) / tasks.count,
     unexplainedQueueMs: measured > 0 ? unexplainedMs / measured : 0,
+    kvTokensPerReplica: kvPerReplica,
   };
 }
 

@@ -31,6 +31,7 @@ function inputs(arrivals: RequestArrival[], from: number, to: number): ScalePlan
     e2eSloMs: null,
     successShare: 1,
     usdPerReplicaHour: 8,
+    kvUsage: null,
     attainmentTarget: 0.95,
     floor: 1,
     ceiling: 8,

@@ -30,6 +30,8 @@ export interface ScalePlanInputs {
   e2eSloMs: number | null;
   /** Requests that did not fail for reasons other than load. */
   successShare: number;
+  /** Mean KV cache usage of its replicas over the control window (0–1); null when not reported. */
+  kvUsage: number | null;
   usdPerReplicaHour: number | null;
   attainmentTarget: number;
   floor: number;
@@ -55,6 +57,7 @@ export type PoolModelInputs = Pick<
   | 'e2eSloMs'
   | 'successShare'
   | 'usdPerReplicaHour'
+  | 'kvUsage'
 >;
 
 /**
@@ -76,6 +79,7 @@ export function modelPool(i: PoolModelInputs): PoolModel | null {
     e2eSloMs: i.e2eSloMs,
     successShare: i.successShare,
     usdPerReplicaHour: i.usdPerReplicaHour,
+    kvUsage: i.kvUsage,
   });
 }
 

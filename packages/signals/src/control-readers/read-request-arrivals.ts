@@ -27,6 +27,13 @@ export interface RequestArrival {
   task?: number;
   uncachedTokens: number;
   /**
+   * The KV cache it held by its end, in tokens: its prompt (cached or not: the cache holds every
+   * token's keys and values) and its output. Absent when its spans do not give the token counts.
+   */
+  kvTokens?: number;
+  /** How long it held that KV (ms): from its admission (prefill began) to its end. */
+  holdMs?: number;
+  /**
    * Its deadline (ms) where the gateway recorded one (Envoy's `x-envoy-expected-rq-timeout-ms` on
    * the upstream request): past it the gateway answers 504 and the request fails. Absent when not known.
    */
@@ -71,6 +78,8 @@ export function createRequestArrivalsReader(
       queue_ms: number | null;
       task_key: bigint;
       uncached_tokens: number;
+      kv_tokens: number | null;
+      hold_ms: number | null;
       deadline_ms?: number | null;
     }>(
       sql,
@@ -98,6 +107,9 @@ export function createRequestArrivalsReader(
         ...(r.queue_ms === null ? {} : { queueMs: Number(r.queue_ms) }),
         task,
         uncachedTokens: Number(r.uncached_tokens),
+        ...(r.kv_tokens === null || r.hold_ms === null
+          ? {}
+          : { kvTokens: Number(r.kv_tokens), holdMs: Number(r.hold_ms) }),
         ...(r.deadline_ms != null && Number(r.deadline_ms) > 0 ? { deadlineMs: Number(r.deadline_ms) } : {}),
       });
     }
