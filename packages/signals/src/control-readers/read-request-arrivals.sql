@@ -2,8 +2,8 @@
 -- them (a contiguous stretch, so the replay sees every arrival in it): when each reached the pool's
 -- queue, its TTFT, its end-to-end latency, the queue wait it measured, its uncached prompt tokens,
 -- the KV cache it held by its end (prompt and output tokens) and for how long (from its admission,
--- when prefill began, to its end), and its task. The control loop's pool model replays them on other replica counts
--- (packages/control/src/model/predict-pool.ts). With each comes its deadline where the gateway
+-- when prefill began, to its end), and its task. The control loop's pool model replays them on
+-- other replica counts (packages/control/src/model/predict-pool.ts). With each comes its deadline where the gateway
 -- recorded one: the `x-envoy-expected-rq-timeout-ms` header Envoy's router sets on the upstream
 -- request (ms; a string array as HTTP semconv captures a header, or a string as Envoy's custom tags
 -- do).
