@@ -27,6 +27,8 @@ export interface PoolAssessment {
   errorOutlier: boolean;
   /** Significance of its faults being above its peers' (faultTest), 0 when not judged. */
   faultConfidence: number;
+  /** That test's z score, 0 when not judged. */
+  faultZ: number;
   slowdown: number | null;
   peerSlowdown: number | null;
   /** Load per replica now over the load while the baseline was learned. */
@@ -66,6 +68,7 @@ export function assessPoolAgainstPeers(
     peerErrorRate: null,
     errorOutlier: false,
     faultConfidence: 0,
+    faultZ: 0,
     slowdown: null,
     peerSlowdown: null,
     loadRatio: null,
@@ -112,6 +115,7 @@ export function assessPoolAgainstPeers(
     const peerFaults = theirs.reduce((s, t) => s + (t.rate === null ? 0 : t.rate * t.n), 0);
     const test = faultTest(result.errorRate * mine, mine, peerFaults, peerN);
     result.faultConfidence = test.confidence;
+    result.faultZ = test.z;
     result.errorOutlier = test.confidence >= tuning.evidenceLevel && test.excess >= errorBudget(ctx.control);
   }
 

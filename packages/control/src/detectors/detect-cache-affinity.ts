@@ -1,3 +1,4 @@
+import { predictedGoodput } from './peer-headroom.ts';
 import { boundShare } from '../engine/control-tuning.ts';
 import type { Candidate } from '../engine/control-types.ts';
 import {
@@ -14,9 +15,12 @@ import {
   readPrefillShare,
   readQueueShare,
   round,
-  scoreConfidence,
   MIN_P95_SAMPLE,
 } from './pool-signals.ts';
+import { confidenceOf, shareDifferenceZ } from '../objective/confidence.ts';
+
+/** How much higher a peer's prefix-cache hit rate must be for it to keep the model's traffic warm. */
+const AFFINITY_GAP = 0.2;
 
 // Cache-miss-bound prefill (TTFT mostly prefill, not queueing, and a prefix-cache hit rate well below
 // a peer's) is fixed by restoring affinity, not by adding replicas: concentrate the model's traffic
@@ -46,7 +50,10 @@ export function detectCacheAffinity(ctx: DetectContext, skipModels: ReadonlySet<
       if (hit === null) continue;
       const keeper = usable
         .filter(
-          (p) => p.pool !== pool.pool && p.fast!.cacheHitRate !== null && p.fast!.cacheHitRate! >= hit + 0.2,
+          (p) =>
+            p.pool !== pool.pool &&
+            p.fast!.cacheHitRate !== null &&
+            p.fast!.cacheHitRate! >= hit + AFFINITY_GAP,
         )
         .filter((p) => {
           const replicas = p.replicas ?? 0;
@@ -72,10 +79,11 @@ export function detectCacheAffinity(ctx: DetectContext, skipModels: ReadonlySet<
         [pool.pool]: current - moved,
         [keeper.pool]: (weights[keeper.pool] ?? 0) + moved,
       };
+      const after = normalizeWeights(next);
       out.push({
         kind: 'shift_traffic',
         target: { model, pool: pool.pool },
-        action: { weights: normalizeWeights(next) },
+        action: { weights: after },
         direction: 'decrease',
         reason: `Pool ${pool.pool} is cache-miss-bound (prefill is ${Math.round((readPrefillShare(pool.fast) ?? 0) * 100)}% of TTFT, prefix-cache hit rate ${Math.round(hit * 100)}% vs ${Math.round(keeper.fast!.cacheHitRate! * 100)}% on ${keeper.pool}); restore affinity by moving ${Math.round(moved * 100)}% of ${model}'s traffic to ${keeper.pool}.`,
         evidence: [
@@ -89,18 +97,25 @@ export function detectCacheAffinity(ctx: DetectContext, skipModels: ReadonlySet<
           evidence(
             `cacheHitRate{pool=${keeper.pool}}`,
             keeper.fast!.cacheHitRate,
-            hit + 0.2,
+            hit + AFFINITY_GAP,
             fastWindowLabel,
           ),
         ],
         expectedImpact: {
           summary: `More ${model} prompts hit a warm prefix cache; prefill time and TTFT fall without new replicas.`,
           weight: { pool: pool.pool, from: round(current), to: round(current - moved) },
+          ...predictedGoodput(ctx, pools, after),
         },
-        confidence: scoreConfidence(
-          (keeper.fast!.cacheHitRate! - hit - 0.2) * 2,
-          pool.fast!.requests,
-          MIN_P95_SAMPLE,
+        // It rests on the keeper's hit rate being past the pool's by the affinity gap.
+        confidence: confidenceOf(
+          shareDifferenceZ(
+            keeper.fast!.cacheHitRate!,
+            keeper.fast!.requests,
+            hit,
+            pool.fast!.requests,
+            AFFINITY_GAP,
+          ),
+          Math.min(keeper.fast!.requests, pool.fast!.requests),
         ),
         scopePools: pools.map((p) => p.pool),
         cause: 'resource',

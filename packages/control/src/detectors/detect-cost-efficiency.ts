@@ -1,3 +1,4 @@
+import { predictedGoodput } from './peer-headroom.ts';
 import { cheaperRatio } from '../engine/control-tuning.ts';
 import type { Candidate } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
@@ -10,13 +11,8 @@ import {
   normalizeWeights,
   readWeights,
 } from './detect-context.ts';
-import {
-  readLoad,
-  readUncontendedMsPerToken,
-  round,
-  scoreConfidence,
-  MIN_P95_SAMPLE,
-} from './pool-signals.ts';
+import { readLoad, readUncontendedMsPerToken, round, MIN_P95_SAMPLE } from './pool-signals.ts';
+import { confidenceOf, ratioZ } from '../objective/confidence.ts';
 
 // The objective is cost per successful task under the SLO (packages/control/README.md). Among healthy pools serving
 // the same model, one that prefills a prompt token for clearly less money (its uncontended ms per
@@ -82,11 +78,9 @@ export function detectCostEfficiency(ctx: DetectContext, skipModels: ReadonlySet
     if (moved < MIN_WEIGHT_STEP) continue;
     const next = normalizeWeights({ ...weights, [from]: current - moved, [to]: (weights[to] ?? 0) + moved });
     const ratio = dearest.usdPerMTokens / cheapest.usdPerMTokens;
-    const confidence = scoreConfidence(
-      (1 / cheaperRatio(tuning) - 1 / ratio) * 2,
-      Math.min(cheapest.pool.main?.requests ?? 0, dearest.pool.main?.requests ?? 0),
-      MIN_P95_SAMPLE,
-    );
+    // It rests on the cost ratio being past the as-usual band, each cost read from its pool's requests.
+    const n = Math.min(cheapest.pool.main?.requests ?? 0, dearest.pool.main?.requests ?? 0);
+    const confidence = confidenceOf(ratioZ(ratio, 1 / cheaperRatio(tuning), n, 'above'), n);
     out.push({
       kind: 'shift_traffic',
       target: { model, pool: from },
@@ -113,6 +107,7 @@ export function detectCostEfficiency(ctx: DetectContext, skipModels: ReadonlySet
       expectedImpact: {
         summary: `Cost per successful ${model} task falls; ${from} can shed replicas while ${to} grows to carry the moved share.`,
         weight: { pool: from, from: round(current), to: round(next[from] ?? 0) },
+        ...predictedGoodput(ctx, pools, next),
       },
       confidence,
       scopePools: pools.map((p) => p.pool),

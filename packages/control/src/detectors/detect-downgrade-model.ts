@@ -2,8 +2,9 @@ import { boundShare } from '../engine/control-tuning.ts';
 import type { Candidate } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
 import { type DetectContext, evidence, groupByModel } from './detect-context.ts';
-import { round, scoreConfidence, MIN_P95_SAMPLE } from './pool-signals.ts';
-import { type ModelPressure, readModelPressure } from './read-model-pressure.ts';
+import { round, MIN_P95_SAMPLE } from './pool-signals.ts';
+import { confidenceOf, ratioZ, shareZ } from '../objective/confidence.ts';
+import { type ModelPressure, confidenceOfRoom, readModelPressure } from './read-model-pressure.ts';
 import { scaleUpUtilization } from '../objective/operating-bounds.ts';
 
 // When a model's pools cannot serve its demand within the SLO and no capacity arrives soon (cold
@@ -12,6 +13,8 @@ import { scaleUpUtilization } from '../objective/operating-bounds.ts';
 // the big model's queue fails the SLO and still costs GPU time. Given back step by step.
 
 const MAX_STEP = 0.5;
+/** Most of a model's requests failing: it has no working pool. */
+const UNAVAILABLE_FAILING = 0.5;
 
 export function detectDowngradeModel(ctx: DetectContext): Candidate[] {
   const out: Candidate[] = [];
@@ -33,7 +36,7 @@ export function detectDowngradeModel(ctx: DetectContext): Candidate[] {
     // Governor itself is turning them away at the gateway.
     const shedding = ctx.state.actuated.shed[`model=${model}`] !== undefined;
     const poolFailing = pressure.requests > 0 ? (pressure.poolErrorRate ?? 0) : failing;
-    const unavailable = !shedding && demandRequests >= MIN_P95_SAMPLE && poolFailing >= 0.5;
+    const unavailable = !shedding && demandRequests >= MIN_P95_SAMPLE && poolFailing >= UNAVAILABLE_FAILING;
     const current = ctx.state.actuated.downgrade[model] ?? null;
     const currentFraction = current?.fraction ?? 0;
 
@@ -71,7 +74,7 @@ export function detectDowngradeModel(ctx: DetectContext): Candidate[] {
           : `${model} is queue-bound past its SLO (TTFT p95 ${Math.round(pressure.ttftP95Ms ?? 0)} ms) and ${pressure.atCeiling ? 'at max_replicas' : 'its new replicas are still starting'}; serve ${Math.round(fraction * 100)}% of its new tasks with ${to.model}, which runs at ${round(to.utilization, 2)} utilization.`,
         evidence: [
           evidence(`ttftMs.p95{model=${model}}`, pressure.ttftP95Ms, slo.ttft_ms ?? null, fastWindowLabel),
-          evidence(`errorRate{model=${model}}`, poolFailing, 0.5, fastWindowLabel),
+          evidence(`errorRate{model=${model}}`, poolFailing, UNAVAILABLE_FAILING, fastWindowLabel),
           evidence(
             `utilization{model=${model}}`,
             pressure.utilization,
@@ -93,10 +96,12 @@ export function detectDowngradeModel(ctx: DetectContext): Candidate[] {
             to: slo.ttft_ms ?? null,
           },
         },
-        confidence: scoreConfidence(
-          unavailable ? 0.8 : (pressure.queueShare ?? 0) - boundShare(tuning),
+        // It rests on the model having no working pool (most requests failing), or on its queueing.
+        confidence: confidenceOf(
+          unavailable
+            ? shareZ(poolFailing, UNAVAILABLE_FAILING, Math.max(pressure.requests, demandRequests), 'above')
+            : ratioZ(pressure.queueShare ?? 0, boundShare(tuning), pressure.requests, 'above'),
           Math.max(pressure.requests, demandRequests),
-          MIN_P95_SAMPLE,
         ),
         scopePools: [...pools.map((p) => p.pool), ...to.pools],
       });
@@ -131,7 +136,7 @@ export function detectDowngradeModel(ctx: DetectContext): Candidate[] {
           summary: `Tasks get the model they asked for again while ${model} stays within the SLO.`,
           fraction: { from: current.fraction, to: fraction },
         },
-        confidence: scoreConfidence(0.4, pressure.requests, MIN_P95_SAMPLE),
+        confidence: confidenceOfRoom(pressure, projected, control.target_utilization, slo.ttft_ms),
         scopePools: pools.map((p) => p.pool),
       });
     }

@@ -1,3 +1,4 @@
+import { predictedGoodput } from './peer-headroom.ts';
 import { boundShare } from '../engine/control-tuning.ts';
 import { UTILIZATION_BOUNDS, classifyUtilizationRatio } from '@governor/conventions';
 import type { Candidate } from '../engine/control-types.ts';
@@ -10,13 +11,7 @@ import {
   normalizeWeights,
   readWeights,
 } from './detect-context.ts';
-import {
-  estimateUtilization,
-  readQueueShare,
-  round,
-  scoreConfidence,
-  MIN_P95_SAMPLE,
-} from './pool-signals.ts';
+import { estimateUtilization, readQueueShare, round, MIN_P95_SAMPLE } from './pool-signals.ts';
 
 // A memory-bound pool (KV cache full long before compute: memory_util / compute_util > 1.2) is not
 // helped by more of the same replicas as much as by a pool with more HBM headroom (packages/control/README.md):
@@ -24,7 +19,11 @@ import {
 // a peer, the scale policy handles the pool as usual.
 
 /** Where memory-bound begins: the utilization ratio's own definition (docs/sql.md). */
+import { allOf, confidenceOf, ratioZ } from '../objective/confidence.ts';
+
 const MEMORY_ABOVE = UTILIZATION_BOUNDS.memoryAbove;
+/** KV cache usage at which a pool's cache is full enough to bind admission. */
+const KV_FULL = 0.8;
 
 export function detectMemoryBound(ctx: DetectContext, skipModels: ReadonlySet<string>): Candidate[] {
   const out: Candidate[] = [];
@@ -36,7 +35,12 @@ export function detectMemoryBound(ctx: DetectContext, skipModels: ReadonlySet<st
       if (!g || g.requests < MIN_P95_SAMPLE || ctx.suspects.has(pool.pool)) continue;
       const ratio = g.utilizationRatio;
       const memory = g.memoryUtil;
-      if (ratio === null || memory === null || classifyUtilizationRatio(ratio) !== 'memory' || memory < 0.8)
+      if (
+        ratio === null ||
+        memory === null ||
+        classifyUtilizationRatio(ratio) !== 'memory' ||
+        memory < KV_FULL
+      )
         continue;
       const queueShare = readQueueShare(g);
       const pressed =
@@ -68,15 +72,16 @@ export function detectMemoryBound(ctx: DetectContext, skipModels: ReadonlySet<st
       if (moved < MIN_WEIGHT_STEP) continue;
       const next: Record<string, number> = { ...weights, [pool.pool]: current - moved };
       for (const p of peers) next[p.pool] = (weights[p.pool] ?? 0) + moved / peers.length;
+      const after = normalizeWeights(next);
       out.push({
         kind: 'shift_traffic',
         target: { model, pool: pool.pool },
-        action: { weights: normalizeWeights(next) },
+        action: { weights: after },
         direction: 'decrease',
         reason: `Pool ${pool.pool} is memory-bound (KV cache ${Math.round(memory * 100)}% full, memory/compute ${round(ratio, 2)}); more of the same replicas would stay KV-limited, so move ${Math.round(moved * 100)}% of ${model}'s traffic to ${peers.map((p) => p.pool).join(', ')} with KV headroom.`,
         evidence: [
           evidence(`utilizationRatio{pool=${pool.pool}}`, ratio, MEMORY_ABOVE, fastWindowLabel),
-          evidence(`memoryUtil{pool=${pool.pool}}`, memory, 0.8, fastWindowLabel),
+          evidence(`memoryUtil{pool=${pool.pool}}`, memory, KV_FULL, fastWindowLabel),
           evidence(`queueShareOfTtft{pool=${pool.pool}}`, queueShare, boundShare(tuning), fastWindowLabel),
           ...peers.map((p) =>
             evidence(
@@ -91,11 +96,16 @@ export function detectMemoryBound(ctx: DetectContext, skipModels: ReadonlySet<st
           summary: `KV pressure and queueing on ${pool.pool} ease; the peers absorb the moved share without queueing.`,
           weight: { pool: pool.pool, from: round(current), to: round(current - moved) },
           memoryUtil: { from: round(memory), to: round(memory * (1 - moveShare)) },
+          ...predictedGoodput(ctx, pools, after),
         },
-        confidence: scoreConfidence(
-          (ratio - MEMORY_ABOVE) / MEMORY_ABOVE + (memory - 0.8) * 2,
+        // It rests on the pool being memory-bound: its memory/compute ratio and its KV usage each past
+        // their bound.
+        confidence: confidenceOf(
+          allOf(
+            ratioZ(ratio, MEMORY_ABOVE, g.requests, 'above'),
+            ratioZ(memory, KV_FULL, g.requests, 'above'),
+          ),
           g.requests,
-          MIN_P95_SAMPLE,
         ),
         scopePools: pools.map((p) => p.pool),
         cause: 'resource',

@@ -10,7 +10,8 @@ import {
   readWeights,
 } from './detect-context.ts';
 import { planPeerCapacity } from './plan-peer-capacity.ts';
-import { readLoad, round, scoreConfidence, summarizeScope, MIN_P95_SAMPLE } from './pool-signals.ts';
+import { readLoad, round, summarizeScope } from './pool-signals.ts';
+import { anyOf, confidenceOf, ratioZ } from '../objective/confidence.ts';
 import {
   type PoolAssessment,
   assessPoolAgainstPeers,
@@ -19,7 +20,13 @@ import {
   readSlowness,
   severity,
 } from './assess-pool-against-peers.ts';
-import { keptByScaleIn, moveShare, peersLackRoom, readyCapacityPart } from './peer-headroom.ts';
+import {
+  keptByScaleIn,
+  moveShare,
+  peersLackRoom,
+  predictedGoodput,
+  readyCapacityPart,
+} from './peer-headroom.ts';
 
 // One pool's errors or latency against its peers serving the same model (packages/control/README.md): the pool is
 // faulty, not overloaded, so more replicas of it would not help — take traffic away (shift_traffic)
@@ -108,12 +115,15 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
       !(slowOnly && peersLackRoom(ctx, peers, current * modelRate, true, weights, true));
     const ev = [...describeEvidence(ctx, worst), evidence(`outlierStreak{pool=${pool}}`, streak, 2, 'ticks')];
     const what = describe(worst);
-    const margin =
-      Math.max(
-        worst.errorOutlier ? errorRate / Math.max(tuning.circuitBreakErrorRate, 1e-9) - 0.3 : 0,
-        worst.latencyOutlier ? (slowdown - tuning.slowRatio) / tuning.slowRatio + 0.3 : 0,
-      ) + (streak >= 2 ? 0.3 : 0);
-    const confidence = scoreConfidence(margin, worst.requests, MIN_P95_SAMPLE);
+    // It rests on the pool being an outlier: its faults above its peers' (the fault test's
+    // significance), or its slowdown past slowRatio — the surer of the two that holds.
+    const confidence = confidenceOf(
+      anyOf(
+        worst.errorOutlier ? worst.faultZ : Number.NaN,
+        worst.latencyOutlier ? ratioZ(slowdown, tuning.slowRatio, worst.requests, 'above') : Number.NaN,
+      ),
+      worst.requests,
+    );
     // One tick of it may be a transient (a burst of in-flight requests lost with a crashed replica):
     // proposed at once — that is the detection — but auto-applied only once it persists, unless the
     // pool is plainly broken.
@@ -140,6 +150,7 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
         expectedImpact: {
           summary: `Requests for ${model} stop failing on ${pool}; error rate of ${model} falls toward its peers'.`,
           errorRate: { from: round(modelScope.errorRate ?? 0), to: round(worst.peerErrorRate ?? 0) },
+          ...predictedGoodput(ctx, pools, moveShare(weights, pool, 0, peers)),
         },
         confidence,
         ...(firstSight ? { waits: firstSight } : {}),
@@ -198,6 +209,7 @@ export function detectPoolOutliers(ctx: DetectContext): Candidate[] {
         summary: `Fewer ${model} requests land on the faulty pool; goodput of ${model} recovers toward its peers'.`,
         weight: { pool, from: round(current), to },
         errorRate: { from: round(modelScope.errorRate ?? 0), to: round(worst.peerErrorRate ?? 0) },
+        ...predictedGoodput(ctx, pools, weightsAfter),
       },
       confidence,
       ...(waits ? { waits } : {}),
@@ -313,12 +325,9 @@ function reportSlowGpu(
     expectedImpact: {
       summary: `Fewer ${model} requests run on the slow GPUs of ${pool}.`,
       weight: { pool, from: round(current), to: target },
+      ...predictedGoodput(ctx, pools, moveShare(weights, pool, target, peers)),
     },
-    confidence: scoreConfidence(
-      (factor - tuning.slowRatio) / tuning.slowRatio + 0.3,
-      worst.requests,
-      MIN_P95_SAMPLE,
-    ),
+    confidence: confidenceOf(ratioZ(factor, tuning.slowRatio, worst.requests, 'above'), worst.requests),
     waits: 'its errors and typical latency do not show the slowdown yet, so a human decides',
     scopePools: pools.map((p) => p.pool),
     cause: 'incident',

@@ -1,8 +1,12 @@
 import { retryStormRatio } from '../engine/control-tuning.ts';
 import type { Candidate } from '../engine/control-types.ts';
 import { type DetectContext, evidence } from './detect-context.ts';
-import { readLoad, round, scoreConfidence, summarizeScope, MIN_P95_SAMPLE } from './pool-signals.ts';
+import { readLoad, round, summarizeScope, MIN_P95_SAMPLE } from './pool-signals.ts';
+import { allOf, confidenceOf, ratioZ, shareZ } from '../objective/confidence.ts';
 import { errorBudget } from '../objective/operating-bounds.ts';
+
+/** Failures low enough, with no pool queue-bound, to let clients retry freely again. */
+const CALM_ERROR_RATE = 0.02;
 
 // Retries that pile onto a struggling fleet (a retry storm) cost GPU time and earn nothing: cap
 // retries per first attempt at the gateway while failures are elevated, lift the cap once the fleet
@@ -82,16 +86,19 @@ export function detectRetryBudget(ctx: DetectContext): Candidate[] {
             'Retry traffic falls to the budget; capacity goes to first attempts, so fewer tasks fail and less is paid for failed work.',
           retryRatio: { from: round(retryRatio ?? 0), to: tuning.retryBudget },
         },
-        confidence: scoreConfidence(
-          ((retryRatio ?? 0) - retryStormRatio(tuning)) / retryStormRatio(tuning),
+        // It rests on a storm: retries past the storm ratio while failures are past the error budget.
+        confidence: confidenceOf(
+          allOf(
+            ratioZ(retryRatio ?? 0, retryStormRatio(tuning), requests, 'above'),
+            shareZ(errorRate ?? 0, budget, requests, 'above'),
+          ),
           requests,
-          MIN_P95_SAMPLE,
         ),
         scopePools: ctx.obs.pools.map((p) => p.pool),
       },
     ];
   }
-  const calm = (errorRate ?? 0) <= 0.02 && queueBoundPools === 0;
+  const calm = (errorRate ?? 0) <= CALM_ERROR_RATE && queueBoundPools === 0;
   if (current !== null && calm) {
     return [
       {
@@ -105,7 +112,8 @@ export function detectRetryBudget(ctx: DetectContext): Candidate[] {
           summary: 'Transient errors are retried again without loading the fleet.',
           errorRate: { from: round(errorRate ?? 0), to: round(errorRate ?? 0) },
         },
-        confidence: scoreConfidence(0.4, requests, MIN_P95_SAMPLE),
+        // It rests on failures being back down.
+        confidence: confidenceOf(shareZ(errorRate ?? 0, CALM_ERROR_RATE, requests, 'below'), requests),
         scopePools: ctx.obs.pools.map((p) => p.pool),
       },
     ];

@@ -1,9 +1,10 @@
 import { boundShare, retryStormRatio } from '../engine/control-tuning.ts';
 import type { Candidate } from '../engine/control-types.ts';
 import { type DetectContext, evidence, groupByModel } from './detect-context.ts';
-import { isFailing, round, scoreConfidence, MIN_P95_SAMPLE } from './pool-signals.ts';
+import { isFailing, round } from './pool-signals.ts';
+import { allOf, anyOf, confidenceOf, ratioZ, shareZ } from '../objective/confidence.ts';
 import { errorBudget } from '../objective/operating-bounds.ts';
-import { readModelPressure } from './read-model-pressure.ts';
+import { confidenceOfRoom, readModelPressure } from './read-model-pressure.ts';
 import { carriesMore } from '../objective/carries-more.ts';
 import type { PoolView } from '../observe-fleet.ts';
 import { readPoolModel } from './read-pool-model.ts';
@@ -90,12 +91,21 @@ export function detectShedLoad(ctx: DetectContext, skipModels: ReadonlySet<strin
             to: slo.ttft_ms ?? null,
           },
         },
-        confidence: scoreConfidence(
-          (pressure.queueShare ?? 0) -
-            boundShare(tuning) +
-            (slo.ttft_ms && pressure.ttftP95Ms ? pressure.ttftP95Ms / slo.ttft_ms - 1 : 0),
+        // It rests on the model failing past its error budget and being overloaded (queue-bound past
+        // the SLO): no surer than the less sure of the two.
+        confidence: confidenceOf(
+          allOf(
+            shareZ(pressure.poolErrorRate ?? 0, errorBudget(ctx.control), pressure.requests, 'above'),
+            anyOf(
+              pressure.queueShare !== null
+                ? ratioZ(pressure.queueShare, boundShare(tuning), pressure.requests, 'above')
+                : Number.NaN,
+              slo.ttft_ms !== undefined && pressure.ttftP95Ms !== null
+                ? ratioZ(pressure.ttftP95Ms, slo.ttft_ms, pressure.requests, 'above')
+                : Number.NaN,
+            ),
+          ),
           pressure.requests,
-          MIN_P95_SAMPLE,
         ),
         scopePools: pressure.pools.map((p) => p.pool),
       });
@@ -143,7 +153,7 @@ export function detectShedLoad(ctx: DetectContext, skipModels: ReadonlySet<strin
             to: projected === null ? null : round(projected, 2),
           },
         },
-        confidence: scoreConfidence(0.4, pressure.requests, MIN_P95_SAMPLE),
+        confidence: confidenceOfRoom(pressure, projected, control.target_utilization, slo.ttft_ms),
         scopePools: pressure.pools.map((p) => p.pool),
       });
     }

@@ -1,3 +1,4 @@
+import { predictedGoodput } from './peer-headroom.ts';
 import type { Candidate } from '../engine/control-types.ts';
 import {
   MIN_WEIGHT_STEP,
@@ -13,7 +14,8 @@ import {
 import { assessPoolAgainstPeers } from './assess-pool-against-peers.ts';
 import { readScaleReadiness } from './scale-readiness.ts';
 import { planPeerCapacity } from './plan-peer-capacity.ts';
-import { MIN_JUDGED_SAMPLE, round, scoreConfidence, MIN_P95_SAMPLE } from './pool-signals.ts';
+import { MIN_JUDGED_SAMPLE, round } from './pool-signals.ts';
+import { confidenceOf, shareZ } from '../objective/confidence.ts';
 import { errorBudget } from '../objective/operating-bounds.ts';
 
 // After traffic was taken away from a pool, give it back step by step once it looks healthy again:
@@ -57,7 +59,15 @@ export function detectTrafficRecovery(ctx: DetectContext): Candidate[] {
       next[p.pool] = Math.max(0, (weights[p.pool] ?? 0) - moved * share);
     }
     const action = { weights: normalizeWeights(next) };
-    const confidence = scoreConfidence(0.5, MIN_P95_SAMPLE * 2, MIN_P95_SAMPLE);
+    // It rests on the pool serving its share without faults beyond the error budget. A probe share
+    // to a pool out of rotation rests on nothing measured yet: as likely as not, which is what the
+    // probe finds out.
+    const confidence = hasTraffic
+      ? confidenceOf(
+          shareZ(assessment.errorRate ?? 0, errorBudget(ctx.control), assessment.requests, 'below'),
+          assessment.requests,
+        )
+      : confidenceOf(0, 0);
     out.push({
       kind: 'shift_traffic',
       target: { model, pool },
@@ -80,6 +90,7 @@ export function detectTrafficRecovery(ctx: DetectContext): Candidate[] {
       expectedImpact: {
         summary: `${pool} takes ${round(target * 100, 0)}% of ${model}'s traffic again without raising its error rate or latency.`,
         weight: { pool, from: round(current), to: round(target) },
+        ...predictedGoodput(ctx, pools, action.weights),
       },
       // Low risk either way: a probe is a small share, and verification takes it back if it hurts.
       confidence,

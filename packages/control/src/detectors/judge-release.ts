@@ -1,7 +1,8 @@
 import type { Candidate } from '../engine/control-types.ts';
 import { type DetectContext, MIN_WEIGHT_STEP, evidence, readMemory } from './detect-context.ts';
 import { isRetryStorming } from './detect-retry-budget.ts';
-import { MIN_P95_SAMPLE, round, scoreConfidence } from './pool-signals.ts';
+import { round } from './pool-signals.ts';
+import { confidenceOf, ratioZ } from '../objective/confidence.ts';
 import { type ScaleInputs, hourlyCost } from './scale-inputs.ts';
 import { readPoolModel } from './read-pool-model.ts';
 import { sizePool } from '../objective/size-pool.ts';
@@ -70,8 +71,9 @@ export function judgeRelease(ctx: DetectContext, s: ScaleInputs): Candidate | nu
       replicas: { from: replicas, to },
       costUsdPerHour: { from: hourlyCost(s, replicas), to: hourlyCost(s, to) },
     },
-    // The share that left is Governor's own weight; how much of the added share left is the margin.
-    confidence: scoreConfidence(1 - stillHeld, requests, MIN_P95_SAMPLE),
+    // It rests on the pool's load having fallen with its weight: Governor sets the weight, and the
+    // requests it now sends are read with Poisson uncertainty.
+    confidence: confidenceOf(ratioZ(held.weight, weight, requests, 'above'), requests),
     scopePools: [pool.pool],
   };
 }

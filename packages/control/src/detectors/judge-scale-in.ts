@@ -6,14 +6,8 @@ import { type DetectContext, evidence, isCircuitOpen, isRecovering, readMemory }
 import { isRetryStorming } from './detect-retry-budget.ts';
 import type { ControlTuning } from '../engine/control-tuning.ts';
 import { secondsToNs } from '../time.ts';
-import {
-  isDark,
-  isQueueNegligible,
-  readQueueShare,
-  round,
-  scoreConfidence,
-  MIN_P95_SAMPLE,
-} from './pool-signals.ts';
+import { isDark, isQueueNegligible, readQueueShare, round, MIN_P95_SAMPLE } from './pool-signals.ts';
+import { anyOf, confidenceOf, predictionZ, ratioZ } from '../objective/confidence.ts';
 import { type ScaleInputs, hourlyCost } from './scale-inputs.ts';
 import { type ReplayedScaleIn, canModelJudge, replayScaleIn } from './replay-scale-in.ts';
 import { errorBudget } from '../objective/operating-bounds.ts';
@@ -55,7 +49,9 @@ export function judgeScaleIn(
         summary: `Idle replicas stop costing money; nothing is served by ${pool.pool} now.`,
         costUsdPerHour: { from: hourlyCost(s, replicas), to: hourlyCost(s, floor) },
       },
-      confidence: scoreConfidence(0.6, MIN_P95_SAMPLE * 4, MIN_P95_SAMPLE),
+      // It rests on the silence: each control interval of the window that saw no request is one
+      // observation that agrees.
+      confidence: confidenceOf(Number.POSITIVE_INFINITY, ctx.obs.windowMs / (ctx.control.interval_s * 1000)),
       scopePools: [pool.pool],
     };
   }
@@ -146,11 +142,8 @@ export function judgeScaleIn(
         utilization: { from: round(util.value, 2), to: round(utilAfter, 2) },
         costUsdPerHour: { from: hourlyCost(s, replicas), to: hourlyCost(s, to) },
       },
-      confidence: scoreConfidence(
-        (target - utilAtMinusOne) / target + (util.basis === 'learned_capacity' ? 0.2 : 0),
-        main.requests,
-        MIN_P95_SAMPLE,
-      ),
+      // It rests on N−1 replicas staying under the target utilization.
+      confidence: confidenceOf(ratioZ(utilAtMinusOne, target, main.requests, 'below'), main.requests),
     };
   }
 
@@ -179,11 +172,8 @@ export function judgeScaleIn(
           requestsPerSPerReplica: { from: round(s.ratePerS / replicas, 2), to: round(perReplicaAfter, 2) },
           costUsdPerHour: { from: hourlyCost(s, replicas), to: hourlyCost(s, to) },
         },
-        confidence: scoreConfidence(
-          (calmRate - perReplicaAfter) / calmRate + 0.2,
-          main.requests,
-          MIN_P95_SAMPLE,
-        ),
+        // It rests on each replica left carrying no more than it has carried calmly.
+        confidence: confidenceOf(ratioZ(perReplicaAfter, calmRate, main.requests, 'below'), main.requests),
       };
     }
   }
@@ -233,10 +223,16 @@ export function judgeScaleIn(
       ...replayedTtft(replay),
       costUsdPerHour: { from: hourlyCost(s, replicas), to: hourlyCost(s, replicas - 1) },
     },
-    confidence: scoreConfidence(
-      Math.max(insideBy ?? 0, idleBy ?? 0) * 2 + 0.2,
+    // It rests on TTFT far inside the SLO, or on prefill at its uncontended speed: the surer of the two
+    // that holds.
+    confidence: confidenceOf(
+      anyOf(
+        farInside
+          ? ratioZ(mainTtftP95 ?? 0, clearlyWithinSloShare(tuning) * (sloMs ?? 0), main.requests, 'below')
+          : Number.NaN,
+        idleSpeed ? ratioZ(load.contention ?? 1, tuning.usualRatio, main.requests, 'below') : Number.NaN,
+      ),
       main.requests,
-      MIN_P95_SAMPLE,
     ),
   };
 }
@@ -272,12 +268,14 @@ function judgeScaleInByModel(
       ...replayedTtft(replay),
       costUsdPerHour: { from: hourlyCost(s, replicas), to: hourlyCost(s, to) },
     },
-    // How far the prediction clears the requirement. Where the requirement is what the tasks attain,
-    // the prediction loses none of them: it clears it fully, as surely as its sample allows.
-    confidence: scoreConfidence(
-      required.attainableBinds ? 1 : (share - required.share) / Math.max(1e-3, 1 - required.share),
+    // It rests on the prediction reaching the requirement, in the prediction's standard error. Where
+    // the requirement is what the tasks attain, the prediction loses none of them: it holds as surely
+    // as its sample allows.
+    confidence: confidenceOf(
+      required.attainableBinds
+        ? Number.POSITIVE_INFINITY
+        : predictionZ(share, required.share, replay.outlook.after.uncertainty),
       replay.outlook.requests,
-      MIN_P95_SAMPLE,
     ),
   };
 }
@@ -365,7 +363,7 @@ function judgeSparseScaleIn(ctx: DetectContext, s: ScaleInputs, floor: number): 
       requestsPerSPerReplica: { from: round(s.ratePerS / replicas, 3), to: round(perReplicaAfter, 3) },
       costUsdPerHour: { from: hourlyCost(s, replicas), to: hourlyCost(s, to) },
     },
-    confidence: scoreConfidence((calmRate - perReplicaAfter) / calmRate, main.requests, MIN_P95_SAMPLE),
+    confidence: confidenceOf(ratioZ(perReplicaAfter, calmRate, main.requests, 'below'), main.requests),
     scopePools: [pool.pool],
   };
 }

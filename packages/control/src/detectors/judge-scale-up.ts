@@ -9,13 +9,8 @@ import {
   isWithinCooldown,
   readMemory,
 } from './detect-context.ts';
-import {
-  MIN_JUDGED_SAMPLE,
-  readUncontendedMsPerToken,
-  round,
-  scoreConfidence,
-  MIN_P95_SAMPLE,
-} from './pool-signals.ts';
+import { MIN_JUDGED_SAMPLE, readUncontendedMsPerToken, round, MIN_P95_SAMPLE } from './pool-signals.ts';
+import { anyOf, confidenceOf, ratioZ } from '../objective/confidence.ts';
 import { type ScaleInputs, hourlyCost } from './scale-inputs.ts';
 import { scaleUpUtilization } from '../objective/operating-bounds.ts';
 
@@ -65,13 +60,18 @@ export function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | nu
     load.loadBound && breach
       ? `TTFT p95 ${Math.round(ttftP95 ?? 0)} ms${sloMs ? ` against a ${sloMs} ms SLO` : ''} is load-bound (${Math.round((load.queueShare ?? 0) * 100)}% of it queueing${load.contention !== null && load.contention >= 1.5 ? `, prefill ${round(load.contention, 1)}× slower per token than when uncontended` : ''})`
       : `utilization ${round(util.value ?? 0, 2)} (${util.basis}) is above ${hotAt}`;
-  const margin = Math.max(
-    sloPressure !== null ? sloPressure - 0.9 : 0,
-    util.value !== null ? (util.value - hotAt) / (1 - hotAt) : 0,
-    load.queueShare !== null ? load.queueShare - boundShare(tuning) : 0,
-    load.contention !== null ? (load.contention - tuning.slowRatio) / tuning.slowRatio : 0,
+  // It rests on whichever reading triggered it: TTFT past 0.9 × the SLO, utilization past the
+  // scale-up bound, queueing or contention past theirs — the surest of them.
+  const n = fast?.requests ?? 0;
+  const confidence = confidenceOf(
+    anyOf(
+      sloMs !== null && ttftP95 !== null ? ratioZ(ttftP95, 0.9 * sloMs, n, 'above') : Number.NaN,
+      util.value !== null ? ratioZ(util.value, hotAt, n, 'above') : Number.NaN,
+      load.queueShare !== null ? ratioZ(load.queueShare, boundShare(tuning), n, 'above') : Number.NaN,
+      load.contention !== null ? ratioZ(load.contention, tuning.slowRatio, n, 'above') : Number.NaN,
+    ),
+    n,
   );
-  const confidence = scoreConfidence(margin, fast?.requests ?? 0, MIN_P95_SAMPLE);
   return {
     kind: 'scale',
     target: { pool: pool.pool },

@@ -3,6 +3,8 @@ import { type DetectContext, isWithinCooldown, normalizeWeights, readMemory } fr
 import { learnedCapacity } from './pool-signals.ts';
 import { carriesMore } from '../objective/carries-more.ts';
 import { readPoolModel } from './read-pool-model.ts';
+import type { ImpactChange } from '@governor/conventions';
+import { predictShiftGoodput } from '../objective/predict-shift.ts';
 
 // Whether the peers of a faulty pool have the room to take its traffic, and the weights that move it.
 
@@ -135,4 +137,30 @@ export function moveShare(
     next[p.pool] = (weights[p.pool] ?? 0) + moved * share;
   }
   return normalizeWeights(next);
+}
+
+/**
+ * What spreading a model's traffic over `pools` by `weights` does to the share of its tasks within
+ * the SLO, by the pools' models on the replicas they serve with now (objective/predict-shift.ts), as
+ * an expected impact; empty where there is no prediction (a pool that gains traffic cannot be
+ * modelled). Over the control window, as the models read the pools' requests.
+ */
+export function predictedGoodput(
+  ctx: DetectContext,
+  pools: readonly PoolView[],
+  weights: Readonly<Record<string, number>>,
+): { withinSloShare?: ImpactChange } {
+  const prediction = predictShiftGoodput(
+    pools.map((p) => ({
+      pool: p.pool,
+      ratePerS: p.mainRatePerS,
+      goodput: p.main?.goodput ?? null,
+      replicas: readyKeptReplicas(ctx, p),
+      model: readPoolModel(ctx, p),
+    })),
+    weights,
+  );
+  if (!prediction) return {};
+  const round4 = (v: number) => Math.round(v * 10_000) / 10_000;
+  return { withinSloShare: { from: round4(prediction.from), to: round4(prediction.to) } };
 }

@@ -221,16 +221,6 @@ export function round(value: number, digits = 3): number {
 }
 
 /**
- * Confidence from how far past its threshold a condition is (`margin`, 0 = at the threshold, 1 = far
- * past it) and how many requests back it. Never 1: the loop always leaves room for doubt.
- */
-export function scoreConfidence(margin: number, requests: number, minRequests: number): number {
-  const m = Math.max(0, Math.min(1, margin));
-  const sample = Math.max(0, Math.min(1, requests / (4 * minRequests)));
-  return round(Math.min(0.97, (0.45 + 0.5 * m) * (0.6 + 0.4 * sample)), 2);
-}
-
-/**
  * Overload has turned into failures: more requests fail than the error budget (errorBudget) allows,
  * surely — a one-sided binomial test of the failures seen against the budget's share, held to
  * evidenceLevel as the fault test is (significance(): a tail of p ≤ (1 − evidenceLevel) ÷ 2). At a

@@ -5,6 +5,8 @@ import { readScaleReadiness } from './scale-readiness.ts';
 import { estimateUtilization, readLoad } from './pool-signals.ts';
 
 /** How hard a model's serving pools are pushed, and whether more capacity is on its way. */
+import { allOf, confidenceOf, ratioZ } from '../objective/confidence.ts';
+
 export interface ModelPressure {
   model: string;
   pools: PoolView[];
@@ -101,4 +103,27 @@ export function readModelPressure(
     poolErrorRate: errorWeight > 0 ? errors / errorWeight : null,
     requests,
   };
+}
+
+/**
+ * How sure the model's pools are to stay within the SLO with load given back to them (tasks moved
+ * back from a smaller model, a shed class readmitted): under the target utilization with it, where
+ * utilization is known (`projected`), and TTFT inside the SLO — both must hold (objective/confidence.ts).
+ */
+export function confidenceOfRoom(
+  pressure: ModelPressure,
+  projected: number | null,
+  targetUtilization: number,
+  sloMs: number | undefined,
+): number {
+  const n = pressure.requests;
+  return confidenceOf(
+    allOf(
+      projected !== null ? ratioZ(projected, targetUtilization, n, 'below') : Number.POSITIVE_INFINITY,
+      sloMs !== undefined && pressure.ttftP95Ms !== null
+        ? ratioZ(pressure.ttftP95Ms, sloMs, n, 'below')
+        : Number.POSITIVE_INFINITY,
+    ),
+    n,
+  );
 }

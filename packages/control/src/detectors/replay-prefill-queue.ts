@@ -14,6 +14,8 @@ export interface ReplicaOutlook {
   replicas: number;
   /** Share of its tasks within the SLO (every request of a task within it, as goodput counts them). */
   withinSloShare: number;
+  /** One standard error of withinSloShare (the model's binomial error of its sample of tasks). */
+  uncertainty: number;
   ttftP95Ms: number;
 }
 

@@ -101,5 +101,10 @@ function planScaleIn(ctx: DetectContext, s: ScaleInputs, to: number): ScalePlan 
 
 /** A prediction as the outlook verification and the reason read: the share is of tasks, as goodput's. */
 function toOutlook(p: PoolPrediction): ReplicaOutlook {
-  return { replicas: p.replicas, withinSloShare: p.taskWithinSloShare, ttftP95Ms: p.ttftP95Ms };
+  return {
+    replicas: p.replicas,
+    withinSloShare: p.taskWithinSloShare,
+    uncertainty: p.taskUncertainty,
+    ttftP95Ms: p.ttftP95Ms,
+  };
 }

@@ -83,7 +83,8 @@ export function judgeVerification(
     sloMs !== null && after.ttftP95Ms !== null && after.ttftP95Ms > sloMs && (before.ttftP95Ms ?? 0) <= sloMs;
   const fmt = (v: number | null, digits = 3) =>
     v === null ? 'n/a' : String(Math.round(v * 10 ** digits) / 10 ** digits);
-  const delta = `goodput ${fmt(before.goodput)} → ${fmt(after.goodput)}, error rate ${fmt(before.errorRate)} → ${fmt(after.errorRate)}, TTFT p95 ${fmt(before.ttftP95Ms, 0)} → ${fmt(after.ttftP95Ms, 0)} ms`;
+  const predicted = rec.expectedImpact?.withinSloShare?.to;
+  const delta = `goodput ${fmt(before.goodput)} → ${fmt(after.goodput)}${typeof predicted === 'number' ? ` (predicted ${fmt(predicted)})` : ''}, error rate ${fmt(before.errorRate)} → ${fmt(after.errorRate)}, TTFT p95 ${fmt(before.ttftP95Ms, 0)} → ${fmt(after.ttftP95Ms, 0)} ms`;
 
   let worse: string | null = null;
   switch (rec.kind) {

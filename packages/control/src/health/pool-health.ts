@@ -74,11 +74,13 @@ function judgeOne(p: PoolHealthInput, others: readonly PoolHealthInput[]): Healt
 interface TestResult {
   factor: number;
   confidence: number;
+  /** The test's z score (0 when not judged). */
+  z: number;
   excess: number;
   why: string | null;
 }
 
-const NONE: TestResult = { factor: 1, confidence: 0, excess: 0, why: null };
+const NONE: TestResult = { factor: 1, confidence: 0, z: 0, excess: 0, why: null };
 
 /** One-sided two-proportion z-test: is the pool's fault share above its peers'? */
 export function faultTest(
@@ -100,6 +102,7 @@ export function faultTest(
   return {
     factor,
     confidence,
+    z,
     excess: p1 - p2,
     why: `${pct(p1)} of its requests fail for reasons other than load against ${pct(p2)} on its peers (z = ${z.toFixed(1)})`,
   };
@@ -122,6 +125,7 @@ function speedTest(p: PoolHealthInput, others: readonly PoolHealthInput[]): Test
   return {
     factor: Math.min(1, 1 / relative),
     confidence: significance(z),
+    z,
     excess: 0,
     why: `its engines take ${relative.toFixed(2)}× the time its peers' do for the same work (each against its own healthy history)`,
   };

@@ -3,7 +3,8 @@
 // unknown, e.g. a TTFT p95 target without an SLO). Verification reports each `to` as `predicted`,
 // and holds a scale-in to its `withinSloShare`.
 //   ttftP95Ms               TTFT p95 (ms)
-//   withinSloShare          share of tasks within the SLO (a scale-in's pool model, now and after)
+//   withinSloShare          share of tasks within the SLO, now and after (the pool models': a
+//                           scale-in's pool, or a shift's pools, objective/predict-shift.ts)
 //   utilization             busy share of a pool's replicas
 //   costUsdPerHour          the pool's replicas' cost per hour
 //   requestsPerS            requests per second admitted (shedding) or carried (a peer's)

@@ -121,7 +121,7 @@ export const PolicyConfig = z
       .max(1)
       .default(0)
       .describe(
-        'Auto-apply only recommendations at least this confident (0–1). Above 0, a recommendation that waits (for a human, or to persist for another tick) is not auto-applied either; 0 applies everything.',
+        'Auto-apply only recommendations at least this confident: a probability that what the recommendation rests on holds (0.5: at least as likely as not). Above 0, a recommendation that waits (for a human, or to persist for another tick) is not auto-applied either; 0 applies everything.',
       ),
     dry_run: z.boolean().default(false).describe('Only record what would have been done; nothing is sent.'),
   })
