@@ -136,6 +136,36 @@ describe('verification: roll back only harm the action could cause', () => {
     expect(judged.summary).toMatch(/recoverable failures into failed tasks/);
   });
 
+  test("a shift's predicted goodput is shown beside the measured one, and a gain that falls short is not rolled back", () => {
+    const shift = {
+      kind: 'shift_traffic',
+      direction: 'decrease',
+      expectedImpact: { withinSloShare: { from: 0.7, to: 0.9 } },
+    } as unknown as RecommendationRecord;
+    const before = metrics({ requests: 500, goodput: 0.7, errorRate: 0.2 });
+    // Better than before, short of the prediction: the move helped, and taking it back would not.
+    const judged = judgeVerification(
+      shift,
+      before,
+      metrics({ requests: 500, goodput: 0.8, errorRate: 0.1 }),
+      slo,
+      20,
+      bounds,
+    );
+    expect(judged.verdict).toBe('verified');
+    expect(judged.summary).toMatch(/goodput 0\.7 → 0\.8 \(predicted 0\.9\)/);
+    // Without a prediction, nothing is claimed.
+    const unpredicted = judgeVerification(
+      rec('shift_traffic', 'decrease'),
+      before,
+      metrics({ requests: 500, goodput: 0.8 }),
+      slo,
+      20,
+      bounds,
+    );
+    expect(unpredicted.summary).not.toMatch(/predicted/);
+  });
+
   test('too little traffic since the action is not evidence of harm', () => {
     const quiet = metrics({ requests: 3, goodput: 0.2 });
     expect(judgeVerification(rec('shed_load', 'increase'), metrics({}), quiet, slo, 20, bounds).verdict).toBe(
