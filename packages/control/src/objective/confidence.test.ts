@@ -25,6 +25,9 @@ describe('confidence as the probability that what a recommendation rests on hold
     );
     // Nothing observed: as likely as not.
     expect(confidenceOf(Number.POSITIVE_INFINITY, 0)).toBe(0.5);
+    // A sample that is not a number counts as none: never a confidence a gate would wave through.
+    expect(confidenceOf(Number.POSITIVE_INFINITY, Number.NaN)).toBe(0.5);
+    expect(confidenceOf(Number.NaN, 100)).toBe(0.5);
   });
 
   it('reads a reading past its bound on the side the action needs as positive, and surer on more requests', () => {

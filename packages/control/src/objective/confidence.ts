@@ -21,7 +21,7 @@ import { normalCdf } from '../health/pool-health.ts';
  * rounded down so a confidence shown never overstates.
  */
 export function confidenceOf(z: number, samples: number): number {
-  const n = Math.max(0, samples);
+  const n = Number.isFinite(samples) ? Math.max(0, samples) : 0;
   const p = Number.isNaN(z) ? 0.5 : normalCdf(z);
   return Math.floor(Math.min(p, (n + 1) / (n + 2)) * 100) / 100;
 }
