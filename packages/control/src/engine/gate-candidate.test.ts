@@ -45,6 +45,15 @@ describe('policy gate', () => {
     expect(gate.note).toContain('min_confidence 0.7');
   });
 
+  test('a confidence that is not a number is below every min_confidence', () => {
+    const gate = gateCandidate({
+      ...base,
+      confidence: Number.NaN,
+      policies: [policy({ min_confidence: 0.5 })],
+    });
+    expect(gate.decision).toBe('propose');
+  });
+
   test('a recommendation that waits (for a human, or to persist) is only proposed however confident, unless the policy applies everything', () => {
     const waits = 'it would buy fewer tasks within the SLO than it costs';
     const careful = policy({ min_confidence: 0.3 });

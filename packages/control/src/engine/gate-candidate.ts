@@ -70,7 +70,8 @@ export function gateCandidate(input: GateInput): GateDecision {
       note: `policy ${policy.name} does not auto-apply`,
     };
   }
-  if (input.confidence < policy.min_confidence) {
+  // Written so that a confidence that is not a number is below every bound.
+  if (!(input.confidence >= policy.min_confidence)) {
     return {
       decision: 'propose',
       policy: policy.name,
