@@ -12,6 +12,7 @@ import {
   readWeights,
 } from './detect-context.ts';
 import { estimateUtilization, readQueueShare, round, MIN_P95_SAMPLE } from './pool-signals.ts';
+import { allOf, confidenceOf, ratioZ } from '../objective/confidence.ts';
 
 // A memory-bound pool (KV cache full long before compute: memory_util / compute_util > 1.2) is not
 // helped by more of the same replicas as much as by a pool with more HBM headroom (packages/control/README.md):
@@ -19,8 +20,6 @@ import { estimateUtilization, readQueueShare, round, MIN_P95_SAMPLE } from './po
 // a peer, the scale policy handles the pool as usual.
 
 /** Where memory-bound begins: the utilization ratio's own definition (docs/sql.md). */
-import { allOf, confidenceOf, ratioZ } from '../objective/confidence.ts';
-
 const MEMORY_ABOVE = UTILIZATION_BOUNDS.memoryAbove;
 /** KV cache usage at which a pool's cache is full enough to bind admission. */
 const KV_FULL = 0.8;

@@ -92,7 +92,6 @@ export function detectTrafficRecovery(ctx: DetectContext): Candidate[] {
         weight: { pool, from: round(current), to: round(target) },
         ...predictedGoodput(ctx, pools, action.weights),
       },
-      // Low risk either way: a probe is a small share, and verification takes it back if it hurts.
       confidence,
       scopePools: pools.map((p) => p.pool),
       cause: 'recovery',

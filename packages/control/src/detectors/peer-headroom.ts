@@ -1,6 +1,6 @@
 import type { PoolView } from '../observe-fleet.ts';
 import { type DetectContext, isWithinCooldown, normalizeWeights, readMemory } from './detect-context.ts';
-import { learnedCapacity } from './pool-signals.ts';
+import { learnedCapacity, round } from './pool-signals.ts';
 import { carriesMore } from '../objective/carries-more.ts';
 import { readPoolModel } from './read-pool-model.ts';
 import type { ImpactChange } from '@governor/conventions';
@@ -161,6 +161,5 @@ export function predictedGoodput(
     weights,
   );
   if (!prediction) return {};
-  const round4 = (v: number) => Math.round(v * 10_000) / 10_000;
-  return { withinSloShare: { from: round4(prediction.from), to: round4(prediction.to) } };
+  return { withinSloShare: { from: round(prediction.from, 4), to: round(prediction.to, 4) } };
 }

@@ -3,10 +3,9 @@ import type { PoolView } from '../observe-fleet.ts';
 import { type DetectContext, isCircuitOpen, readMemory } from './detect-context.ts';
 import { readScaleReadiness } from './scale-readiness.ts';
 import { estimateUtilization, readLoad } from './pool-signals.ts';
-
-/** How hard a model's serving pools are pushed, and whether more capacity is on its way. */
 import { allOf, confidenceOf, ratioZ } from '../objective/confidence.ts';
 
+/** How hard a model's serving pools are pushed, and whether more capacity is on its way. */
 export interface ModelPressure {
   model: string;
   pools: PoolView[];

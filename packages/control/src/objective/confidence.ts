@@ -22,7 +22,8 @@ import { normalCdf } from '../health/pool-health.ts';
  */
 export function confidenceOf(z: number, samples: number): number {
   const n = Number.isFinite(samples) ? Math.max(0, samples) : 0;
-  const p = Number.isNaN(z) ? 0.5 : normalCdf(z);
+  // At the bound exactly 0.5 (the erf approximation is off by up to 1.5e-7 there).
+  const p = Number.isNaN(z) || z === 0 ? 0.5 : normalCdf(z);
   return Math.floor(Math.min(p, (n + 1) / (n + 2)) * 100) / 100;
 }
 
