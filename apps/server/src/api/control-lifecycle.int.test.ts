@@ -210,7 +210,11 @@ describe('auto-apply policies', () => {
     expect(h).toMatchObject({ state: 'applied', policy: 'h100-scale' });
     expect(tick!.actions.map((x) => x.recommendationId)).toEqual([h.id]);
     expect(a).toMatchObject({ state: 'proposed', policy: 'a100-careful' });
-    expect(a.gate).toMatch(/below min_confidence 0.99/);
+    // A100's own scale-up does not pay for itself: the careful policy's gate says so, before how sure.
+    expect(a.gate).toMatch(
+      /a100-careful asks for confidence 0\.99, and this waits: it would buy fewer tasks/,
+    );
+    expect(a.confidence).toBeLessThan(0.99);
 
     // The pool still queues after its replicas settle: another scale-up, but the hour's budget is spent.
     const bigger = { ...h100, replicas: 4, ...queued };

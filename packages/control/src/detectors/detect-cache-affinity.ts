@@ -1,5 +1,5 @@
 import { predictedGoodput } from './peer-headroom.ts';
-import { boundShare } from '../engine/control-tuning.ts';
+import { boundShare, nearSloShare } from '../engine/control-tuning.ts';
 import type { Candidate } from '../engine/control-types.ts';
 import {
   MIN_WEIGHT_STEP,
@@ -11,13 +11,14 @@ import {
   readWeights,
 } from './detect-context.ts';
 import {
-  estimateUtilization,
+  readUtilizationNow,
   readPrefillShare,
   readQueueShare,
   round,
   MIN_P95_SAMPLE,
 } from './pool-signals.ts';
 import { confidenceOf, shareDifferenceZ } from '../objective/confidence.ts';
+import { roomUtilization } from '../objective/operating-bounds.ts';
 
 /** How much higher a peer's prefix-cache hit rate must be for it to keep the model's traffic warm. */
 const AFFINITY_GAP = 0.2;
@@ -40,7 +41,8 @@ export function detectCacheAffinity(ctx: DetectContext, skipModels: ReadonlySet<
     const missBound = usable.filter((p) => {
       const prefill = readPrefillShare(p.fast);
       const queue = readQueueShare(p.fast);
-      const breach = slo.ttft_ms === undefined || (p.fast!.ttftMs.p95 ?? 0) > 0.8 * slo.ttft_ms;
+      const breach =
+        slo.ttft_ms === undefined || (p.fast!.ttftMs.p95 ?? 0) > nearSloShare(tuning) * slo.ttft_ms;
       return (
         prefill !== null && prefill >= boundShare(tuning) && (queue ?? 0) < boundShare(tuning) / 2 && breach
       );
@@ -56,17 +58,8 @@ export function detectCacheAffinity(ctx: DetectContext, skipModels: ReadonlySet<
             p.fast!.cacheHitRate! >= hit + AFFINITY_GAP,
         )
         .filter((p) => {
-          const replicas = p.replicas ?? 0;
-          const u =
-            replicas > 0
-              ? estimateUtilization(
-                  p,
-                  Math.max(p.fastRatePerS, p.mainRatePerS),
-                  replicas,
-                  ctx.state.learning.get(p.pool),
-                ).value
-              : null;
-          return u !== null && u <= 0.6;
+          const u = readUtilizationNow(p, ctx.state.learning.get(p.pool));
+          return u !== null && u <= roomUtilization(ctx.control, tuning);
         })
         .sort((a, b) => b.fast!.cacheHitRate! - a.fast!.cacheHitRate!)[0];
       if (!keeper) continue;

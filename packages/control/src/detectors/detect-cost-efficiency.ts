@@ -13,6 +13,7 @@ import {
 } from './detect-context.ts';
 import { readLoad, readUncontendedMsPerToken, round, MIN_P95_SAMPLE } from './pool-signals.ts';
 import { confidenceOf, ratioZ } from '../objective/confidence.ts';
+import { calmErrorRate } from '../objective/operating-bounds.ts';
 
 // The objective is cost per successful task under the SLO (packages/control/README.md). Among healthy pools serving
 // the same model, one that prefills a prompt token for clearly less money (its uncontended ms per
@@ -44,7 +45,7 @@ export function detectCostEfficiency(ctx: DetectContext, skipModels: ReadonlySet
         !ctx.suspects.has(p.pool) &&
         !isCircuitOpen(ctx, p.pool) &&
         (ctx.state.learning.get(p.pool)?.outlierStreak ?? 0) === 0 &&
-        (p.main?.errorRate ?? 0) <= 0.02,
+        (p.main?.errorRate ?? 0) <= calmErrorRate(ctx.control, ctx.tuning),
     );
     if (!healthy) continue;
     const costs: PoolCost[] = [];

@@ -11,7 +11,8 @@ import {
   normalizeWeights,
   readWeights,
 } from './detect-context.ts';
-import { estimateUtilization, readQueueShare, round, MIN_P95_SAMPLE } from './pool-signals.ts';
+import { readQueueShare, readUtilizationNow, round, MIN_P95_SAMPLE } from './pool-signals.ts';
+import { roomUtilization } from '../objective/operating-bounds.ts';
 import { allOf, confidenceOf, ratioZ } from '../objective/confidence.ts';
 
 // A memory-bound pool (KV cache full long before compute: memory_util / compute_util > 1.2) is not
@@ -27,6 +28,8 @@ const KV_FULL = 0.8;
 export function detectMemoryBound(ctx: DetectContext, skipModels: ReadonlySet<string>): Candidate[] {
   const out: Candidate[] = [];
   const { tuning, fastWindowLabel, slo } = ctx;
+  // A peer takes the moved share only with room in memory and in throughput.
+  const room = roomUtilization(ctx.control, tuning);
   for (const [model, pools] of groupByModel(ctx.obs.pools)) {
     if (pools.length < 2 || skipModels.has(model)) continue;
     for (const pool of pools) {
@@ -50,17 +53,8 @@ export function detectMemoryBound(ctx: DetectContext, skipModels: ReadonlySet<st
       const peers = pools.filter((p) => {
         if (p.pool === pool.pool || ctx.suspects.has(p.pool) || isCircuitOpen(ctx, p.pool)) return false;
         const pm = p.fast?.memoryUtil ?? p.main?.memoryUtil ?? null;
-        const replicas = p.replicas ?? 0;
-        const u =
-          replicas > 0
-            ? estimateUtilization(
-                p,
-                Math.max(p.fastRatePerS, p.mainRatePerS),
-                replicas,
-                ctx.state.learning.get(p.pool),
-              ).value
-            : null;
-        return pm !== null && pm <= 0.6 && (u === null || u <= 0.6);
+        const u = readUtilizationNow(p, ctx.state.learning.get(p.pool));
+        return pm !== null && pm <= room && (u === null || u <= room);
       });
       if (peers.length === 0) continue;
       const weights = readWeights(ctx, model, pools);
@@ -86,7 +80,7 @@ export function detectMemoryBound(ctx: DetectContext, skipModels: ReadonlySet<st
             evidence(
               `memoryUtil{pool=${p.pool}}`,
               p.fast?.memoryUtil ?? p.main?.memoryUtil ?? null,
-              0.6,
+              room,
               fastWindowLabel,
             ),
           ),

@@ -3,10 +3,7 @@ import type { Candidate } from '../engine/control-types.ts';
 import { type DetectContext, evidence } from './detect-context.ts';
 import { readLoad, round, summarizeScope, MIN_P95_SAMPLE } from './pool-signals.ts';
 import { allOf, confidenceOf, ratioZ, shareZ } from '../objective/confidence.ts';
-import { errorBudget } from '../objective/operating-bounds.ts';
-
-/** Failures low enough, with no pool queue-bound, to let clients retry freely again. */
-const CALM_ERROR_RATE = 0.02;
+import { calmErrorRate, errorBudget } from '../objective/operating-bounds.ts';
 
 // Retries that pile onto a struggling fleet (a retry storm) cost GPU time and earn nothing: cap
 // retries per first attempt at the gateway while failures are elevated, lift the cap once the fleet
@@ -98,7 +95,7 @@ export function detectRetryBudget(ctx: DetectContext): Candidate[] {
       },
     ];
   }
-  const calm = (errorRate ?? 0) <= CALM_ERROR_RATE && queueBoundPools === 0;
+  const calm = (errorRate ?? 0) <= calmErrorRate(ctx.control, tuning) && queueBoundPools === 0;
   if (current !== null && calm) {
     return [
       {
@@ -113,7 +110,10 @@ export function detectRetryBudget(ctx: DetectContext): Candidate[] {
           errorRate: { from: round(errorRate ?? 0), to: round(errorRate ?? 0) },
         },
         // It rests on failures being back down.
-        confidence: confidenceOf(shareZ(errorRate ?? 0, CALM_ERROR_RATE, requests, 'below'), requests),
+        confidence: confidenceOf(
+          shareZ(errorRate ?? 0, calmErrorRate(ctx.control, tuning), requests, 'below'),
+          requests,
+        ),
         scopePools: ctx.obs.pools.map((p) => p.pool),
       },
     ];

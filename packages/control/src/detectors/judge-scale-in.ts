@@ -70,7 +70,7 @@ export function judgeScaleIn(
   // it multiplies every pool's requests, which the pool's own signals do not show yet. (A failing
   // peer's traffic is planned for by the shift that moves it.)
   const steady =
-    (load.contention ?? 1) < 1.5 &&
+    (load.contention ?? 1) < tuning.usualRatio &&
     (main.errorRate ?? 0) <= errorBudget(ctx.control) &&
     !ctx.suspects.has(pool.pool);
   if (!steady || isRetryStorming(ctx)) return null;
@@ -163,7 +163,12 @@ export function judgeScaleIn(
         evidence: [
           ...baseEvidence,
           evidence(`requestsPerSPerReplicaAfter{pool=${pool.pool}}`, perReplicaAfter, calmRate, windowLabel),
-          evidence(`prefillMsPerTokenVsFloor{pool=${pool.pool}}`, load.contention, 1.5, fastWindowLabel),
+          evidence(
+            `prefillMsPerTokenVsFloor{pool=${pool.pool}}`,
+            load.contention,
+            tuning.usualRatio,
+            fastWindowLabel,
+          ),
           ...replay.evidence,
         ],
         expectedImpact: {

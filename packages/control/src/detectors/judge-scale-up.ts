@@ -1,4 +1,4 @@
-import { boundShare } from '../engine/control-tuning.ts';
+import { boundShare, nearSloShare } from '../engine/control-tuning.ts';
 import type { Candidate } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
 import {
@@ -10,7 +10,8 @@ import {
   readMemory,
 } from './detect-context.ts';
 import { MIN_JUDGED_SAMPLE, readUncontendedMsPerToken, round, MIN_P95_SAMPLE } from './pool-signals.ts';
-import { anyOf, confidenceOf, ratioZ } from '../objective/confidence.ts';
+import { allOf, anyOf, confidenceOf, ratioZ } from '../objective/confidence.ts';
+import { weighScaleUpGain } from '../objective/weigh-scale-up.ts';
 import { type ScaleInputs, hourlyCost } from './scale-inputs.ts';
 import { scaleUpUtilization } from '../objective/operating-bounds.ts';
 
@@ -32,7 +33,7 @@ export function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | nu
     s.shiftedForResource ||
     isFreshlyShiftedAway(ctx, pool);
   const sloPressure = sloMs !== null && ttftP95 !== null ? ttftP95 / sloMs : null;
-  const breach = sloPressure !== null ? sloPressure > 0.9 : load.loadBound;
+  const breach = sloPressure !== null ? sloPressure > nearSloShare(tuning) : load.loadBound;
   const hotAt = scaleUpUtilization(control);
   const hot = util.value !== null && util.value >= hotAt;
   if (faulty || !enoughSample || !((load.loadBound && breach) || hot) || replicas >= s.ceiling) return null;
@@ -58,20 +59,21 @@ export function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | nu
   const worth = weighScaleUp(ctx, s, to);
   const why =
     load.loadBound && breach
-      ? `TTFT p95 ${Math.round(ttftP95 ?? 0)} ms${sloMs ? ` against a ${sloMs} ms SLO` : ''} is load-bound (${Math.round((load.queueShare ?? 0) * 100)}% of it queueing${load.contention !== null && load.contention >= 1.5 ? `, prefill ${round(load.contention, 1)}× slower per token than when uncontended` : ''})`
+      ? `TTFT p95 ${Math.round(ttftP95 ?? 0)} ms${sloMs ? ` against a ${sloMs} ms SLO` : ''} is load-bound (${Math.round((load.queueShare ?? 0) * 100)}% of it queueing${load.contention !== null && load.contention >= tuning.usualRatio ? `, prefill ${round(load.contention, 1)}× slower per token than when uncontended` : ''})`
       : `utilization ${round(util.value ?? 0, 2)} (${util.basis}) is above ${hotAt}`;
-  // It rests on whichever reading triggered it: TTFT past 0.9 × the SLO, utilization past the
-  // scale-up bound, queueing or contention past theirs — the surest of them.
+  // It rests on whichever reading triggered it (TTFT near the SLO, utilization past the
+  // scale-up bound, queueing or contention past theirs — the surest of them) and, where the fleet's
+  // cost per task within the SLO prices it, on the replicas paying for themselves (weigh-scale-up.ts).
   const n = fast?.requests ?? 0;
-  const confidence = confidenceOf(
-    anyOf(
-      sloMs !== null && ttftP95 !== null ? ratioZ(ttftP95, 0.9 * sloMs, n, 'above') : Number.NaN,
-      util.value !== null ? ratioZ(util.value, hotAt, n, 'above') : Number.NaN,
-      load.queueShare !== null ? ratioZ(load.queueShare, boundShare(tuning), n, 'above') : Number.NaN,
-      load.contention !== null ? ratioZ(load.contention, tuning.slowRatio, n, 'above') : Number.NaN,
-    ),
-    n,
+  const triggered = anyOf(
+    sloMs !== null && ttftP95 !== null
+      ? ratioZ(ttftP95, nearSloShare(tuning) * sloMs, n, 'above')
+      : Number.NaN,
+    util.value !== null ? ratioZ(util.value, hotAt, n, 'above') : Number.NaN,
+    load.queueShare !== null ? ratioZ(load.queueShare, boundShare(tuning), n, 'above') : Number.NaN,
+    load.contention !== null ? ratioZ(load.contention, tuning.slowRatio, n, 'above') : Number.NaN,
   );
+  const confidence = confidenceOf(Number.isNaN(worth.z) ? triggered : allOf(triggered, worth.z), n);
   return {
     kind: 'scale',
     target: { pool: pool.pool },
@@ -114,9 +116,8 @@ export function judgeScaleUp(ctx: DetectContext, s: ScaleInputs): Candidate | nu
 }
 
 /**
- * Does the scale-up lower the fleet's cost per task within the SLO? The tasks it can win back are
- * the pool's out-of-SLO share in proportion to how much of TTFT is load (queueing, contention);
- * they must be worth at least the added replica-hours at the fleet's current cost per good task.
+ * Does the scale-up lower the fleet's cost per task within the SLO (weigh-scale-up.ts), read from the
+ * pool's goodput and load now and the fleet's rate of tasks within the SLO and its cost.
  * A failing pool is weighed the same way: its timeouts from queueing are among the out-of-SLO share
  * that load explains and are won back; failures that come with prompts too long for the SLO even
  * when calm are not (the same ceiling as below), and more replicas would only fail them at a higher
@@ -126,11 +127,11 @@ function weighScaleUp(
   ctx: DetectContext,
   s: ScaleInputs,
   to: number,
-): { beneficial: boolean; note: string; evidence: ReturnType<typeof evidence>[] } {
+): { beneficial: boolean; z: number; note: string; evidence: ReturnType<typeof evidence>[] } {
   const main = s.pool.main;
   const fast = s.pool.fast;
   const fleet = readFleetGoodRate(ctx);
-  if (fleet === null) return { beneficial: true, note: '', evidence: [] };
+  if (fleet === null) return { beneficial: true, z: Number.NaN, note: '', evidence: [] };
   const { goodPerS, costPerHour } = fleet;
   // The pool's goodput as it is now (short window, when it holds enough requests), so a sudden
   // overload counts; its rate over the control window, as the fleet's (readFleetGoodRate).
@@ -138,7 +139,7 @@ function weighScaleUp(
   const goodput = recent ? fast.goodput : (main?.goodput ?? null);
   const ratePerS = s.pool.mainRatePerS;
   if (goodput === null || s.costPerReplicaHour === null || costPerHour <= 0) {
-    return { beneficial: true, note: '', evidence: [] };
+    return { beneficial: true, z: Number.NaN, note: '', evidence: [] };
   }
   const loadShare = Math.max(s.load.queueShare ?? 0, s.load.contention ? 1 - 1 / s.load.contention : 0);
   // No more than the pool reached when calm, nor than the share of its prompts that prefill within
@@ -146,19 +147,23 @@ function weighScaleUp(
   // back by more replicas (a pool never calm since Governor started has only the second).
   const reachable = readReachableShare(ctx, s);
   const ceiling = Math.min(s.learning?.calmGoodput ?? 1, reachable ?? 1);
-  const gainPerS =
-    Math.min((1 - goodput) * Math.min(1, loadShare), Math.max(0, ceiling - goodput)) * ratePerS;
-  const before = (goodPerS * 3600) / costPerHour;
-  const after = ((goodPerS + gainPerS) * 3600) / (costPerHour + (to - s.replicas) * s.costPerReplicaHour);
-  // Replicas that bring no task within the SLO only add cost, also when none is within it now
-  // (tasks within the SLO per dollar 0 → 0 is no gain, however cheap the fleet).
-  const beneficial = gainPerS > 0 && after >= before;
+  const { gainPerS, before, after, beneficial, z } = weighScaleUpGain({
+    goodput,
+    requests: (recent ? fast?.requests : main?.requests) ?? 0,
+    loadShare,
+    ceiling,
+    ratePerS,
+    fleetGoodPerS: goodPerS,
+    fleetUsdPerHour: costPerHour,
+    addedUsdPerHour: (to - s.replicas) * s.costPerReplicaHour,
+  });
   const noGain =
     gainPerS > 0
       ? ''
       : "by the pool's prompts and its speed when calm, none more would come within the SLO; ";
   return {
     beneficial,
+    z,
     note: beneficial
       ? ''
       : `; it would buy fewer tasks within the SLO than it costs (${noGain}tasks within the SLO per dollar ${round(before, 1)} → ${round(after, 1)}), so it waits for a human`,

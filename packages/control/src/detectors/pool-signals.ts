@@ -148,6 +148,13 @@ export function estimateUtilization(
   return { ...best, capacityKnown };
 }
 
+/** A pool's utilization at its current load on its current replicas; null without replicas or a basis. */
+export function readUtilizationNow(pool: PoolView, learning: PoolLearning | undefined): number | null {
+  const replicas = pool.replicas ?? 0;
+  if (replicas <= 0) return null;
+  return estimateUtilization(pool, Math.max(pool.fastRatePerS, pool.mainRatePerS), replicas, learning).value;
+}
+
 /**
  * Requests/s one replica sustains, once the pool has been saturated. 'peak' is the most it ever
  * completed per replica: what scaling sizes to (a scale-up that falls short gets another step at the

@@ -1,4 +1,4 @@
-import { boundShare } from '../engine/control-tuning.ts';
+import { boundShare, clearlyWithinSloShare } from '../engine/control-tuning.ts';
 import type { PoolView } from '../observe-fleet.ts';
 import { type DetectContext, isCircuitOpen, readMemory } from './detect-context.ts';
 import { readScaleReadiness } from './scale-readiness.ts';
@@ -82,7 +82,7 @@ export function readModelPressure(
   const relaxed =
     boundRequests === 0 &&
     (queueShare ?? 0) < boundShare(tuning) / 2 &&
-    (sloMs === null || ttft === null || ttft <= 0.6 * sloMs);
+    (sloMs === null || ttft === null || ttft <= clearlyWithinSloShare(tuning) * sloMs);
   const capacityPending = pools.some((p) => {
     const memory = readMemory(ctx, 'scale', { pool: p.pool });
     return memory?.direction === 'increase' && !readScaleReadiness(ctx, p).settled;

@@ -61,6 +61,15 @@ export function boundShare(t: ControlTuning): number {
   return 1 - 1 / t.slowRatio;
 }
 
+/**
+ * TTFT p95 near the SLO: within the as-usual band (usualRatio ×) below it, as close as noise puts it
+ * (0.77 at the defaults). A load-bound pool this near is scaled up before its cold start lets it
+ * break the SLO; a cache-miss-bound one this near has its affinity restored.
+ */
+export function nearSloShare(t: ControlTuning): number {
+  return 1 / t.usualRatio;
+}
+
 /** TTFT p95 clearly inside the SLO: the SLO is at least slowRatio × away. */
 export function clearlyWithinSloShare(t: ControlTuning): number {
   return 1 / t.slowRatio;

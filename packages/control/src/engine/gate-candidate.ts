@@ -70,6 +70,18 @@ export function gateCandidate(input: GateInput): GateDecision {
       note: `policy ${policy.name} does not auto-apply`,
     };
   }
+  // A policy that asks for any confidence asks for Governor's judgement, and Governor says this one
+  // waits; min_confidence 0 (the default) applies everything Governor recommends. Checked before the
+  // confidence: a recommendation that waits is often one Governor is unsure of for the same reason
+  // (a scale-up that does not pay for itself), and the reason says more than the number.
+  if (input.waits !== null && policy.min_confidence > 0) {
+    return {
+      decision: 'propose',
+      policy: policy.name,
+      step: input.step,
+      note: `policy ${policy.name} asks for confidence ${policy.min_confidence}, and this waits: ${input.waits}`,
+    };
+  }
   // Written so that a confidence that is not a number is below every bound.
   if (!(input.confidence >= policy.min_confidence)) {
     return {
@@ -77,16 +89,6 @@ export function gateCandidate(input: GateInput): GateDecision {
       policy: policy.name,
       step: input.step,
       note: `confidence ${input.confidence} is below min_confidence ${policy.min_confidence} of policy ${policy.name}`,
-    };
-  }
-  // A policy that asks for any confidence asks for Governor's judgement, and Governor says this one
-  // waits; min_confidence 0 (the default) applies everything Governor recommends.
-  if (input.waits !== null && policy.min_confidence > 0) {
-    return {
-      decision: 'propose',
-      policy: policy.name,
-      step: input.step,
-      note: `policy ${policy.name} asks for confidence ${policy.min_confidence}, and this waits: ${input.waits}`,
     };
   }
   const cooldownS = policy.cooldown_s ?? input.control.cooldown_s;

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import type { RecommendationRecord, ScopeMetrics } from './control-types.ts';
 import { DEFAULT_TUNING } from './control-tuning.ts';
 import { judgeVerification } from './judge-verification.ts';
-import { collapseShare, errorBudget } from '../objective/operating-bounds.ts';
+import { calmErrorRate, collapseShare, errorBudget } from '../objective/operating-bounds.ts';
 
 const metrics = (m: Partial<ScopeMetrics>): ScopeMetrics => ({
   requests: 200,
@@ -18,7 +18,11 @@ const rec = (kind: RecommendationRecord['kind'], direction: 'increase' | 'decrea
   ({ kind, direction }) as RecommendationRecord;
 const slo = { ttft_ms: 2000 };
 const control = { slo_attainment_target: 0.95 };
-const bounds = { errorBudget: errorBudget(control), collapse: collapseShare(control, DEFAULT_TUNING) };
+const bounds = {
+  errorBudget: errorBudget(control),
+  collapse: collapseShare(control, DEFAULT_TUNING),
+  calm: calmErrorRate(control, DEFAULT_TUNING),
+};
 
 describe('verification: roll back only harm the action could cause', () => {
   test('a scale-in that breaks the SLO is rolled back; one that holds it is kept', () => {
@@ -118,7 +122,11 @@ describe('verification: roll back only harm the action could cause', () => {
     ).toBe('rolled_back');
     // The bound follows the attainment target: a laxer one (a 15 % budget) tolerates that fall.
     const lax = { slo_attainment_target: 0.85 };
-    const laxBounds = { errorBudget: errorBudget(lax), collapse: collapseShare(lax, DEFAULT_TUNING) };
+    const laxBounds = {
+      errorBudget: errorBudget(lax),
+      collapse: collapseShare(lax, DEFAULT_TUNING),
+      calm: calmErrorRate(lax, DEFAULT_TUNING),
+    };
     expect(
       judgeVerification(rec('circuit_break', 'increase'), before, collapsed, slo, 20, laxBounds).verdict,
     ).toBe('verified');

@@ -47,6 +47,8 @@ export interface VerificationBounds {
   errorBudget: number;
   /** collapseShare: a fall of goodput this large is not excused by fewer errors. */
   collapse: number;
+  /** calmErrorRate: errors that rose by more than this rose for a reason (the action, if it could). */
+  calm: number;
 }
 
 export function judgeVerification(
@@ -108,7 +110,7 @@ export function judgeVerification(
             expectedDrop > 0
               ? `fewer replicas could not hold the SLO (predicted within-SLO share −${fmt(expectedDrop)})`
               : 'fewer replicas could not hold the SLO';
-      } else if (goodputFell && dErr !== null && dErr > 0.02) {
+      } else if (goodputFell && dErr !== null && dErr > bounds.calm) {
         // More capacity does not hurt by itself; new replicas that fail requests do. Capacity that
         // turns out unneeded is the scale-in policy's to take back, with its hysteresis. Unless the
         // pool's load rose with them (traffic moved onto it, a surge): then the load failed the
@@ -128,7 +130,7 @@ export function judgeVerification(
         // Fewer errors are no excuse for a collapse: the peers could not carry the traffic.
         if (goodputFell && (dErr === null || dErr >= -0.005 || (dGood !== null && -dGood > bounds.collapse)))
           worse = 'moving traffic away cut goodput (the peers could not carry it, or errors did not fall)';
-      } else if (goodputFell || (dErr !== null && dErr > 0.02)) {
+      } else if (goodputFell || (dErr !== null && dErr > bounds.calm)) {
         worse = 'traffic given back to the pool raised errors or cut goodput';
       }
       break;
@@ -146,7 +148,7 @@ export function judgeVerification(
           ? // Refused retries count as errors; they are harm only when goodput did not rise with them.
             (dErr !== null && dErr > bounds.errorBudget && (dGood === null || dGood <= 0)) ||
             (dGood !== null && -dGood > bounds.errorBudget)
-          : dErr !== null && dErr > 0.03
+          : dErr !== null && dErr > bounds.calm
       ) {
         worse =
           rec.direction === 'increase'
@@ -155,7 +157,11 @@ export function judgeVerification(
       }
       break;
     case 'downgrade_model':
-      if (goodputFell || (dErr !== null && dErr > 0.02) || (rec.direction === 'decrease' && sloBroken)) {
+      if (
+        goodputFell ||
+        (dErr !== null && dErr > bounds.calm) ||
+        (rec.direction === 'decrease' && sloBroken)
+      ) {
         worse =
           rec.direction === 'increase'
             ? 'the smaller model could not carry the moved tasks'

@@ -10,7 +10,7 @@ import {
 import { decayWeight } from '../model/forgetting.ts';
 import type { FleetObservation } from '../observe-fleet.ts';
 import type { ControlState, PoolLearning } from './control-types.ts';
-import { type ControlTuning, engineFitMemoryWindows } from './control-tuning.ts';
+import { type ControlTuning, boundShare, engineFitMemoryWindows } from './control-tuning.ts';
 import { addEngineWindow } from './fit-engine-time.ts';
 
 // What the loop learns from each pool's own history, after a tick's decisions:
@@ -91,7 +91,7 @@ export function updateLearning(
     // too, so the baseline follows. An outlier's slowdown is never learned as normal.
     const load = readLoad(pool, learning, tuning);
     const prefill = pool.prefillMsPerToken;
-    if (healthy && prefill !== null && (load.contention === null || load.contention < 1.5)) {
+    if (healthy && prefill !== null && (load.contention === null || load.contention < tuning.usualRatio)) {
       const floor = learning.prefillFloorMsPerToken;
       learning.prefillFloorMsPerToken =
         floor === null || prefill < floor ? prefill : floor + 0.05 * (prefill - floor);
@@ -118,7 +118,7 @@ export function updateLearning(
       // Sustained saturation: the median request waited a good part of its TTFT for admission.
       const q50 = g.queueMs.p50;
       const t50 = g.ttftMs.p50;
-      const queued = q50 !== null && t50 !== null && t50 > 0 && q50 / t50 >= 0.3;
+      const queued = q50 !== null && t50 !== null && t50 > 0 && q50 / t50 >= boundShare(tuning) / 2;
       // With chunked prefill a loaded engine admits at once and each prompt token takes longer instead
       // — but only load explains it if each replica carries more than it ever did calmly: a prompt mix
       // that swings to long prompts stretches prefill per token at a light load too.

@@ -15,7 +15,7 @@ import { observedShares, rememberAction } from './apply-record.ts';
 import type { ControlState, RecommendationRecord, ScopeMetrics } from './control-types.ts';
 import type { EngineSettings } from './engine-settings.ts';
 import { judgeVerification } from './judge-verification.ts';
-import { collapseShare, errorBudget } from '../objective/operating-bounds.ts';
+import { calmErrorRate, collapseShare, errorBudget } from '../objective/operating-bounds.ts';
 import { type TickOutput, recordAudit, touchRecord } from './tick-output.ts';
 import { previousOf } from './kind-action.ts';
 import { memoryKey, parseMemoryKey } from './memory-key.ts';
@@ -107,7 +107,11 @@ export function verifyRecord(
           after,
           config.slo,
           MIN_P95_SAMPLE,
-          { errorBudget: errorBudget(control), collapse: collapseShare(control, tuning) },
+          {
+            errorBudget: errorBudget(control),
+            collapse: collapseShare(control, tuning),
+            calm: calmErrorRate(control, tuning),
+          },
           // The baseline is the short window when the action was applied (a quiet pool's control
           // window, which reads its rate high: no load rise then), the judgement the control window.
           before.requests > 0

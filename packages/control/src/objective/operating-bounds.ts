@@ -38,3 +38,27 @@ export function collapseShare(
 ): number {
   return roundBound(errorBudget(control) * tuning.slowRatio);
 }
+
+/**
+ * Failures clearly inside the error budget (slowRatio × below it, 0.025 at the defaults), as a TTFT
+ * p95 clearly inside the SLO is slowRatio × below it: low enough to call a fleet or a pool calm —
+ * to lift a retry budget, to move traffic for cost alone.
+ */
+export function calmErrorRate(
+  control: Pick<ControlConfig, 'slo_attainment_target'>,
+  tuning: Pick<ControlTuning, 'slowRatio'>,
+): number {
+  return roundBound(errorBudget(control) / tuning.slowRatio);
+}
+
+/**
+ * Utilization of a peer with room to take traffic moved onto it: clearly (beyond the as-usual band,
+ * usualRatio ×) below target_utilization (0.54 at the defaults), so what it takes does not carry it
+ * past the load it is sized for.
+ */
+export function roomUtilization(
+  control: Pick<ControlConfig, 'target_utilization'>,
+  tuning: Pick<ControlTuning, 'usualRatio'>,
+): number {
+  return roundBound(control.target_utilization / tuning.usualRatio);
+}
