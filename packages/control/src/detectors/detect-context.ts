@@ -101,6 +101,13 @@ export function readWeights(
  */
 export const MIN_WEIGHT_STEP = 0.02;
 
+/**
+ * One step of a traffic move that is not an incident's (a cheaper pool taking more, a pool given
+ * back its traffic, tasks downgraded or taken back): a quarter of the share in play, so four steps
+ * move all of it, each judged on what the last one did.
+ */
+export const TRAFFIC_STEP = 0.25;
+
 export function normalizeWeights(weights: Record<string, number>): Record<string, number> {
   const total = Object.values(weights).reduce((a, b) => a + Math.max(0, b), 0);
   const keys = Object.keys(weights);

@@ -4,6 +4,7 @@ import type { Candidate } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
 import {
   MIN_WEIGHT_STEP,
+  TRAFFIC_STEP,
   type DetectContext,
   evidence,
   groupByModel,
@@ -24,7 +25,6 @@ import { calmErrorRate } from '../objective/operating-bounds.ts';
 // policy grows it if it ever turns load-bound.
 
 const MIN_SHARE = 0.1;
-const STEP = 0.25;
 
 interface PoolCost {
   pool: PoolView;
@@ -75,7 +75,7 @@ export function detectCostEfficiency(ctx: DetectContext, skipModels: ReadonlySet
     const from = dearest.pool.pool;
     const to = cheapest.pool.pool;
     const current = weights[from] ?? 0;
-    const moved = Math.min(current - MIN_SHARE, Math.max(0.05, current * STEP));
+    const moved = Math.min(current - MIN_SHARE, Math.max(0.05, current * TRAFFIC_STEP));
     if (moved < MIN_WEIGHT_STEP) continue;
     const next = normalizeWeights({ ...weights, [from]: current - moved, [to]: (weights[to] ?? 0) + moved });
     const ratio = dearest.usdPerMTokens / cheapest.usdPerMTokens;

@@ -1,7 +1,7 @@
 import { boundShare } from '../engine/control-tuning.ts';
 import type { Candidate } from '../engine/control-types.ts';
 import type { PoolView } from '../observe-fleet.ts';
-import { type DetectContext, evidence, groupByModel } from './detect-context.ts';
+import { type DetectContext, TRAFFIC_STEP, evidence, groupByModel } from './detect-context.ts';
 import { round, MIN_P95_SAMPLE } from './pool-signals.ts';
 import { confidenceOf, ratioZ, shareZ } from '../objective/confidence.ts';
 import { type ModelPressure, confidenceOfRoom, readModelPressure } from './read-model-pressure.ts';
@@ -51,7 +51,7 @@ export function detectDowngradeModel(ctx: DetectContext): Candidate[] {
             1,
             currentFraction +
               clamp(
-                pressure.utilization ? 1 - control.target_utilization / pressure.utilization : 0.25,
+                pressure.utilization ? 1 - control.target_utilization / pressure.utilization : TRAFFIC_STEP,
                 0.1,
                 MAX_STEP,
               ),
@@ -109,7 +109,7 @@ export function detectDowngradeModel(ctx: DetectContext): Candidate[] {
     }
 
     if (current && current.fraction > 0 && !unavailable && pressure.relaxed && !pressure.capacityPending) {
-      const fraction = round(Math.max(0, current.fraction - 0.25), 2);
+      const fraction = round(Math.max(0, current.fraction - TRAFFIC_STEP), 2);
       // Taking tasks back must keep this model's pools under the target utilization.
       const keptShare = 1 - current.fraction;
       const projected =

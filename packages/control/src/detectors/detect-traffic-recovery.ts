@@ -2,6 +2,7 @@ import { predictedGoodput } from './peer-headroom.ts';
 import type { Candidate } from '../engine/control-types.ts';
 import {
   MIN_WEIGHT_STEP,
+  TRAFFIC_STEP,
   type DetectContext,
   evidence,
   groupByModel,
@@ -47,8 +48,8 @@ export function detectTrafficRecovery(ctx: DetectContext): Candidate[] {
     const minSample = MIN_JUDGED_SAMPLE;
     const hasTraffic = assessment.requests >= minSample;
     const target = hasTraffic
-      ? Math.min(original, Math.max(2 * current, current + 0.25 * original))
-      : Math.min(original, Math.max(current, 0.25 * original, 0.05));
+      ? Math.min(original, Math.max(2 * current, current + TRAFFIC_STEP * original))
+      : Math.min(original, Math.max(current, TRAFFIC_STEP * original, 0.05));
     if (target - current < MIN_WEIGHT_STEP) continue;
     const next: Record<string, number> = { ...weights, [pool]: target };
     const others = pools.filter((p) => p.pool !== pool);
