@@ -7,6 +7,9 @@ import type { PoolModel } from '../model/predict-pool.ts';
 // predicts what was measured, so the change is 0. The model's goodput is the pools' weighted by the
 // requests each serves.
 
+/** Relative change of a pool's load below which it is its load now. */
+const LOAD_UNCHANGED = 1e-9;
+
 export interface ShiftPool {
   pool: string;
   /** Requests per second it serves now. */
@@ -48,10 +51,13 @@ export function predictShiftGoodput(
     if (nextRate === 0) continue;
     const gains = nextRate > rate;
     if (gains && (p.model === null || rate === 0)) return null;
+    // A share that stays where it is (to rounding: weights are renormalized in floating point) keeps
+    // its load; replaying it a few ulps denser could flip a request sitting at the SLO.
+    const factor = Math.abs(nextRate - rate) <= LOAD_UNCHANGED * rate ? 1 : nextRate / rate;
     const change =
-      p.model === null
+      p.model === null || factor === 1
         ? 0
-        : p.model.predict(p.replicas, nextRate / rate).taskWithinSloShare -
+        : p.model.predict(p.replicas, factor).taskWithinSloShare -
           p.model.predict(p.replicas, 1).taskWithinSloShare;
     after += nextRate * Math.min(1, Math.max(0, p.goodput + change));
   }
