@@ -50,6 +50,16 @@ describe('predictShiftGoodput', () => {
     );
   });
 
+  it('predicts for pools without a model whose shares move only by rounding', () => {
+    const light = Array.from({ length: 60 }, () => ({ gapMs: 400, tokens: 200 }));
+    const pools = [pool('a', light, 2, 0.7, false), pool('b', light.slice(0, 37), 3, 0.9, false)];
+    const now = sharesNow(pools);
+    // A weight a few ulps above today's share, as renormalizing weights in floating point leaves it.
+    const p = predictShiftGoodput(pools, { a: now.a! * (1 + 1e-12), b: now.b! });
+    expect(p).not.toBeNull();
+    expect(p!.to).toBeCloseTo(p!.from, 9);
+  });
+
   it('predicts a gain for moving traffic off a failing pool onto a peer with room', () => {
     // A failing pool (a fifth of its tasks within the SLO) and an idle healthy peer: short prompts,
     // one every 400 ms, on four replicas.

@@ -49,11 +49,12 @@ export function predictShiftGoodput(
     if (p.goodput === null) return null;
     before += rate * p.goodput;
     if (nextRate === 0) continue;
-    const gains = nextRate > rate;
-    if (gains && (p.model === null || rate === 0)) return null;
     // A share that stays where it is (to rounding: weights are renormalized in floating point) keeps
-    // its load; replaying it a few ulps denser could flip a request sitting at the SLO.
-    const factor = Math.abs(nextRate - rate) <= LOAD_UNCHANGED * rate ? 1 : nextRate / rate;
+    // its load; replaying it a few ulps denser could flip a request sitting at the SLO, and reading
+    // it as a gain would drop the prediction for a pool without a model.
+    const unchanged = Math.abs(nextRate - rate) <= LOAD_UNCHANGED * rate;
+    if (!unchanged && nextRate > rate && (p.model === null || rate === 0)) return null;
+    const factor = unchanged ? 1 : nextRate / rate;
     const change =
       p.model === null || factor === 1
         ? 0
