@@ -58,6 +58,11 @@ export interface FleetObservation {
   atNs: bigint;
   windowMs: number;
   fastWindowMs: number;
+  /**
+   * How much of the control window the store's telemetry covers (ms, ≤ windowMs): less when the
+   * store began within it (a fleet or a store just started). Rates are taken over what is covered.
+   */
+  coveredMs: number;
   pools: PoolView[];
   priorities: PriorityView[];
 }
@@ -81,6 +86,11 @@ export interface ObserveOptions {
    * instead: a handful of requests says nothing, and a quiet pool has no fast changes to catch.
    */
   minFastRequests?: number;
+  /**
+   * Where the store's telemetry begins (SignalsReader.oldestEventNs; null when it holds none); a
+   * window reaching further back covers only the rest. Omitted: the windows are taken as covered.
+   */
+  telemetryFromNs?: bigint | null;
 }
 
 export async function observeFleet(options: ObserveOptions): Promise<FleetObservation> {
@@ -105,6 +115,8 @@ export async function observeFleet(options: ObserveOptions): Promise<FleetObserv
       : Promise.resolve(new Map<string, RequestArrival[]>()),
   ]);
   const minFast = options.minFastRequests ?? 0;
+  const coveredMs = coverage(options.telemetryFromNs, atNs, windowMs);
+  const fastCoveredMs = Math.min(fastWindowMs, coveredMs);
   const mainByPool = indexByPool(main.groups);
   const fastByPool = indexByPool(fast.groups);
   const configured = new Map(config.pools.map((p) => [p.name, p]));
@@ -153,8 +165,8 @@ export async function observeFleet(options: ObserveOptions): Promise<FleetObserv
       gpuHourUsd: gpuType
         ? (config.pricing.gpu_hour_usd[gpuType] ?? config.pricing.default_gpu_hour_usd ?? null)
         : (config.pricing.default_gpu_hour_usd ?? null),
-      mainRatePerS: (mainGroup?.requests ?? 0) / (windowMs / 1000),
-      fastRatePerS: (fastGroup?.requests ?? 0) / ((quiet ? windowMs : fastWindowMs) / 1000),
+      mainRatePerS: perSecond(mainGroup?.requests ?? 0, coveredMs),
+      fastRatePerS: perSecond(fastGroup?.requests ?? 0, quiet ? coveredMs : fastCoveredMs),
     };
   });
 
@@ -162,6 +174,7 @@ export async function observeFleet(options: ObserveOptions): Promise<FleetObserv
     atNs,
     windowMs,
     fastWindowMs,
+    coveredMs,
     pools,
     priorities: priorities.groups
       .filter((g) => g.key.priority !== null && g.key.priority !== undefined)
@@ -233,4 +246,16 @@ export function weightedMean(
 
 function roundOrNull(v: number | null): number | null {
   return v === null ? null : Math.round(v);
+}
+
+/** The part of a window of `windowMs` ending at `atNs` that telemetry from `fromNs` on covers (ms). */
+function coverage(fromNs: bigint | null | undefined, atNs: bigint, windowMs: number): number {
+  if (fromNs === undefined) return windowMs;
+  if (fromNs === null || fromNs >= atNs) return 0;
+  return Math.min(windowMs, Number(atNs - fromNs) / 1e6);
+}
+
+/** A count over `ms` as a rate per second (0 over no time: nothing was seen). */
+function perSecond(count: number, ms: number): number {
+  return ms > 0 ? count / (ms / 1000) : 0;
 }

@@ -235,6 +235,13 @@ describe('the signals on ClickHouse', () => {
     expect(await clustered.watermarkNs()).toBe(expected);
   });
 
+  it('have the embedded store’s oldest event, where the control window’s coverage begins', async () => {
+    const expected = await embedded.oldestEventNs();
+    expect(expected).not.toBeNull();
+    expect(expected!).toBeLessThan((await embedded.newestEventNs())!);
+    expect(await clustered.oldestEventNs()).toBe(expected);
+  });
+
   it.each([[['pool']], [['tenant']], [[]]] as const)('snapshot by %j: group for group', async (by) => {
     const opts = { windowMs: 200_000, by: [...by], atNs: atMs(200_000) };
     const expected = await embedded.snapshot(opts);

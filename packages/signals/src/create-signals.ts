@@ -61,6 +61,8 @@ const NEWEST_EVENT_SQL = loadSql(import.meta.url, 'snapshot/newest-event.sql');
 const RAW_FACTS_SQL = loadSql(import.meta.url, 'snapshot/raw-request-facts.sql');
 const NEWEST_EVENT_IN_BOUNDS_SQL = loadSql(import.meta.url, 'snapshot/newest-event-in-bounds.sql');
 const CLICKHOUSE_NEWEST_EVENT_SQL = loadSql(import.meta.url, 'snapshot/newest-event.clickhouse.sql');
+const OLDEST_EVENT_SQL = loadSql(import.meta.url, 'snapshot/oldest-event.sql');
+const CLICKHOUSE_OLDEST_EVENT_SQL = loadSql(import.meta.url, 'snapshot/oldest-event.clickhouse.sql');
 const CLICKHOUSE_NEWEST_EVENT_IN_BOUNDS_SQL = loadSql(
   import.meta.url,
   'snapshot/newest-event-in-bounds.clickhouse.sql',
@@ -145,6 +147,8 @@ export interface Signals {
   watermarkNs(): Promise<bigint | null>;
   /** Newest event time (latest span end, else latest metric point); null when no data. */
   newestEventNs(): Promise<bigint | null>;
+  /** Oldest event time (earliest span start): where the store's telemetry begins; null when no spans. */
+  oldestEventNs(): Promise<bigint | null>;
   snapshot(opts: SnapshotOptions): Promise<SignalsSnapshotDetail>;
   series(opts: SeriesOptions): Promise<SeriesResult>;
   /**
@@ -316,6 +320,12 @@ export function createSignals(
   const signals: Omit<Signals, 'read'> = {
     source,
     newestEventNs,
+    async oldestEventNs() {
+      const [row] = await db.query<Record<string, unknown>>(
+        clickhouse ? CLICKHOUSE_OLDEST_EVENT_SQL : OLDEST_EVENT_SQL,
+      );
+      return toBigIntOrNull(row?.span_ns);
+    },
     async watermarkNs() {
       const newest = await newestEventNs();
       return newest === null ? null : newest - latenessNs;

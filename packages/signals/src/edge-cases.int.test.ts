@@ -190,6 +190,24 @@ describe('signals on real-world deliveries', () => {
     ]);
   });
 
+  it('knows where its telemetry begins: nothing before the first span, its start after', async () => {
+    const store = await freshStore();
+    const signals = createSignals(store, CONFIG);
+    expect(await signals.oldestEventNs()).toBeNull();
+    await ingest(store, [
+      traceExport(
+        'later',
+        chatRequest({ trace: 'later', startMs: 5000, queueMs: 1, prefillMs: 1, decodeMs: 10 }).spans,
+      ),
+      traceExport(
+        'first',
+        chatRequest({ trace: 'first', startMs: 2000, queueMs: 1, prefillMs: 1, decodeMs: 10 }).spans,
+      ),
+    ]);
+    // The gateway's span starts the request; nothing the store holds starts earlier.
+    expect(await signals.oldestEventNs()).toBe(atMs(2000));
+  });
+
   it('never produces negative hop times under clock skew and keeps the request', async () => {
     const store = await freshStore();
     // The runtime's clock runs 30 ms behind: its span starts before its parent.

@@ -9,7 +9,7 @@ import {
   runTicks,
   startTestGovernor,
 } from './fixtures/control-test-governor.ts';
-import { type PoolTraffic, T0_MS } from './fixtures/fleet-telemetry.ts';
+import { type PoolTraffic, T0_MS, sendTraffic } from './fixtures/fleet-telemetry.ts';
 
 // Each recommendation kind from real telemetry showing its condition: spans and gauges go in over
 // OTLP/HTTP, the real signals read them, POST /api/control/evaluate runs the tick at event time.
@@ -653,6 +653,36 @@ describe('recommendations from telemetry', () => {
     expect((await latest()).every((r) => r.kind !== 'scale' || (r.action.to as number) >= 1)).toBe(true);
   });
 
+  test('Governor started on a store that already holds a window of telemetry does not watch one more itself', async () => {
+    g = await startTestGovernor({
+      pools: [
+        { name: 'light', gpu_type: 'H100', model: 'm-light' },
+        { name: 'idle', gpu_type: 'H100', model: 'm-idle' },
+      ],
+    });
+    const traffic: PoolTraffic[] = [
+      { pool: 'light', model: 'm-light', replicas: 4, ratePerS: 2 },
+      { pool: 'idle', model: 'm-idle', replicas: 3, ratePerS: 0 },
+    ];
+    // Five and a half minutes of telemetry, then the first tick (a Governor restarted on its store).
+    await sendTraffic(g.url, traffic, T0_MS, T0_MS + 330_000);
+    const first = await g.evaluate(T0_MS + 330_000);
+    expect(scaleInsOver([first], 'idle').map((r) => r.action)).toEqual([{ from: 3, to: 1 }]);
+  });
+
+  test('a store that began within the control window shows too little of the load to take a replica away', async () => {
+    g = await startTestGovernor({ pools: [{ name: 'idle', gpu_type: 'H100', model: 'm-idle' }] });
+    const traffic: PoolTraffic[] = [
+      { pool: 'light', model: 'm-light', replicas: 4, ratePerS: 2 },
+      { pool: 'idle', model: 'm-idle', replicas: 3, ratePerS: 0 },
+    ];
+    // The store's telemetry begins at 0 and the ticks come every 30 s: nothing is scaled in until
+    // it covers the 5-minute window, at 300 s.
+    const ticks = await runTicks(g, traffic, 0, 330_000);
+    const firstAtMs = (ticks.findIndex((t) => scaleInsOver([t], 'idle').length > 0) + 1) * 30_000;
+    expect(firstAtMs).toBe(300_000);
+  });
+
   test('a scale-in is replayed on its own requests first: long prompts that would hold up a lone replica keep the second', async () => {
     g = await startTestGovernor({
       pools: [
@@ -901,7 +931,7 @@ describe('recommendations from telemetry', () => {
     const queued: PoolTraffic = { pool: 'a-queued', model: 'm', replicas: 1, ratePerS: 0.5 };
     const light: PoolTraffic = { pool: 'b-light', model: 'm', replicas: 2, ratePerS: 1 };
     await runTicks(g, [queued, light], 0, 300_000);
-    // The tick where b-light has watched a whole window: a-queued, on one replica, now queues.
+    // The tick where the store covers a whole window of b-light: a-queued, on one replica, now queues.
     const [tick] = await runTicks(g, [{ ...queued, queueMs: 3000 }, light], 300_000, 330_000);
     const scale = (pool: string, up: boolean) =>
       find(tick!.recommendations, 'scale', pool).filter((r) => r.action.to > r.action.from === up);
@@ -1125,9 +1155,10 @@ describe('recommendations from telemetry', () => {
       { pool: 'lean-b', model: 'm-lean', replicas: 1, ratePerS: 0.5 },
     ];
     const ticks = await runTicks(g, traffic, 0, 330_000);
-    const recs = ticks.flatMap((t) => t.recommendations);
+    // Nothing applies a proposal: it stays open, listed again at each tick; each decision counts once.
+    const recs = [...new Map(ticks.flatMap((t) => t.recommendations).map((r) => [r.id, r])).values()];
     const scaleIn = (pool: string) => find(recs, 'scale', pool).filter((r) => r.action.to < r.action.from);
-    // One of the pair may go to one replica, the other then keeps two: never both in the same tick.
+    // One of the pair may go to one replica, the other then keeps two: never both, at no tick.
     expect([...scaleIn('pair-a'), ...scaleIn('pair-b')].map((r) => r.action)).toEqual([{ from: 2, to: 1 }]);
     // lean-b already rests on one replica: lean-a keeps two so losing any one replica leaves two.
     expect(scaleIn('lean-a')).toEqual([]);

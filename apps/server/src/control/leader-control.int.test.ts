@@ -72,6 +72,7 @@ function factory(repository: ControlRepository) {
       // No tick runs here: the watermark is unknown.
       signals: {
         watermarkNs: async () => null,
+        oldestEventNs: async () => null,
         snapshot: async () => ({ at: '', window: '', groups: [] }) as never,
       },
       repository,

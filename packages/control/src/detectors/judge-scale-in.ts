@@ -30,9 +30,9 @@ export function judgeScaleIn(
   const floor =
     s.floor < 2 && s.ratePerS > 0 && !peersHoldSpare(ctx, pool, planned) ? Math.min(2, replicas) : s.floor;
   if (replicas <= floor) return null;
-  // Evidence for N−1 (or for silence) needs a whole control window of watching.
-  const watchedMs = ctx.state.firstTickNs === null ? 0 : Number(ctx.obs.atNs - ctx.state.firstTickNs) / 1e6;
-  if (watchedMs < ctx.obs.windowMs) return null;
+  // Evidence for N−1 (or for silence) needs a whole control window of telemetry: a store that began
+  // within it (a fleet or a store just started) shows too little of the load to take a replica away.
+  if (ctx.obs.coveredMs < ctx.obs.windowMs) return null;
   if (s.ratePerS <= 0) {
     if (couldNotServe(ctx, pool)) return null;
     return {

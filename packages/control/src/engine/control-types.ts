@@ -215,8 +215,11 @@ export interface ControlState {
   /** Actions decided outside a tick (human apply) that the next evaluate response hands out. */
   outbox: ControlAction[];
   lastTickNs: bigint | null;
-  /** Event time of the first tick: a control window of silence only counts once fully observed. */
-  firstTickNs: bigint | null;
+  /**
+   * Where the store's telemetry begins (its oldest span): a control window reaching further back
+   * covers less than its length. Read again at each tick until the window lies inside it.
+   */
+  telemetryFromNs: bigint | null;
   /** Replicas each pool reported at the last tick, to notice scaling Governor did not do. */
   observedReplicas: Record<string, number>;
   /**
@@ -245,7 +248,7 @@ export function createEmptyState(): ControlState {
     rejected: new Map(),
     outbox: [],
     lastTickNs: null,
-    firstTickNs: null,
+    telemetryFromNs: null,
     observedReplicas: {},
     holds: new Map(),
   };

@@ -112,6 +112,8 @@ async function runTick(
   const { config, control, tuning, now } = settings;
   const s = dryRun ? structuredClone(state) : state;
   const out = createTickOutput();
+  if (s.telemetryFromNs === null || atNs - s.telemetryFromNs < BigInt(settings.windowMs) * 1_000_000n)
+    s.telemetryFromNs = await readers.signals.oldestEventNs();
   const obs = await observeFleet({
     signals: readers.signals,
     config,
@@ -123,6 +125,7 @@ async function runTick(
     readEngineWork: readers.readEngineWork,
     readRequestArrivals: readers.readRequestArrivals,
     minFastRequests: MIN_P95_SAMPLE,
+    telemetryFromNs: s.telemetryFromNs,
   });
   sinks.observed(obs);
   noteExternalScaling(control, s, obs, atNs);
@@ -187,7 +190,6 @@ async function runTick(
   endHolds(s, out, considered);
   updateLearning(s, obs, ctx.suspects, tuning, config.slo.ttft_ms ?? null, errorBudget(control));
   if (s.lastTickNs === null || atNs > s.lastTickNs) s.lastTickNs = atNs;
-  if (s.firstTickNs === null || atNs < s.firstTickNs) s.firstTickNs = atNs;
 
   if (!dryRun) {
     await persistOutput(sinks.repository, out, sinks.emit);

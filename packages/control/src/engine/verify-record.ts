@@ -113,9 +113,10 @@ export function verifyRecord(
             calm: calmErrorRate(control, tuning),
           },
           // The baseline is the short window when the action was applied (a quiet pool's control
-          // window, which reads its rate high: no load rise then), the judgement the control window.
-          before.requests > 0
-            ? after.requests / ctx.obs.windowMs / (before.requests / ctx.obs.fastWindowMs)
+          // window, which reads its rate high: no load rise then), the judgement the control window
+          // (what of it the store covers).
+          before.requests > 0 && ctx.obs.coveredMs > 0
+            ? after.requests / ctx.obs.coveredMs / (before.requests / ctx.obs.fastWindowMs)
             : null,
         );
   const asRecord = (m: ScopeMetrics): Record<string, number | null> => ({ ...m });

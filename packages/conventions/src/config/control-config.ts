@@ -19,7 +19,12 @@ export const ControlConfig = z
       .default(true)
       .describe('Run the control loop; false leaves signals and alerts only.'),
     interval_s: z.number().positive().default(30).describe('Event-time seconds between control ticks.'),
-    window: z.string().default('5m').describe('Signal window each tick reads (a duration such as 5m).'),
+    window: z
+      .string()
+      .default('5m')
+      .describe(
+        'Signal window each tick reads (a duration such as 5m). Rates are taken over the part of it the store holds telemetry for: a store started within it covers less.',
+      ),
     cooldown_s: z
       .number()
       .min(0)

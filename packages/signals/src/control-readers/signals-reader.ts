@@ -7,6 +7,8 @@ import type { GroupDimension, SignalsSnapshot } from '@governor/conventions';
 export interface SignalsReader {
   /** Newest event time − lateness; null when nothing has been ingested. */
   watermarkNs(): Promise<bigint | null>;
+  /** Where the store's telemetry begins (earliest span start); null when it holds no spans. */
+  oldestEventNs(): Promise<bigint | null>;
   snapshot(query: SnapshotQuery): Promise<SignalsSnapshot>;
 }
 
