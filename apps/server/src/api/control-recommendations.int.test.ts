@@ -959,6 +959,35 @@ describe('recommendations from telemetry', () => {
     expectScaleInFrom(scaleIns[0], 3, 'applied');
   });
 
+  test('a peer waits for the first scale-in to be judged, which waits out the cooldown, not only verify_after_s', async () => {
+    g = await startTestGovernor({
+      pools: [
+        { name: 'twin-a', gpu_type: 'H100', model: 'm-twin' },
+        { name: 'twin-b', gpu_type: 'H100', model: 'm-twin' },
+      ],
+      control: { verify_after_s: 60 },
+      policies: [{ name: 'auto', match: { kind: ['scale'] }, auto_apply: true, min_confidence: 0 }],
+    });
+    const twin = (pool: string): PoolTraffic => ({ pool, model: 'm-twin', replicas: 3, ratePerS: 1.5 });
+    const early = await runTicks(g, [twin('twin-a'), twin('twin-b')], 0, 570_000);
+    // verify_after_s is long past, but the first scale-in is not judged until its cooldown is over.
+    const first = [
+      ...new Map(
+        [...scaleInsOver(early, 'twin-a'), ...scaleInsOver(early, 'twin-b')].map((r) => [r.id, r]),
+      ).values(),
+    ];
+    expect(first).toHaveLength(1);
+    expectScaleInFrom(first[0], 3, 'applied');
+    const late = await runTicks(g, [twin('twin-a'), twin('twin-b')], 570_000, 750_000);
+    const pool = first[0]!.target.pool!;
+    const peer = pool === 'twin-a' ? 'twin-b' : 'twin-a';
+    const judged = late.flatMap((t) => t.recommendations).find((r) => r.id === first[0]!.id && r.verifiedAt);
+    expect(judged?.state).toBe('verified');
+    for (const r of scaleInsOver(late, peer).filter((r) => r.appliedAt)) {
+      expect(Date.parse(r.appliedAt!)).toBeGreaterThanOrEqual(Date.parse(judged!.verifiedAt!));
+    }
+  });
+
   test("a scale-in's replicas draining unevenly do not restart its cooldown", async () => {
     g = await startTestGovernor({
       pools: [{ name: 'drain', gpu_type: 'H100', model: 'm-drain', min_replicas: 2 }],

@@ -26,7 +26,7 @@ export function judgeRelease(ctx: DetectContext, s: ScaleInputs): Candidate | nu
   if (weight === undefined || held.weight - weight < MIN_WEIGHT_STEP) return null;
   // Its own failures, or a retry storm multiplying every pool's requests, are load its weight does
   // not show; a model turning tasks away has no capacity to spare (as for any scale-in).
-  if (ctx.suspects.has(pool.pool) || s.failing || isRetryStorming(ctx)) return null;
+  if (ctx.suspects.has(pool.pool) || s.failing || isRetryStorming(ctx) || s.shareGain > 1) return null;
   if (ctx.state.actuated.shed[`model=${held.model}`] !== undefined) return null;
   const added = replicas - held.baseReplicas;
   // Within the smallest weight step of its weight before, the pool is back at its own share.

@@ -35,6 +35,8 @@ export function judgeScaleIn(
   if (ctx.obs.coveredMs < ctx.obs.windowMs) return null;
   if (s.ratePerS <= 0) {
     if (couldNotServe(ctx, pool)) return null;
+    // (A shift onto a pool with no traffic is traffic recovery's probe: the replicas its later
+    // shares need come with them, plan-peer-capacity.ts.)
     return {
       kind: 'scale',
       target: { pool: pool.pool },
@@ -55,6 +57,9 @@ export function judgeScaleIn(
       scopePools: [pool.pool],
     };
   }
+  // A shift this tick gives it more traffic than its window shows: only the model, replaying its
+  // requests at that load, may judge it (replay-scale-in.ts).
+  if (s.shareGain > 1 && (!Number.isFinite(s.shareGain) || !canModelJudge(ctx, s))) return null;
   if (isLoadUnseen(ctx, pool, s.learning)) return null;
   const main = pool.main;
   if (!main) return null;
@@ -331,7 +336,12 @@ function isPeerScalingIn(ctx: DetectContext, pool: PoolView, planned: ReadonlyMa
     const plannedTo = planned.get(p.pool);
     if (plannedTo !== undefined && now !== null && plannedTo < now) return true;
     const last = readMemory(ctx, 'scale', { pool: p.pool });
-    return last?.direction === 'decrease' && ctx.obs.atNs - last.appliedNs < verifyNs;
+    if (last?.direction !== 'decrease') return false;
+    // Until it is judged: verification waits for the cooldown too, and for a faulty scope to clear.
+    return (
+      ctx.obs.atNs - last.appliedNs < verifyNs ||
+      ctx.state.open.get(last.recommendationId)?.state === 'applied'
+    );
   });
 }
 

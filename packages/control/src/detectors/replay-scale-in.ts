@@ -87,6 +87,7 @@ function planScaleIn(ctx: DetectContext, s: ScaleInputs, to: number): ScalePlan 
     fastRatePerS: s.pool.fastRatePerS,
     fastWindowS: Math.min(ctx.obs.fastWindowMs, ctx.obs.coveredMs) / 1000,
     horizonS: ctx.control.verify_after_s,
+    shareGain: s.shareGain,
     msPerToken,
     sloMs,
     e2eSloMs: s.e2eSloMs,

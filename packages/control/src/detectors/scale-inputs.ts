@@ -21,6 +21,11 @@ export interface ScaleInputs {
   failing: boolean;
   /** Traffic is being moved off it for a resource bound this tick (memory, cache): not more of the same. */
   shiftedForResource: boolean;
+  /**
+   * How much a shift planned this tick multiplies its load (≥ 1; infinite where it had no share): a
+   * scale-in is sized for that load, which the window has not seen.
+   */
+  shareGain: number;
 }
 
 export function hourlyCost(s: ScaleInputs, n: number): number | null {

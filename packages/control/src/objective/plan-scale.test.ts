@@ -62,6 +62,18 @@ describe('planScale', () => {
     ).toBeGreaterThan(2);
   });
 
+  it('sizes for the share a shift taken with it moves onto the pool, which its window has not seen', () => {
+    const flat = planScale(inputs(ramp(8, 8), 8, 8))!;
+    const shifted = planScale({ ...inputs(ramp(8, 8), 8, 8), shareGain: 1.6 })!;
+    expect(shifted.loadFactor).toBeCloseTo(flat.loadFactor * 1.6, 6);
+    // 8 requests/s fit two replicas; 12.8 do not.
+    expect(shifted.sizing.desired).toBeGreaterThan(flat.sizing.desired);
+    // A shift moving traffic off it is not a reason for fewer replicas than the window's load needs.
+    expect(planScale({ ...inputs(ramp(8, 8), 8, 8), shareGain: 0.5 })!.sizing.desired).toBe(
+      flat.sizing.desired,
+    );
+  });
+
   it('has nothing to say without a rate', () => {
     expect(planScale({ ...inputs(ramp(8, 8), 8, 8), mainRatePerS: 0 })).toBeNull();
     expect(planScale({ ...inputs([], 8, 8) })).toBeNull();

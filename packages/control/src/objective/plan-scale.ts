@@ -23,6 +23,8 @@ export interface ScalePlanInputs {
   fastWindowS: number;
   /** Seconds the decision must hold for (until it is verified). */
   horizonS: number;
+  /** What a shift planned with the decision multiplies the pool's load by (≥ 1; default 1). */
+  shareGain?: number;
   /** Prefill ms per uncached prompt token on an uncontended replica. */
   msPerToken: number;
   /** TTFT and e2e objectives (ms); null when not configured (one of them must be). */
@@ -97,9 +99,10 @@ export function planScale(i: ScalePlanInputs): ScalePlan | null {
     i.horizonS,
   );
   // Sized for the highest of now and the forecast's upper bound: a scale-in must hold even if the
-  // load keeps rising as fast as it has been until it is verified.
+  // load keeps rising as fast as it has been until it is verified; and for the share a shift taken
+  // with it moves onto the pool.
   const sizedRate = Math.max(i.fastRatePerS, i.mainRatePerS, forecast.ratePerS + forecast.stdErrPerS);
-  const loadFactor = sizedRate / i.mainRatePerS;
+  const loadFactor = (sizedRate * Math.max(1, i.shareGain ?? 1)) / i.mainRatePerS;
   const sizing = sizePool(model, i.replicas, {
     attainmentTarget: i.attainmentTarget,
     loadFactor,
