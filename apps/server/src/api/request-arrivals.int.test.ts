@@ -54,9 +54,12 @@ describe('request arrivals', () => {
     // The KV cache each request held by its end — its whole prompt (cached or not) and its 100 output
     // tokens — and for how long: from its admission (prefill began) to its end, prefill and decode
     // (15 ms a token).
+    // The hits say what they found cached (gen_ai.usage.cache_read.input_tokens): with what they
+    // prefilled, their whole prompt.
     for (const r of a) {
       if (r.uncachedTokens >= 300) expect(r.kvTokens).toBe(r.uncachedTokens + 100);
       else expect(r.kvTokens).toBeGreaterThan(5 * r.uncachedTokens);
+      expect(r.uncachedTokens + r.cachedTokens! + 100).toBe(r.kvTokens);
       expect(r.holdMs).toBeGreaterThanOrEqual(1500);
       expect(r.holdMs).toBeLessThan(1500 + 0.25 * 1200 * 1.2 + 5);
     }

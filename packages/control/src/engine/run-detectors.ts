@@ -17,14 +17,6 @@ import type { Candidate } from './control-types.ts';
  * still succeed). Every detector sees the tick's suspects (findSuspects, computed before any runs);
  * the scale policy leaves alone the pools a memory-bound or cache-affinity shift moves traffic off.
  */
-/** The routing weights this tick's shifts ask for, by model (the last shift of a model wins). */
-function plannedWeights(candidates: readonly Candidate[]): Map<string, Record<string, number>> {
-  const out = new Map<string, Record<string, number>>();
-  for (const c of candidates)
-    if (c.kind === 'shift_traffic' && c.target.model) out.set(c.target.model, c.action.weights);
-  return out;
-}
-
 export function runDetectors(ctx: DetectContext): Candidate[] {
   const candidates: Candidate[] = [...detectPoolOutliers(ctx)];
   const shifted = () =>
@@ -44,4 +36,12 @@ export function runDetectors(ctx: DetectContext): Candidate[] {
   );
   candidates.push(...detectShedLoad(ctx, downgrading));
   return candidates;
+}
+
+/** The routing weights this tick's shifts ask for, by model (the last shift of a model wins). */
+function plannedWeights(candidates: readonly Candidate[]): Map<string, Record<string, number>> {
+  const out = new Map<string, Record<string, number>>();
+  for (const c of candidates)
+    if (c.kind === 'shift_traffic' && c.target.model) out.set(c.target.model, c.action.weights);
+  return out;
 }

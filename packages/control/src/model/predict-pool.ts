@@ -1,6 +1,7 @@
 import type { RequestArrival } from '@governor/signals';
 import { type ReplicaStep, replayPrefillWaits } from '../detectors/replay-prefill-queue.ts';
-import { estimateKvCapacity, replayKvWaits } from './replay-kv-admission.ts';
+import { estimateKvCapacity, estimateHeldKvTokens, replayKvWaits } from './replay-kv-admission.ts';
+import { measurePrefixReuse, recomputedTokens } from './prefix-reuse.ts';
 import { quantileCont } from '@governor/conventions';
 
 export { quantileCont };
@@ -18,7 +19,9 @@ export { quantileCont };
 // network, the decode time itself) stays as measured. A request is within the SLO when its TTFT and
 // its e2e each meet their objective, where one is configured. It finishes when its e2e (its TTFT
 // where no e2e is measured) is within the deadline its client gave it (RequestArrival.deadlineMs):
-// past that the client gives up and the request, with its task, fails.
+// past that the client gives up and the request, with its task, fails. On fewer replicas than served
+// it, a request whose task's context the smaller prefix cache no longer holds prefills it again
+// (prefix-reuse.ts; where its spans say what it found cached).
 //
 // Load is scaled in time: a load factor f puts the same requests f times closer together, keeping
 // the prompt mix. Waits grow with f and shrink with n, so everything derived here is monotone in
@@ -172,6 +175,11 @@ export function createPoolModel(observation: PoolObservation): PoolModel | null 
     : null;
   const tasks = groupTasks(arrivals);
   const unqueued = withinFlags(limits, base, baseE2e);
+  // Fewer replicas hold fewer of the contexts its tasks come back to (prefix-reuse.ts): the prefix
+  // cache is what their KV does not hold for requests in flight, which more load holds more of.
+  const reuse = kvPerReplica === null ? null : measurePrefixReuse(arrivals, scale);
+  const heldKv = reuse === null ? 0 : estimateHeldKvTokens(arrivals, observation.ratePerS);
+  const prefixCache = (n: number, f: number) => n * kvPerReplica! - f * heldKv;
   const cache = new Map<string, PoolPrediction>();
   const predict = (replicas: number, loadFactor = 1): PoolPrediction => {
     const n = Math.max(1, Math.floor(replicas));
@@ -180,9 +188,14 @@ export function createPoolModel(observation: PoolObservation): PoolModel | null 
     const hit = cache.get(key);
     if (hit) return hit;
     const pk = packed(f * scale);
-    const waits = waitsOn(pk, replayPrefillWaits(pk, service, n), n);
-    const ttft = Float64Array.from(base, (b, i) => b + waits[i]!);
-    const e2e = baseE2e && Float64Array.from(baseE2e, (b, i) => b + waits[i]!);
+    // Each request's own prefill of a context it no longer finds cached delays it and those behind it.
+    const again = reuse && recomputedTokens(reuse, prefixCache(observation.replicas, 1), prefixCache(n, f));
+    const own = again ? again.map((t) => t * msPerToken) : null;
+    const prefill = own ? service.map((s, i) => s + own[i]!) : service;
+    const waits = waitsOn(pk, replayPrefillWaits(pk, prefill, n), n);
+    const delay = own ? waits.map((w, i) => w + own[i]!) : waits;
+    const ttft = Float64Array.from(base, (b, i) => b + delay[i]!);
+    const e2e = baseE2e && Float64Array.from(baseE2e, (b, i) => b + delay[i]!);
     const prediction = summarize(observation, limits, tasks, n, f, ttft, e2e);
     cache.set(key, prediction);
     return prediction;

@@ -90,14 +90,20 @@ export function estimateKvCapacity(
 ): number | null {
   if (!holdsKv(arrivals) || kvUsage == null || !(kvUsage > 0) || !(replicas >= 1) || !(ratePerS > 0))
     return null;
-  let tokenMs = 0;
   let largest = 0;
-  for (const a of arrivals) {
-    tokenMs += a.kvTokens! * a.holdMs!;
-    largest = Math.max(largest, a.kvTokens!);
-  }
-  const heldTokens = (ratePerS / 1000) * (tokenMs / arrivals.length);
-  return Math.max(largest, heldTokens / (replicas * Math.min(1, kvUsage)));
+  for (const a of arrivals) largest = Math.max(largest, a.kvTokens!);
+  return Math.max(largest, estimateHeldKvTokens(arrivals, ratePerS) / (replicas * Math.min(1, kvUsage)));
+}
+
+/**
+ * KV tokens the pool's requests hold on average across its replicas (Little's law: `ratePerS` × the
+ * mean of each request's KV tokens × its hold); 0 where its requests do not say what they held.
+ */
+export function estimateHeldKvTokens(arrivals: readonly RequestArrival[], ratePerS: number): number {
+  if (!holdsKv(arrivals) || !(ratePerS > 0)) return 0;
+  let tokenMs = 0;
+  for (const a of arrivals) tokenMs += a.kvTokens! * a.holdMs!;
+  return (ratePerS / 1000) * (tokenMs / arrivals.length);
 }
 
 function isPositive(v: number | undefined): v is number {

@@ -27,6 +27,11 @@ export interface RequestArrival {
   task?: number;
   uncachedTokens: number;
   /**
+   * Prompt tokens it found in the prefix cache (vLLM's automatic prefix caching: no prefill for them);
+   * absent where its spans do not say. A replica that no longer holds the prefix prefills them too.
+   */
+  cachedTokens?: number;
+  /**
    * The KV cache it held by its end, in tokens: its prompt (cached or not: the cache holds every
    * token's keys and values) and its output. Absent when its spans do not give the token counts.
    */
@@ -78,6 +83,7 @@ export function createRequestArrivalsReader(
       queue_ms: number | null;
       task_key: bigint;
       uncached_tokens: number;
+      cached_tokens: number | null;
       kv_tokens: number | null;
       hold_ms: number | null;
       deadline_ms?: number | null;
@@ -107,6 +113,7 @@ export function createRequestArrivalsReader(
         ...(r.queue_ms === null ? {} : { queueMs: Number(r.queue_ms) }),
         task,
         uncachedTokens: Number(r.uncached_tokens),
+        ...(r.cached_tokens === null ? {} : { cachedTokens: Number(r.cached_tokens) }),
         ...(r.kv_tokens === null || r.hold_ms === null
           ? {}
           : { kvTokens: Number(r.kv_tokens), holdMs: Number(r.hold_ms) }),
