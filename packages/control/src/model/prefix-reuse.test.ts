@@ -68,6 +68,47 @@ describe('measurePrefixReuse', () => {
     expect(measurePrefixReuse(unreported)).toBeNull();
   });
 
+  it("reads each reused context's stack distance as a scan back over the sample does", () => {
+    // Tasks drawn at random, each request's context its own size: the distinct other tasks between a
+    // task's two requests, each at its latest context, counted directly.
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({ task: fc.integer({ min: 0, max: 6 }), kv: fc.integer({ min: 1, max: 50_000 }) }),
+          {
+            minLength: 2,
+            maxLength: 80,
+          },
+        ),
+        (reqs) => {
+          const arrivals: RequestArrival[] = reqs.map((r, i) => ({
+            arriveMs: i * 100,
+            ttftMs: 100,
+            task: r.task,
+            uncachedTokens: 10,
+            cachedTokens: r.kv,
+            kvTokens: r.kv,
+            holdMs: 100,
+          }));
+          const reuse = measurePrefixReuse(arrivals);
+          for (let i = 0; i < arrivals.length; i++) {
+            let prev = i - 1;
+            while (prev >= 0 && arrivals[prev]!.task !== arrivals[i]!.task) prev--;
+            if (prev < 0) continue;
+            const seen = new Set<number>();
+            let others = 0;
+            for (let j = i - 1; j > prev; j--) {
+              if (seen.has(arrivals[j]!.task!)) continue;
+              seen.add(arrivals[j]!.task!);
+              others += arrivals[j]!.kvTokens!;
+            }
+            expect(reuse!.distance[i]).toBe(arrivals[prev]!.kvTokens! + others);
+          }
+        },
+      ),
+    );
+  });
+
   it('recomputes no less on less cache, and nothing on the cache the sample had or more', () => {
     fc.assert(
       fc.property(

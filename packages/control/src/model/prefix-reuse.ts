@@ -37,6 +37,11 @@ export function measurePrefixReuse(arrivals: readonly RequestArrival[], sampleSc
   const n = arrivals.length;
   const reused = new Float64Array(n);
   const distance = new Float64Array(n);
+  // Each task's latest request so far holds its context; a Fenwick tree over the sample's positions
+  // holds that context's KV tokens at its latest position only, so the sum over the positions between
+  // a task's two requests counts each other task touched in between once, at its latest context — the
+  // stack distance in O(log n) a request instead of a scan back over the sample.
+  const latest = new Fenwick(n);
   const last = new Map<number, number>();
   let any = false;
   for (let i = 0; i < n; i++) {
@@ -44,30 +49,36 @@ export function measurePrefixReuse(arrivals: readonly RequestArrival[], sampleSc
     const task = a.task ?? -1 - i;
     const prev = last.get(task);
     last.set(task, i);
-    if (prev === undefined || !(a.cachedTokens! > 0)) continue;
-    const held = arrivals[prev]!.kvTokens ?? 0;
-    reused[i] = Math.min(a.cachedTokens!, held);
-    if (reused[i]! <= 0) continue;
-    any = true;
-    // Its own context must fit too.
-    distance[i] = held + sampleScale * distinctContextTokens(arrivals, prev, i, task);
+    if (prev !== undefined) {
+      const held = arrivals[prev]!.kvTokens ?? 0;
+      reused[i] = a.cachedTokens! > 0 ? Math.min(a.cachedTokens!, held) : 0;
+      if (reused[i]! > 0) {
+        any = true;
+        // Its own context must fit too.
+        distance[i] = held + sampleScale * (latest.sumBefore(i) - latest.sumBefore(prev + 1));
+      }
+      latest.add(prev, -held);
+    }
+    latest.add(i, a.kvTokens ?? 0);
   }
   return any ? { reused, distance } : null;
 }
 
-/** The latest context (KV tokens) of each task other than `task` with a request in (from, to). */
-function distinctContextTokens(arrivals: readonly RequestArrival[], from: number, to: number, task: number) {
-  const seen = new Set<number>();
-  let tokens = 0;
-  // Newest first: a task's latest request in the interval holds its context as of `to`.
-  for (let j = to - 1; j > from; j--) {
-    const a = arrivals[j]!;
-    const t = a.task ?? -1 - j;
-    if (t === task || seen.has(t)) continue;
-    seen.add(t);
-    tokens += a.kvTokens ?? 0;
+/** Sums over a prefix of positions, with point updates (a binary indexed tree). */
+class Fenwick {
+  private readonly tree: Float64Array;
+  constructor(size: number) {
+    this.tree = new Float64Array(size + 1);
   }
-  return tokens;
+  add(position: number, value: number): void {
+    for (let k = position + 1; k < this.tree.length; k += k & -k) this.tree[k]! += value;
+  }
+  /** The sum over positions [0, end). */
+  sumBefore(end: number): number {
+    let sum = 0;
+    for (let k = end; k > 0; k -= k & -k) sum += this.tree[k]!;
+    return sum;
+  }
 }
 
 /**
