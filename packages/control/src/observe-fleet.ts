@@ -2,7 +2,6 @@ import type { GovernorConfig, SignalGroup } from '@governor/conventions';
 import type {
   EngineWork,
   EngineWorkReader,
-  PrefillSpeed,
   PrefillSpeedReader,
   RequestArrival,
   RequestArrivalsReader,
@@ -21,8 +20,17 @@ export interface PoolView {
   main: SignalGroup | null;
   /** Signals over the short detection window. */
   fast: SignalGroup | null;
-  /** Prefill ms per uncached prompt token over the short window (contention and slow GPUs raise it). */
+  /**
+   * Prefill ms per uncached prompt token over the short window (contention and slow GPUs raise it);
+   * a request whose spans do not say what it found cached counts its whole prompt.
+   */
   prefillMsPerToken: number | null;
+  /**
+   * Share of the prompt tokens its replicas looked up in their prefix caches over the control window
+   * that they found there (vLLM's prefix cache counters, EngineWork.prefixCache); null without them.
+   * The pool model reads it where spans do not say what each request found cached.
+   */
+  prefixHitRate: number | null;
   /** The same for the fastest tenth of long-prompt requests: load slows the typical one, a slow GPU even these. */
   fastestPrefillMsPerToken: number | null;
   /** What its engines did over the short window, from the runtime's counters; null without them. */
@@ -95,25 +103,29 @@ export interface ObserveOptions {
 
 export async function observeFleet(options: ObserveOptions): Promise<FleetObservation> {
   const { signals, config, atNs, windowMs, fastWindowMs } = options;
-  const [main, fast, priorities, ready, prefill, prefillMain, engineWork, arrivals] = await Promise.all([
-    signals.snapshot({ windowMs, by: ['pool'], atNs }),
-    signals.snapshot({ windowMs: fastWindowMs, by: ['pool'], atNs }),
-    // Demand per priority needs counts only (requests, error and retry rates).
-    signals.snapshot({ windowMs: fastWindowMs, by: ['model', 'priority'], atNs, countsOnly: true }),
-    options.readReadyReplicas ? options.readReadyReplicas(atNs) : Promise.resolve(new Map<string, number>()),
-    options.readPrefillSpeed
-      ? options.readPrefillSpeed(atNs, fastWindowMs)
-      : Promise.resolve(new Map<string, PrefillSpeed>()),
-    options.readPrefillSpeed
-      ? options.readPrefillSpeed(atNs, windowMs)
-      : Promise.resolve(new Map<string, PrefillSpeed>()),
-    options.readEngineWork
-      ? options.readEngineWork(atNs, fastWindowMs)
-      : Promise.resolve(new Map<string, EngineWork>()),
-    options.readRequestArrivals
-      ? options.readRequestArrivals(atNs, windowMs)
-      : Promise.resolve(new Map<string, RequestArrival[]>()),
-  ]);
+  // An optional per-pool reader over a window; nothing where the fleet does not send what it reads.
+  const overWindow =
+    <T>(read: ((atNs: bigint, windowMs: number) => Promise<Map<string, T>>) | undefined) =>
+    (ms: number) =>
+      read ? read(atNs, ms) : Promise.resolve(new Map<string, T>());
+  const prefillOver = overWindow(options.readPrefillSpeed);
+  const engineWorkOver = overWindow(options.readEngineWork);
+  const [main, fast, priorities, ready, prefill, prefillMain, engineWork, engineWorkMain, arrivals] =
+    await Promise.all([
+      signals.snapshot({ windowMs, by: ['pool'], atNs }),
+      signals.snapshot({ windowMs: fastWindowMs, by: ['pool'], atNs }),
+      // Demand per priority needs counts only (requests, error and retry rates).
+      signals.snapshot({ windowMs: fastWindowMs, by: ['model', 'priority'], atNs, countsOnly: true }),
+      options.readReadyReplicas
+        ? options.readReadyReplicas(atNs)
+        : Promise.resolve(new Map<string, number>()),
+      prefillOver(fastWindowMs),
+      prefillOver(windowMs),
+      engineWorkOver(fastWindowMs),
+      // Over the control window too, for the prefix cache hit rate of the requests the model replays.
+      engineWorkOver(windowMs),
+      overWindow(options.readRequestArrivals)(windowMs),
+    ]);
   const minFast = options.minFastRequests ?? 0;
   const coveredMs = coverage(options.telemetryFromNs, atNs, windowMs);
   const fastCoveredMs = Math.min(fastWindowMs, coveredMs);
@@ -139,6 +151,7 @@ export async function observeFleet(options: ObserveOptions): Promise<FleetObserv
       (shortGroup?.requests ?? 0) < minFast && (mainGroup?.requests ?? 0) > (shortGroup?.requests ?? 0);
     const fastGroup = quiet ? mainGroup : shortGroup;
     const gpuType = pool?.gpu_type ?? meta?.gpuType ?? null;
+    const prefixHitRate = readHitRate(engineWorkMain.get(name) ?? null);
     return {
       pool: name,
       model: pool?.model ?? meta?.model ?? null,
@@ -150,6 +163,7 @@ export async function observeFleet(options: ObserveOptions): Promise<FleetObserv
       replicas: roundOrNull(fastGroup?.replicas ?? mainGroup?.replicas ?? null),
       readyReplicas: ready.get(name) ?? null,
       prefillMsPerToken: (quiet ? prefillMain.get(name) : prefill.get(name))?.msPerToken ?? null,
+      prefixHitRate,
       // The short window's own fastest requests when it has enough: the control window would mix in
       // requests from before a change.
       fastestPrefillMsPerToken:
@@ -188,6 +202,13 @@ export async function observeFleet(options: ObserveOptions): Promise<FleetObserv
       }))
       .filter((p) => Number.isFinite(p.priority)),
   };
+}
+
+/** Tokens found over tokens looked up in the pool's prefix caches; null where none were looked up. */
+function readHitRate(work: EngineWork | null): number | null {
+  const c = work?.prefixCache;
+  if (!c || !(c.queriedTokens > 0)) return null;
+  return Math.min(1, Math.max(0, c.hitTokens / c.queriedTokens));
 }
 
 function indexByPool(groups: readonly SignalGroup[]): Map<string, SignalGroup> {

@@ -29,7 +29,7 @@ interface Sample {
   utilPct: number;
 }
 
-/** OTLP/JSON metrics: each sample as the four series the reader reads (`counters: false`: util only). */
+/** OTLP/JSON metrics: each sample as the series the reader reads (`counters: false`: util only). */
 function metricsBody(samples: Sample[], temporality: 1 | 2, counters = true): unknown {
   const points = (value: (s: Sample) => number) =>
     samples.map((s) => ({
@@ -59,21 +59,28 @@ function metricsBody(samples: Sample[], temporality: 1 | 2, counters = true): un
     },
   ];
   if (counters) {
-    metrics.push(sum('vllm:prompt_tokens_total', 10), sum('vllm:generation_tokens_total', 5), {
-      name: 'vllm:iteration_tokens_total',
-      histogram: {
-        aggregationTemporality: temporality,
-        dataPoints: samples.map((s) => ({
-          startTimeUnixNano: ns(s.startMs),
-          timeUnixNano: ns(s.atMs),
-          count: String(s.steps),
-          sum: s.steps * 15,
-          bucketCounts: [String(s.steps)],
-          explicitBounds: [],
-          attributes: attrs(s.replica),
-        })),
+    metrics.push(
+      sum('vllm:prompt_tokens_total', 10),
+      sum('vllm:generation_tokens_total', 5),
+      // Every prompt token looked up in the prefix cache, 4 in 10 found there.
+      sum('vllm:prefix_cache_queries_total', 10),
+      sum('vllm:prefix_cache_hits_total', 4),
+      {
+        name: 'vllm:iteration_tokens_total',
+        histogram: {
+          aggregationTemporality: temporality,
+          dataPoints: samples.map((s) => ({
+            startTimeUnixNano: ns(s.startMs),
+            timeUnixNano: ns(s.atMs),
+            count: String(s.steps),
+            sum: s.steps * 15,
+            bucketCounts: [String(s.steps)],
+            explicitBounds: [],
+            attributes: attrs(s.replica),
+          })),
+        },
       },
-    });
+    );
   }
   return {
     resourceMetrics: [
@@ -204,6 +211,9 @@ describe('engine work from runtime counters', () => {
     expect(work.generationTokens).toBe(5 * 100 * counted);
     // 50% busy over each counted 10 s interval.
     expect(work.busyMs).toBeCloseTo(counted * 5000, 6);
+    // The prefix cache's lookups over the same intervals as the work.
+    expect(work.prefixCache!.queriedTokens).toBeCloseTo(10 * 100 * counted, 6);
+    expect(work.prefixCache!.hitTokens).toBeCloseTo(4 * 100 * counted, 6);
   });
 });
 

@@ -27,6 +27,7 @@ export function readPoolModel(ctx: DetectContext, pool: PoolView): PoolModel | n
     ...(servedOn ? { servedOn } : {}),
     mainRatePerS: pool.mainRatePerS,
     msPerToken,
+    prefixHitRate: pool.prefixHitRate,
     sloMs,
     e2eSloMs,
     successShare: 1 - (readFaultRate(pool.main) ?? 0),

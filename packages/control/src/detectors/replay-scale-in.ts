@@ -89,6 +89,7 @@ function planScaleIn(ctx: DetectContext, s: ScaleInputs, to: number): ScalePlan 
     horizonS: ctx.control.verify_after_s,
     shareGain: s.shareGain,
     msPerToken,
+    prefixHitRate: s.pool.prefixHitRate,
     sloMs,
     e2eSloMs: s.e2eSloMs,
     successShare: 1 - (readFaultRate(s.pool.main) ?? 0),

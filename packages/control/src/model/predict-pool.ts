@@ -1,7 +1,7 @@
 import type { RequestArrival } from '@governor/signals';
 import { type ReplicaStep, replayPrefillWaits } from '../detectors/replay-prefill-queue.ts';
 import { estimateKvCapacity, estimateHeldKvTokens, replayKvWaits } from './replay-kv-admission.ts';
-import { measurePrefixReuse, recomputedTokens } from './prefix-reuse.ts';
+import { estimateCachedTokens, measurePrefixReuse, recomputedTokens } from './prefix-reuse.ts';
 import { quantileCont } from '@governor/conventions';
 
 export { quantileCont };
@@ -21,7 +21,8 @@ export { quantileCont };
 // where no e2e is measured) is within the deadline its client gave it (RequestArrival.deadlineMs):
 // past that the client gives up and the request, with its task, fails. On fewer replicas than served
 // it, a request whose task's context the smaller prefix cache no longer holds prefills it again
-// (prefix-reuse.ts; where its spans say what it found cached).
+// (prefix-reuse.ts): where its spans say what it found cached, else as the pool's prefix cache hit
+// rate apportions its hits (estimateCachedTokens).
 //
 // Load is scaled in time: a load factor f puts the same requests f times closer together, keeping
 // the prompt mix. Waits grow with f and shrink with n, so everything derived here is monotone in
@@ -47,8 +48,18 @@ export interface PoolObservation {
   sampleScale?: number;
   /** Requests/s the pool receives (sampling weights applied), of which `arrivals` is a sample. */
   ratePerS: number;
-  /** Prefill ms per uncached prompt token on an uncontended replica. */
+  /**
+   * Prefill ms per uncached prompt token on an uncontended replica (per prompt token, where no
+   * request's spans say what it found cached: see `prefixHitRate`).
+   */
   msPerToken: number;
+  /**
+   * Share of the prompt tokens the pool's replicas looked up in their prefix caches that they found
+   * there (runtime counters, over the sample's window); null or absent when not reported. Used where
+   * no request's spans say what it found cached (estimateCachedTokens): the prefill work `msPerToken`
+   * measured over whole prompts is then spread over the tokens left uncached.
+   */
+  prefixHitRate?: number | null;
   /** TTFT objective (ms); null when only the e2e one is configured. */
   sloMs: number | null;
   /**
@@ -126,13 +137,25 @@ export interface PoolModel {
 }
 
 export function createPoolModel(observation: PoolObservation): PoolModel | null {
-  const { arrivals, msPerToken } = observation;
   const limits = sloLimits(observation);
-  if (arrivals.length === 0 || !(observation.replicas >= 1) || !(msPerToken >= 0) || limits === null)
+  if (
+    observation.arrivals.length === 0 ||
+    !(observation.replicas >= 1) ||
+    !(observation.msPerToken >= 0) ||
+    limits === null
+  )
     return null;
-  const service = Float64Array.from(arrivals, (a) => Math.max(0, a.uncachedTokens) * msPerToken);
   const scale =
     observation.sampleScale !== undefined && observation.sampleScale > 0 ? observation.sampleScale : 1;
+  const arrivals = estimateCachedTokens(observation.arrivals, observation.prefixHitRate, scale);
+  // The speed was measured over whole prompts where spans do not say what was cached: the same
+  // prefill work, spread over the tokens the estimate leaves uncached.
+  const msPerToken =
+    arrivals === observation.arrivals
+      ? observation.msPerToken
+      : (observation.msPerToken * sumOf(observation.arrivals, (a) => a.uncachedTokens)) /
+        sumOf(arrivals, (a) => a.uncachedTokens);
+  const service = Float64Array.from(arrivals, (a) => Math.max(0, a.uncachedTokens) * msPerToken);
   const packed = (f: number) => (f === 1 ? arrivals : arrivals.map((a) => ({ arriveMs: a.arriveMs / f })));
   const servedOn = observation.servedOn?.map((s) => ({ fromMs: s.fromMs / scale, replicas: s.replicas }));
   const anchorPrefill = replayPrefillWaits(packed(scale), service, servedOn ?? observation.replicas);
@@ -251,6 +274,12 @@ function finishFlags(
     flags[i] = deadline === undefined || (Number.isNaN(e) ? ttft[i]! : e) <= deadline ? 1 : 0;
   }
   return flags;
+}
+
+function sumOf(arrivals: readonly RequestArrival[], value: (a: RequestArrival) => number): number {
+  let sum = 0;
+  for (const a of arrivals) sum += Math.max(0, value(a));
+  return sum;
 }
 
 function countOf(flags: Uint8Array): number {

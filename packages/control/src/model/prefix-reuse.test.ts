@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { RequestArrival } from '@governor/signals';
-import { measurePrefixReuse, recomputedTokens } from './prefix-reuse.ts';
+import { estimateCachedTokens, measurePrefixReuse, recomputedTokens } from './prefix-reuse.ts';
 import { createPoolModel, type PoolObservation } from './predict-pool.ts';
 
 const MS_PER_TOKEN = 0.75;
@@ -32,6 +32,21 @@ function sessionsTakingTurns(sessions: number, turns: number, contextTokens: num
     });
   }
   return arrivals;
+}
+
+/**
+ * The same requests as vLLM's `llm_request` span gives them: a prompt size but not what it found
+ * cached; and the hit rate its prefix cache counters give over them (hit tokens over prompt tokens).
+ */
+function asVllmSends(arrivals: readonly RequestArrival[]): { arrivals: RequestArrival[]; hitRate: number } {
+  let hits = 0;
+  let prompt = 0;
+  const stripped = arrivals.map(({ cachedTokens, ...a }) => {
+    hits += cachedTokens ?? 0;
+    prompt += a.uncachedTokens + (cachedTokens ?? 0);
+    return { ...a, uncachedTokens: a.uncachedTokens + (cachedTokens ?? 0) };
+  });
+  return { arrivals: stripped, hitRate: hits / prompt };
 }
 
 function observation(arrivals: RequestArrival[], replicas: number, kvUsage: number | null): PoolObservation {
@@ -133,6 +148,90 @@ describe('measurePrefixReuse', () => {
   });
 });
 
+describe('estimateCachedTokens', () => {
+  const sum = (xs: readonly RequestArrival[], f: (a: RequestArrival) => number) =>
+    xs.reduce((s, a) => s + f(a), 0);
+
+  it('gives the hits the counters count to the contexts that came back soonest', () => {
+    // Task 0 comes back right after its first request, task 1 after two other contexts: with hits for
+    // one context, an LRU cache still held task 0's.
+    const req = (task: number, prompt: number, kv: number): RequestArrival => ({
+      arriveMs: 0,
+      ttftMs: 100,
+      task,
+      uncachedTokens: prompt,
+      kvTokens: kv,
+      holdMs: 100,
+    });
+    const arrivals = [
+      req(1, 10_000, 12_000),
+      req(2, 10_000, 12_000),
+      req(0, 10_000, 12_000),
+      req(0, 13_000, 15_000),
+      req(1, 13_000, 15_000),
+    ];
+    const hitRate = 12_000 / sum(arrivals, (a) => a.uncachedTokens);
+    const estimated = estimateCachedTokens(arrivals, hitRate);
+    expect(estimated[3]!.cachedTokens).toBe(12_000);
+    expect(estimated[3]!.uncachedTokens).toBe(1000);
+    expect(estimated[4]!.cachedTokens).toBe(0);
+    expect(estimated[4]!.uncachedTokens).toBe(13_000);
+    // More hits than the tasks' own contexts: the rest are prefixes every request shares.
+    const more = estimateCachedTokens(arrivals, (24_000 + 5_000) / sum(arrivals, (a) => a.uncachedTokens));
+    expect(more[4]!.cachedTokens).toBeGreaterThan(12_000);
+    expect(more[0]!.cachedTokens).toBeGreaterThan(0);
+  });
+
+  it('leaves requests that say what they found cached, or a pool without a hit rate, as they are', () => {
+    const arrivals = sessionsTakingTurns(2, 3, 50_000, 1000);
+    expect(estimateCachedTokens(arrivals, 0.5)).toBe(arrivals);
+    const vllm = asVllmSends(arrivals).arrivals;
+    expect(estimateCachedTokens(vllm, null)).toBe(vllm);
+    expect(estimateCachedTokens(vllm, 0)).toBe(vllm);
+  });
+
+  it('finds as many tokens cached as the hit rate says, none past a prompt, more on a higher rate', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            task: fc.integer({ min: 0, max: 5 }),
+            prompt: fc.integer({ min: 1, max: 40_000 }),
+            output: fc.integer({ min: 0, max: 2000 }),
+          }),
+          { minLength: 1, maxLength: 60 },
+        ),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (reqs, a, b) => {
+          const arrivals: RequestArrival[] = reqs.map((r, i) => ({
+            arriveMs: i * 100,
+            ttftMs: 100,
+            task: r.task,
+            uncachedTokens: r.prompt,
+            kvTokens: r.prompt + r.output,
+            holdMs: 100,
+          }));
+          const prompt = sum(arrivals, (x) => x.uncachedTokens);
+          const low = estimateCachedTokens(arrivals, Math.min(a, b));
+          const high = estimateCachedTokens(arrivals, Math.max(a, b));
+          const room = sum(arrivals, (x) => x.uncachedTokens - 1);
+          expect(sum(high, (x) => x.cachedTokens ?? 0)).toBeCloseTo(
+            Math.min(Math.max(a, b) * prompt, room),
+            3,
+          );
+          high.forEach((x, i) => {
+            // A zero hit rate leaves them as they were: nothing said cached.
+            expect((x.cachedTokens ?? 0) + x.uncachedTokens).toBeCloseTo(arrivals[i]!.uncachedTokens, 6);
+            expect(x.uncachedTokens).toBeGreaterThanOrEqual(1);
+            expect(x.cachedTokens ?? 0).toBeGreaterThanOrEqual((low[i]!.cachedTokens ?? 0) - 1e-6);
+          });
+        },
+      ),
+    );
+  });
+});
+
 describe('a pool model with a prefix cache', () => {
   // Four agent sessions of ~100K-token contexts on two replicas of ~450K KV tokens each: every
   // context stays cached. On one replica they no longer fit.
@@ -158,6 +257,27 @@ describe('a pool model with a prefix cache', () => {
     // the turns queue behind each other past their clients' deadlines.
     expect(one.ttftP95Ms).toBeGreaterThan(without.predict(1).ttftP95Ms * 3);
     expect(without.predict(1).taskFinishShare).toBe(1);
+    expect(one.taskFinishShare).toBeLessThan(0.5);
+  });
+
+  it("predicts the same from vLLM's spans and its prefix cache counters", () => {
+    // vLLM's span gives the whole prompt and nothing cached; its counters give the pool's hit rate.
+    const vllm = asVllmSends(arrivals);
+    // The prefill speed read off those spans is per prompt token, cached or not.
+    const fromCounters = createPoolModel({
+      ...observation(vllm.arrivals, 2, 0.1),
+      msPerToken: MS_PER_TOKEN * (1 - vllm.hitRate),
+      prefixHitRate: vllm.hitRate,
+    })!;
+    const measured = withCache.predict(2);
+    const predicted = fromCounters.predict(2);
+    expect(predicted.ttftP95Ms).toBeCloseTo(measured.ttftP95Ms, 6);
+    expect(predicted.taskFinishShare).toBe(measured.taskFinishShare);
+    expect(predicted.withinSloShare).toBe(measured.withinSloShare);
+    const one = fromCounters.predict(1);
+    expect(one.ttftP95Ms).toBeGreaterThan(without.predict(1).ttftP95Ms * 3);
+    // The contexts lost cost what they cost where the spans said what was cached.
+    expect(one.ttftP95Ms / withCache.predict(1).ttftP95Ms).toBeCloseTo(1, 2);
     expect(one.taskFinishShare).toBeLessThan(0.5);
   });
 

@@ -34,8 +34,28 @@ export interface PrefixReuse {
  * between are that many times what the sample shows.
  */
 export function measurePrefixReuse(arrivals: readonly RequestArrival[], sampleScale = 1): PrefixReuse | null {
+  const { held, distance } = stackDistances(arrivals, sampleScale);
+  const reused = new Float64Array(arrivals.length);
+  let any = false;
+  arrivals.forEach((a, i) => {
+    if (held[i]! > 0 && a.cachedTokens! > 0) reused[i] = Math.min(a.cachedTokens!, held[i]!);
+    if (reused[i]! > 0) any = true;
+    else distance[i] = 0;
+  });
+  return any ? { reused, distance } : null;
+}
+
+/**
+ * Per request whose task has an earlier request in the sample: the KV tokens that request held (its
+ * task's context, `held`; 0 for a task's first request) and the request's LRU stack distance — that
+ * context and, `sampleScale` times over, the latest contexts of the other tasks touched since.
+ */
+function stackDistances(
+  arrivals: readonly RequestArrival[],
+  sampleScale: number,
+): { held: Float64Array; distance: Float64Array } {
   const n = arrivals.length;
-  const reused = new Float64Array(n);
+  const held = new Float64Array(n);
   const distance = new Float64Array(n);
   // Each task's latest request so far holds its context; a Fenwick tree over the sample's positions
   // holds that context's KV tokens at its latest position only, so the sum over the positions between
@@ -43,25 +63,60 @@ export function measurePrefixReuse(arrivals: readonly RequestArrival[], sampleSc
   // stack distance in O(log n) a request instead of a scan back over the sample.
   const latest = new Fenwick(n);
   const last = new Map<number, number>();
-  let any = false;
   for (let i = 0; i < n; i++) {
     const a = arrivals[i]!;
     const task = a.task ?? -1 - i;
     const prev = last.get(task);
     last.set(task, i);
     if (prev !== undefined) {
-      const held = arrivals[prev]!.kvTokens ?? 0;
-      reused[i] = a.cachedTokens! > 0 ? Math.min(a.cachedTokens!, held) : 0;
-      if (reused[i]! > 0) {
-        any = true;
-        // Its own context must fit too.
-        distance[i] = held + sampleScale * (latest.sumBefore(i) - latest.sumBefore(prev + 1));
-      }
-      latest.add(prev, -held);
+      held[i] = arrivals[prev]!.kvTokens ?? 0;
+      // Its own context must fit too.
+      distance[i] = held[i]! + sampleScale * (latest.sumBefore(i) - latest.sumBefore(prev + 1));
+      latest.add(prev, -held[i]!);
     }
     latest.add(i, a.kvTokens ?? 0);
   }
-  return any ? { reused, distance } : null;
+  return { held, distance };
+}
+
+/**
+ * The sample with what each request found cached, where no request's spans say (vLLM's
+ * `llm_request` span carries no cached-token count) but the pool's runtime counts its prefix cache's
+ * lookups (`hitRate`: tokens found over tokens looked up, vllm:prefix_cache_hits_total over
+ * vllm:prefix_cache_queries_total). The sample's prompts found that share of their tokens cached;
+ * an LRU cache gives them to the requests that came back soonest: its tasks' own contexts in order of
+ * stack distance, each whole (at most its prompt but one token, as vLLM always computes the last),
+ * until the hits run out. Hits beyond every task's own context are prefixes many tasks share (a
+ * system prompt): they are spread over every request's remaining prompt alike. Unchanged where a
+ * request says what it found cached, or the hit rate is not known.
+ */
+export function estimateCachedTokens(
+  arrivals: readonly RequestArrival[],
+  hitRate: number | null | undefined,
+  sampleScale = 1,
+): readonly RequestArrival[] {
+  if (hitRate === null || hitRate === undefined || !(hitRate > 0)) return arrivals;
+  if (arrivals.some((a) => a.cachedTokens !== undefined)) return arrivals;
+  const n = arrivals.length;
+  const prompt = Float64Array.from(arrivals, (a) => Math.max(0, a.uncachedTokens));
+  let hits = Math.min(1, hitRate) * prompt.reduce((sum, t) => sum + t, 0);
+  const { held, distance } = stackDistances(arrivals, sampleScale);
+  const cached = new Float64Array(n);
+  const returning = [...arrivals.keys()].filter((i) => held[i]! > 0);
+  // Nearest first; a tie in arrival order, so the estimate is a function of the sample alone.
+  returning.sort((a, b) => distance[a]! - distance[b]! || a - b);
+  for (const i of returning) {
+    if (hits <= 0) break;
+    cached[i] = Math.min(hits, held[i]!, Math.max(0, prompt[i]! - 1));
+    hits -= cached[i]!;
+  }
+  let rest = 0;
+  for (let i = 0; i < n; i++) rest += Math.max(0, prompt[i]! - 1 - cached[i]!);
+  const shared = rest > 0 ? Math.min(1, hits / rest) : 0;
+  return arrivals.map((a, i) => {
+    const c = cached[i]! + shared * Math.max(0, prompt[i]! - 1 - cached[i]!);
+    return { ...a, cachedTokens: c, uncachedTokens: Math.max(1, prompt[i]! - c) };
+  });
 }
 
 /** Sums over a prefix of positions, with point updates (a binary indexed tree). */

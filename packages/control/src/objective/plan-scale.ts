@@ -27,6 +27,8 @@ export interface ScalePlanInputs {
   shareGain?: number;
   /** Prefill ms per uncached prompt token on an uncontended replica. */
   msPerToken: number;
+  /** Prefix cache hit rate from the runtime's counters (PoolObservation.prefixHitRate). */
+  prefixHitRate?: number | null;
   /** TTFT and e2e objectives (ms); null when not configured (one of them must be). */
   sloMs: number | null;
   e2eSloMs: number | null;
@@ -55,6 +57,7 @@ export type PoolModelInputs = Pick<
   | 'servedOn'
   | 'mainRatePerS'
   | 'msPerToken'
+  | 'prefixHitRate'
   | 'sloMs'
   | 'e2eSloMs'
   | 'successShare'
@@ -77,6 +80,7 @@ export function modelPool(i: PoolModelInputs): PoolModel | null {
     sampleScale: Math.max(1, i.mainRatePerS / sampleRate),
     ratePerS: i.mainRatePerS,
     msPerToken: i.msPerToken,
+    prefixHitRate: i.prefixHitRate ?? null,
     sloMs: i.sloMs,
     e2eSloMs: i.e2eSloMs,
     successShare: i.successShare,

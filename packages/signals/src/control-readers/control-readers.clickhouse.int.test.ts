@@ -289,6 +289,8 @@ function vllmTarget(p: VllmPod): ResourceMetrics {
           ),
           counter('vllm:prompt_tokens_total', 2, cumulative(p.promptPerS)),
           counter('vllm:generation_tokens_total', 2, cumulative(p.promptPerS / 7)),
+          counter('vllm:prefix_cache_queries_total', 2, cumulative(p.promptPerS)),
+          counter('vllm:prefix_cache_hits_total', 2, cumulative(p.promptPerS / 3)),
           histogram(
             'vllm:iteration_tokens_total',
             2,
@@ -565,6 +567,7 @@ describe('engine work on ClickHouse', () => {
     const expected = await createEngineWorkReader(duck.store)(atMs(at), windowMs);
     expect(expected.get('vllm-a')?.steps).toBeGreaterThan(0);
     expect(expected.get('delta-pool')?.promptTokens).toBeGreaterThan(0);
+    expect(expected.get('vllm-a')?.prefixCache?.hitTokens).toBeGreaterThan(0);
     const actual = await createEngineWorkReader(ch.reader)(atMs(at), windowMs);
     expectClose(sorted(actual), sorted(expected), 'engine work');
   });

@@ -28,7 +28,8 @@ FROM (
     SELECT name, replica, time_ns, start_ns, temporality, count, value, pool
     FROM {{database}}.metric_store
     WHERE name IN ('DCGM_FI_DEV_GPU_UTIL', 'vllm:prompt_tokens_total', 'vllm:generation_tokens_total',
-                   'vllm:iteration_tokens_total')
+                   'vllm:iteration_tokens_total', 'vllm:prefix_cache_queries_total',
+                   'vllm:prefix_cache_hits_total')
       AND time_ns > $lookback_ns AND time_ns <= $at_ns
       AND replica IS NOT NULL
       AND ifNull(isFinite(value), 1)

@@ -14,6 +14,11 @@
 -- series have a rate, and its work is each rate over the time its prompt-token counter covered, so
 -- work and busy time describe the same stretch even though no two series share a sample instant.
 -- A value that is not a finite number (NaN: a Prometheus staleness marker) is no sample.
+-- Beside the work, the prefix cache's lookups over the same stretch, where the runtime reports them:
+-- prompt tokens looked up and, of those, found cached (vLLM V1's vllm:prefix_cache_queries_total and
+-- vllm:prefix_cache_hits_total, counters in tokens: vllm/v1/metrics/loggers.py, 005a810b ≈ v0.10;
+-- earlier V1 releases named them vllm:gpu_prefix_cache_*, not read). Their sums cover the replicas
+-- that report both, each over its prompt counter's stretch as the work; NULL where none does.
 WITH replica_pools AS (
   -- The pool its newest point names (a tie: the larger name), not whichever row came first.
   SELECT replica, arg_max(pool, (time_ns, pool)) AS pool
@@ -36,7 +41,8 @@ points AS (
   FROM metric_points m
   LEFT JOIN replica_pools rp ON m.pool IS NULL AND rp.replica = m.replica
   WHERE m.name IN ('DCGM_FI_DEV_GPU_UTIL', 'vllm:prompt_tokens_total', 'vllm:generation_tokens_total',
-                   'vllm:iteration_tokens_total')
+                   'vllm:iteration_tokens_total', 'vllm:prefix_cache_queries_total',
+                   'vllm:prefix_cache_hits_total')
     AND m.time_ns > $lookback_ns AND m.time_ns <= $at_ns
     AND m.replica IS NOT NULL
     AND (m.value IS NULL OR isfinite(m.value))
@@ -78,7 +84,9 @@ replicas AS (
     any_value(per_ns) FILTER (WHERE name = 'DCGM_FI_DEV_GPU_UTIL') AS busy_ms_per_ns,
     any_value(per_ns) FILTER (WHERE name = 'vllm:prompt_tokens_total') AS prompt_per_ns,
     any_value(per_ns) FILTER (WHERE name = 'vllm:generation_tokens_total') AS generation_per_ns,
-    any_value(per_ns) FILTER (WHERE name = 'vllm:iteration_tokens_total') AS steps_per_ns
+    any_value(per_ns) FILTER (WHERE name = 'vllm:iteration_tokens_total') AS steps_per_ns,
+    any_value(per_ns) FILTER (WHERE name = 'vllm:prefix_cache_queries_total') AS queried_per_ns,
+    any_value(per_ns) FILTER (WHERE name = 'vllm:prefix_cache_hits_total') AS hits_per_ns
   FROM rates
   GROUP BY pool, replica
 )
@@ -87,7 +95,9 @@ SELECT
   sum(prompt_per_ns * span_ns) AS prompt_tokens,
   sum(generation_per_ns * span_ns) AS generation_tokens,
   sum(steps_per_ns * span_ns) AS steps,
-  sum(busy_ms_per_ns * span_ns) AS busy_ms
+  sum(busy_ms_per_ns * span_ns) AS busy_ms,
+  sum(queried_per_ns * span_ns) FILTER (WHERE hits_per_ns IS NOT NULL) AS prefix_queried,
+  sum(hits_per_ns * span_ns) FILTER (WHERE queried_per_ns IS NOT NULL) AS prefix_hits
 FROM replicas
 WHERE busy_ms_per_ns IS NOT NULL AND prompt_per_ns IS NOT NULL AND generation_per_ns IS NOT NULL
   AND steps_per_ns IS NOT NULL

@@ -13,6 +13,12 @@ export interface EngineWork {
   steps: number;
   /** GPU time with a non-empty batch, summed over the pool's replicas. */
   busyMs: number;
+  /**
+   * The prefix cache's lookups over the same stretch: prompt tokens looked up, and of those found
+   * cached (vLLM's `vllm:prefix_cache_queries_total`, `vllm:prefix_cache_hits_total`), summed over
+   * the replicas that report both; absent where none does.
+   */
+  prefixCache?: { queriedTokens: number; hitTokens: number };
 }
 
 export type EngineWorkReader = (atNs: bigint, windowMs: number) => Promise<Map<string, EngineWork>>;
@@ -23,6 +29,8 @@ interface EngineWorkRow {
   generation_tokens: number | null;
   steps: number | null;
   busy_ms: number | null;
+  prefix_queried: number | null;
+  prefix_hits: number | null;
 }
 
 /**
@@ -55,6 +63,9 @@ export function createEngineWorkReader(db: SqlReader): EngineWorkReader {
         generationTokens: Number(r.generation_tokens ?? 0),
         steps: Number(r.steps),
         busyMs: Number(r.busy_ms),
+        ...(r.prefix_queried === null || r.prefix_hits === null
+          ? {}
+          : { prefixCache: { queriedTokens: Number(r.prefix_queried), hitTokens: Number(r.prefix_hits) } }),
       });
     }
     return out;
@@ -65,6 +76,8 @@ const DCGM_UTIL = 'DCGM_FI_DEV_GPU_UTIL';
 const PROMPT = 'vllm:prompt_tokens_total';
 const GENERATION = 'vllm:generation_tokens_total';
 const STEPS = 'vllm:iteration_tokens_total';
+const PREFIX_QUERIED = 'vllm:prefix_cache_queries_total';
+const PREFIX_HITS = 'vllm:prefix_cache_hits_total';
 
 interface Rate {
   inc: number;
@@ -81,7 +94,8 @@ interface Rate {
  *   least 0) since its start; a cumulative one its rise since the previous sample when the start is
  *   the same and the value did not go down, else nothing.
  * - rates: per series, the increments of samples in ($fromNs, …] over the time they cover.
- * - per pool: each replica with all four rates adds each rate × the time its prompt counter covered.
+ * - per pool: each replica with all four rates adds each rate × the time its prompt counter covered;
+ *   one that also has both prefix cache rates adds those too.
  */
 export function engineWorkFromPoints(
   points: readonly Record<string, unknown>[],
@@ -128,7 +142,15 @@ export function engineWorkFromPoints(
     rate.coveredNs += timeNs - sinceNs;
     entry.rates.set(name, rate);
   }
-  const pools = new Map<string, { prompt: number; generation: number; steps: number; busy: number }>();
+  interface Sums {
+    prompt: number;
+    generation: number;
+    steps: number;
+    busy: number;
+    queried: number | null;
+    hits: number | null;
+  }
+  const pools = new Map<string, Sums>();
   for (const { pool, rates } of replicas.values()) {
     const util = rates.get(DCGM_UTIL);
     const prompt = rates.get(PROMPT);
@@ -138,11 +160,24 @@ export function engineWorkFromPoints(
     // rate × covered time, as DuckDB computes sum(inc) / sum(ns) × the prompt counter's sum(ns).
     const spanNs = Number(prompt.coveredNs);
     const work = (r: Rate) => (r.inc / Number(r.coveredNs)) * spanNs;
-    const sums = pools.get(pool) ?? { prompt: 0, generation: 0, steps: 0, busy: 0 };
+    const sums = pools.get(pool) ?? {
+      prompt: 0,
+      generation: 0,
+      steps: 0,
+      busy: 0,
+      queried: null,
+      hits: null,
+    };
     sums.prompt += work(prompt);
     sums.generation += work(generation);
     sums.steps += work(steps);
     sums.busy += work(util);
+    const queried = rates.get(PREFIX_QUERIED);
+    const hits = rates.get(PREFIX_HITS);
+    if (queried && hits) {
+      sums.queried = (sums.queried ?? 0) + work(queried);
+      sums.hits = (sums.hits ?? 0) + work(hits);
+    }
     pools.set(pool, sums);
   }
   return [...pools].map(([pool, sums]) => ({
@@ -151,5 +186,7 @@ export function engineWorkFromPoints(
     generation_tokens: sums.generation,
     steps: sums.steps,
     busy_ms: sums.busy,
+    prefix_queried: sums.queried,
+    prefix_hits: sums.hits,
   }));
 }
