@@ -25,7 +25,7 @@ export interface ScalePlanInputs {
   horizonS: number;
   /** What a shift planned with the decision multiplies the pool's load by (≥ 1; default 1). */
   shareGain?: number;
-  /** Prefill ms per uncached prompt token on an uncontended replica. */
+  /** Prefill ms per uncached prompt token on an uncontended replica (PoolObservation.msPerToken). */
   msPerToken: number;
   /** Prefix cache hit rate from the runtime's counters (PoolObservation.prefixHitRate). */
   prefixHitRate?: number | null;
