@@ -5,6 +5,7 @@ import { carriesMore } from '../objective/carries-more.ts';
 import { readPoolModel } from './read-pool-model.ts';
 import type { ImpactChange } from '@governor/conventions';
 import { predictShiftGoodput } from '../objective/predict-shift.ts';
+import { loadOutlookPerS } from '../model/forecast-load.ts';
 
 // Whether the peers of a faulty pool have the room to take its traffic, and the weights that move it.
 
@@ -51,7 +52,9 @@ export function peersLackRoom(
 /**
  * Whether each peer carries its part of `movedRatePerS` (the parts moveShare gives them: in
  * proportion to their weights) within the objective, by its model (objective/carries-more.ts) on the
- * replicas it serves with now; null when a peer cannot be modelled, and the capacities decide.
+ * replicas it serves with now, on top of its own load as a scale-in of it would be sized for (the load
+ * outlook until verification, model/forecast-load.ts): a peer is not given more than its sizing
+ * would let it keep. Null when a peer cannot be modelled, and the capacities decide.
  */
 function peersCarryByModel(
   ctx: DetectContext,
@@ -65,10 +68,19 @@ function peersCarryByModel(
     const model = readPoolModel(ctx, p);
     if (!model || !(p.mainRatePerS > 0)) return null;
     const part = movedRatePerS * (total > 0 ? (weights[p.pool] ?? 0) / total : 1 / peers.length);
+    const own = loadOutlookPerS(
+      {
+        mainRatePerS: p.mainRatePerS,
+        mainWindowS: ctx.obs.coveredMs / 1000,
+        fastRatePerS: p.fastRatePerS,
+        fastWindowS: Math.min(ctx.obs.fastWindowMs, ctx.obs.coveredMs) / 1000,
+      },
+      ctx.control.verify_after_s,
+    ).ratePerS;
     const outlook = carriesMore(
       model,
       readyKeptReplicas(ctx, p),
-      (p.mainRatePerS + part) / p.mainRatePerS,
+      (own + part) / p.mainRatePerS,
       ctx.control.slo_attainment_target,
     );
     all &&= outlook.carries;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { forecastLoad } from './forecast-load.ts';
+import { forecastLoad, loadOutlookPerS } from './forecast-load.ts';
 
 const windows = (older: number, fast: number) => ({
   // A 300 s control window whose last 60 s ran at `fast` and the 240 s before at `older`.
@@ -40,5 +40,32 @@ describe('forecastLoad', () => {
         },
       ),
     );
+  });
+});
+
+describe('loadOutlookPerS', () => {
+  it('is never below a rate seen now, and above a flat load by its noise', () => {
+    fc.assert(
+      fc.property(
+        fc.double({ min: 0, max: 50, noNaN: true }),
+        fc.double({ min: 0, max: 50, noNaN: true }),
+        fc.double({ min: 0, max: 900, noNaN: true }),
+        (older, fast, horizon) => {
+          const w = windows(older, fast);
+          const { ratePerS } = loadOutlookPerS(w, horizon);
+          expect(ratePerS).toBeGreaterThanOrEqual(Math.max(w.fastRatePerS, w.mainRatePerS));
+        },
+      ),
+    );
+    const flat = loadOutlookPerS(windows(2, 2), 300);
+    expect(flat.ratePerS).toBeGreaterThan(2);
+    expect(flat.ratePerS).toBeCloseTo(2 + flat.forecast.stdErrPerS, 9);
+  });
+
+  it('holds a decision to a rising load for longer the later it is verified', () => {
+    const soon = loadOutlookPerS(windows(10, 14), 60).ratePerS;
+    const late = loadOutlookPerS(windows(10, 14), 600).ratePerS;
+    expect(late).toBeGreaterThan(soon);
+    expect(soon).toBeGreaterThan(14);
   });
 });

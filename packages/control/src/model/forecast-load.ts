@@ -47,6 +47,20 @@ export function forecastLoad(w: LoadWindows, leadS: number): LoadForecast {
   return { ratePerS: rate, stdErrPerS: err, slopePerS2: slope };
 }
 
+/**
+ * The load a decision must hold for until it is verified, in requests/s: the highest of the rates
+ * seen now (control window and short window) and the forecast's upper bound (one standard error
+ * over). Sizing a pool and giving a pool more traffic ask its model at this same load.
+ */
+export function loadOutlookPerS(
+  w: LoadWindows,
+  horizonS: number,
+): { ratePerS: number; forecast: LoadForecast } {
+  const forecast = forecastLoad(w, horizonS);
+  const ratePerS = Math.max(w.fastRatePerS, w.mainRatePerS, forecast.ratePerS + forecast.stdErrPerS);
+  return { ratePerS, forecast };
+}
+
 /** Standard error of a rate measured as a Poisson count over `windowS` (one event's worth when none). */
 function poissonErr(ratePerS: number, windowS: number): number {
   if (!(windowS > 0)) return 0;

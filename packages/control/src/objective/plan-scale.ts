@@ -1,5 +1,5 @@
 import type { RequestArrival } from '@governor/signals';
-import { forecastLoad, type LoadForecast } from '../model/forecast-load.ts';
+import { type LoadForecast, loadOutlookPerS } from '../model/forecast-load.ts';
 import { createPoolModel, type PoolModel } from '../model/predict-pool.ts';
 import { type Sizing, sizePool } from './size-pool.ts';
 import type { ReplicaStep } from '../detectors/replay-prefill-queue.ts';
@@ -93,7 +93,10 @@ export function modelPool(i: PoolModelInputs): PoolModel | null {
 export function planScale(i: ScalePlanInputs): ScalePlan | null {
   const model = modelPool(i);
   if (!model) return null;
-  const forecast = forecastLoad(
+  // Sized for the highest of now and the forecast's upper bound: a scale-in must hold even if the
+  // load keeps rising as fast as it has been until it is verified; and for the share a shift taken
+  // with it moves onto the pool.
+  const { ratePerS: sizedRate, forecast } = loadOutlookPerS(
     {
       mainRatePerS: i.mainRatePerS,
       mainWindowS: i.mainWindowS,
@@ -102,10 +105,6 @@ export function planScale(i: ScalePlanInputs): ScalePlan | null {
     },
     i.horizonS,
   );
-  // Sized for the highest of now and the forecast's upper bound: a scale-in must hold even if the
-  // load keeps rising as fast as it has been until it is verified; and for the share a shift taken
-  // with it moves onto the pool.
-  const sizedRate = Math.max(i.fastRatePerS, i.mainRatePerS, forecast.ratePerS + forecast.stdErrPerS);
   const loadFactor = (sizedRate * Math.max(1, i.shareGain ?? 1)) / i.mainRatePerS;
   const sizing = sizePool(model, i.replicas, {
     attainmentTarget: i.attainmentTarget,
