@@ -670,17 +670,27 @@ describe('recommendations from telemetry', () => {
     expect(scaleInsOver([first], 'idle').map((r) => r.action)).toEqual([{ from: 3, to: 1 }]);
   });
 
-  test('a store that began within the control window shows too little of the load to take a replica away', async () => {
+  test('an idle pool is scaled in on the silence Governor has seen, less surely than on a whole window of it', async () => {
     g = await startTestGovernor({ pools: [{ name: 'idle', gpu_type: 'H100', model: 'm-idle' }] });
     const traffic: PoolTraffic[] = [
       { pool: 'light', model: 'm-light', replicas: 4, ratePerS: 2 },
       { pool: 'idle', model: 'm-idle', replicas: 3, ratePerS: 0 },
     ];
-    // The store's telemetry begins at 0 and the ticks come every 30 s: nothing is scaled in until
-    // it covers the 5-minute window, at 300 s.
+    // The store's telemetry begins at 0 and the ticks come every 30 s: a control interval of silence
+    // is the first evidence, not the whole 5-minute window.
     const ticks = await runTicks(g, traffic, 0, 330_000);
-    const firstAtMs = (ticks.findIndex((t) => scaleInsOver([t], 'idle').length > 0) + 1) * 30_000;
-    expect(firstAtMs).toBe(300_000);
+    const at = ticks.findIndex((t) => scaleInsOver([t], 'idle').length > 0);
+    expect(at).toBeGreaterThanOrEqual(0);
+    expect((at + 1) * 30_000).toBeLessThanOrEqual(60_000);
+    const early = scaleInsOver([ticks[at]!], 'idle')[0]!;
+    expect(early.action).toMatchObject({ from: 3, to: 1 });
+    expect(early.reason).toMatch(/no requests in the last \d+ s \(all Governor has seen\)/);
+    // Restarted on that store, Governor sees the whole window of silence at once: surer.
+    await g.close();
+    g = await startTestGovernor({ pools: [{ name: 'idle', gpu_type: 'H100', model: 'm-idle' }] });
+    await sendTraffic(g.url, traffic, T0_MS, T0_MS + 330_000);
+    const whole = scaleInsOver([await g.evaluate(T0_MS + 330_000)], 'idle')[0]!;
+    expect(whole.confidence).toBeGreaterThan(early.confidence);
   });
 
   test('a scale-in is replayed on its own requests first: long prompts that would hold up a lone replica keep the second', async () => {

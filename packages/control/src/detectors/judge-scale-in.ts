@@ -30,11 +30,15 @@ export function judgeScaleIn(
   const floor =
     s.floor < 2 && s.ratePerS > 0 && !peersHoldSpare(ctx, pool, planned) ? Math.min(2, replicas) : s.floor;
   if (replicas <= floor) return null;
-  // Evidence for N−1 (or for silence) needs a whole control window of telemetry: a store that began
-  // within it (a fleet or a store just started) shows too little of the load to take a replica away.
-  if (ctx.obs.coveredMs < ctx.obs.windowMs) return null;
   if (s.ratePerS <= 0) {
-    if (couldNotServe(ctx, pool)) return null;
+    // Silence is its own evidence, one observation per control interval Governor has seen of it
+    // (a store that began within the window has seen fewer): the confidence says how sure it is,
+    // and the policy's minimum confidence how sure it must be.
+    const seenMs = Math.min(ctx.obs.coveredMs, ctx.obs.windowMs);
+    const observations = Math.floor(seenMs / (ctx.control.interval_s * 1000));
+    if (observations < 1 || couldNotServe(ctx, pool)) return null;
+    const partial = seenMs < ctx.obs.windowMs;
+    const seenLabel = partial ? `${Math.round(seenMs / 1000)}s` : windowLabel;
     // (A shift onto a pool with no traffic is traffic recovery's probe: the replicas its later
     // shares need come with them, plan-peer-capacity.ts.)
     return {
@@ -42,21 +46,22 @@ export function judgeScaleIn(
       target: { pool: pool.pool },
       action: { from: replicas, to: floor },
       direction: 'decrease',
-      reason: `Pool ${pool.pool} served no requests in the last ${windowLabel}; keep ${floor} replica${floor === 1 ? '' : 's'} (${replicas} → ${floor}).`,
+      reason: `Pool ${pool.pool} served no requests in the last ${partial ? `${Math.round(seenMs / 1000)} s (all Governor has seen)` : windowLabel}; keep ${floor} replica${floor === 1 ? '' : 's'} (${replicas} → ${floor}).`,
       evidence: [
-        evidence(`requests{pool=${pool.pool}}`, 0, 0, windowLabel),
+        evidence(`requests{pool=${pool.pool}}`, 0, 0, seenLabel),
         evidence(`replicas{pool=${pool.pool}}`, replicas, floor, 'now'),
       ],
       expectedImpact: {
         summary: `Idle replicas stop costing money; nothing is served by ${pool.pool} now.`,
         costUsdPerHour: { from: hourlyCost(s, replicas), to: hourlyCost(s, floor) },
       },
-      // It rests on the silence: each control interval of the window that saw no request is one
-      // observation that agrees.
-      confidence: confidenceOf(Number.POSITIVE_INFINITY, ctx.obs.windowMs / (ctx.control.interval_s * 1000)),
+      confidence: confidenceOf(Number.POSITIVE_INFINITY, observations),
       scopePools: [pool.pool],
     };
   }
+  // Evidence for N−1 needs a whole control window of telemetry: a store that began within it (a
+  // fleet or a store just started) shows too little of the load's variation to take a replica away.
+  if (ctx.obs.coveredMs < ctx.obs.windowMs) return null;
   // A shift this tick gives it more traffic than its window shows: only the model, replaying its
   // requests at that load, may judge it (replay-scale-in.ts).
   if (s.shareGain > 1 && (!Number.isFinite(s.shareGain) || !canModelJudge(ctx, s))) return null;
