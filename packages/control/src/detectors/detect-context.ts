@@ -5,6 +5,7 @@ import type { FleetObservation, PoolView } from '../observe-fleet.ts';
 import { secondsToNs } from '../time.ts';
 import type { RecommendationKind, RecommendationTarget } from '@governor/conventions';
 import { memoryKey } from '../engine/memory-key.ts';
+import type { LoadWindows } from '../model/forecast-load.ts';
 
 /** What every detector reads in one tick. Detectors are pure: they only return candidates. */
 export interface DetectContext {
@@ -119,4 +120,18 @@ export function normalizeWeights(weights: Record<string, number>): Record<string
   const largest = keys.reduce((a, b) => (out[b]! > out[a]! ? b : a), keys[0]!);
   if (largest !== undefined) out[largest] = Math.round((out[largest]! + 1 - sum) * 1000) / 1000;
   return out;
+}
+
+/**
+ * A pool's rates over the control window and the short window, each over the part of it the store's
+ * telemetry covers: what its load outlook (model/forecast-load.ts) is read from, the same for sizing
+ * it and for giving it more traffic.
+ */
+export function loadWindowsOf(ctx: DetectContext, pool: PoolView): LoadWindows {
+  return {
+    mainRatePerS: pool.mainRatePerS,
+    mainWindowS: ctx.obs.coveredMs / 1000,
+    fastRatePerS: pool.fastRatePerS,
+    fastWindowS: Math.min(ctx.obs.fastWindowMs, ctx.obs.coveredMs) / 1000,
+  };
 }

@@ -38,7 +38,7 @@ export function judgeScaleIn(
     const observations = Math.floor(seenMs / (ctx.control.interval_s * 1000));
     if (observations < 1 || couldNotServe(ctx, pool)) return null;
     const partial = seenMs < ctx.obs.windowMs;
-    const seenLabel = partial ? `${Math.round(seenMs / 1000)}s` : windowLabel;
+    const seenS = Math.round(seenMs / 1000);
     // (A shift onto a pool with no traffic is traffic recovery's probe: the replicas its later
     // shares need come with them, plan-peer-capacity.ts.)
     return {
@@ -46,9 +46,9 @@ export function judgeScaleIn(
       target: { pool: pool.pool },
       action: { from: replicas, to: floor },
       direction: 'decrease',
-      reason: `Pool ${pool.pool} served no requests in the last ${partial ? `${Math.round(seenMs / 1000)} s (all Governor has seen)` : windowLabel}; keep ${floor} replica${floor === 1 ? '' : 's'} (${replicas} → ${floor}).`,
+      reason: `Pool ${pool.pool} served no requests in the last ${partial ? `${seenS} s (all Governor has seen)` : windowLabel}; keep ${floor} replica${floor === 1 ? '' : 's'} (${replicas} → ${floor}).`,
       evidence: [
-        evidence(`requests{pool=${pool.pool}}`, 0, 0, seenLabel),
+        evidence(`requests{pool=${pool.pool}}`, 0, 0, partial ? `${seenS}s` : windowLabel),
         evidence(`replicas{pool=${pool.pool}}`, replicas, floor, 'now'),
       ],
       expectedImpact: {

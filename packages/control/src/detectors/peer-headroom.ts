@@ -1,5 +1,11 @@
 import type { PoolView } from '../observe-fleet.ts';
-import { type DetectContext, isWithinCooldown, normalizeWeights, readMemory } from './detect-context.ts';
+import {
+  type DetectContext,
+  isWithinCooldown,
+  loadWindowsOf,
+  normalizeWeights,
+  readMemory,
+} from './detect-context.ts';
 import { learnedCapacity, round } from './pool-signals.ts';
 import { carriesMore } from '../objective/carries-more.ts';
 import { readPoolModel } from './read-pool-model.ts';
@@ -68,15 +74,7 @@ function peersCarryByModel(
     const model = readPoolModel(ctx, p);
     if (!model || !(p.mainRatePerS > 0)) return null;
     const part = movedRatePerS * (total > 0 ? (weights[p.pool] ?? 0) / total : 1 / peers.length);
-    const own = loadOutlookPerS(
-      {
-        mainRatePerS: p.mainRatePerS,
-        mainWindowS: ctx.obs.coveredMs / 1000,
-        fastRatePerS: p.fastRatePerS,
-        fastWindowS: Math.min(ctx.obs.fastWindowMs, ctx.obs.coveredMs) / 1000,
-      },
-      ctx.control.verify_after_s,
-    ).ratePerS;
+    const own = loadOutlookPerS(loadWindowsOf(ctx, p), ctx.control.verify_after_s).ratePerS;
     const outlook = carriesMore(
       model,
       readyKeptReplicas(ctx, p),

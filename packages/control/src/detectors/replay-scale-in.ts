@@ -1,4 +1,4 @@
-import { type DetectContext, evidence } from './detect-context.ts';
+import { type DetectContext, evidence, loadWindowsOf } from './detect-context.ts';
 import type { ReplayOutlook, ReplicaOutlook } from './replay-prefill-queue.ts';
 import type { PoolPrediction } from '../model/predict-pool.ts';
 import { readFaultRate, readUncontendedMsPerToken, MIN_P95_SAMPLE } from './pool-signals.ts';
@@ -82,10 +82,7 @@ function planScaleIn(ctx: DetectContext, s: ScaleInputs, to: number): ScalePlan 
     arrivals: s.pool.arrivals,
     replicas: s.replicas,
     ...(servedOn ? { servedOn } : {}),
-    mainRatePerS: s.pool.mainRatePerS,
-    mainWindowS: ctx.obs.coveredMs / 1000,
-    fastRatePerS: s.pool.fastRatePerS,
-    fastWindowS: Math.min(ctx.obs.fastWindowMs, ctx.obs.coveredMs) / 1000,
+    ...loadWindowsOf(ctx, s.pool),
     horizonS: ctx.control.verify_after_s,
     shareGain: s.shareGain,
     msPerToken,
