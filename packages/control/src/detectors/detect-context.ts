@@ -5,7 +5,8 @@ import type { FleetObservation, PoolView } from '../observe-fleet.ts';
 import { secondsToNs } from '../time.ts';
 import type { RecommendationKind, RecommendationTarget } from '@governor/conventions';
 import { memoryKey } from '../engine/memory-key.ts';
-import type { LoadWindows } from '../model/forecast-load.ts';
+import { type LoadWindows, loadDispersion } from '../model/forecast-load.ts';
+import { MAX_ARRIVALS_PER_POOL } from '@governor/signals';
 
 /** What every detector reads in one tick. Detectors are pure: they only return candidates. */
 export interface DetectContext {
@@ -133,5 +134,23 @@ export function loadWindowsOf(ctx: DetectContext, pool: PoolView): LoadWindows {
     mainWindowS: ctx.obs.coveredMs / 1000,
     fastRatePerS: pool.fastRatePerS,
     fastWindowS: Math.min(ctx.obs.fastWindowMs, ctx.obs.coveredMs) / 1000,
+    dispersion: poolDispersion(ctx, pool),
   };
+}
+
+/**
+ * The pool's load dispersion (model/forecast-load.ts) over the telemetry seen, in control intervals;
+ * its arrivals are a sample of the requests it served when traces are head-sampled or capped.
+ */
+function poolDispersion(ctx: DetectContext, pool: PoolView): number {
+  const windowMs = ctx.obs.windowMs;
+  let coveredMs = Math.min(ctx.obs.coveredMs, windowMs);
+  // A busy pool's sample is its latest requests (MAX_ARRIVALS_PER_POOL): it covers from its first.
+  const first = pool.arrivals[0]?.arriveMs;
+  if (pool.arrivals.length >= MAX_ARRIVALS_PER_POOL && first !== undefined)
+    coveredMs = Math.min(coveredMs, windowMs - first);
+  const start = windowMs - coveredMs;
+  const times = pool.arrivals.map((a) => a.arriveMs).filter((t) => t >= start);
+  const sampleScale = times.length > 0 ? (pool.mainRatePerS * coveredMs) / 1000 / times.length : 1;
+  return loadDispersion(times, windowMs, coveredMs, ctx.control.interval_s * 1000, sampleScale);
 }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { forecastLoad, loadOutlookPerS } from './forecast-load.ts';
+import { forecastLoad, loadDispersion, loadOutlookPerS } from './forecast-load.ts';
 
 const windows = (older: number, fast: number) => ({
   // A 300 s control window whose last 60 s ran at `fast` and the 240 s before at `older`.
@@ -67,5 +67,53 @@ describe('loadOutlookPerS', () => {
     const late = loadOutlookPerS(windows(10, 14), 600).ratePerS;
     expect(late).toBeGreaterThan(soon);
     expect(soon).toBeGreaterThan(14);
+  });
+});
+
+describe('loadDispersion', () => {
+  it('is 1 for evenly spread requests and grows when they come in bursts', () => {
+    // 300 s window, 30 s bins, 3 requests a bin, evenly.
+    const even = Array.from({ length: 30 }, (_, i) => i * 10 + 5);
+    const evenMs = even.map((t) => t * 1000);
+    expect(loadDispersion(evenMs, 300_000, 300_000, 30_000, 1)).toBe(1);
+    // The same 30 requests, all in two bins.
+    const bursty = Array.from({ length: 30 }, (_, i) => (i < 15 ? 1_000 + i : 200_000 + i));
+    expect(loadDispersion(bursty, 300_000, 300_000, 30_000, 1)).toBeGreaterThan(5);
+    // A 1-in-4 sample of a bursty load shows a quarter of the excess; it is scaled back.
+    expect(loadDispersion(bursty, 300_000, 300_000, 30_000, 4)).toBeGreaterThan(
+      loadDispersion(bursty, 300_000, 300_000, 30_000, 1),
+    );
+  });
+
+  it('does not count a steady trend as burstiness: the forecast already extrapolates it', () => {
+    // Counts rising 2, 4, …, 20 per 30 s bin: a ramp, not bursts.
+    const ramp: number[] = [];
+    for (let bin = 0; bin < 10; bin++) {
+      const n = 2 * (bin + 1);
+      for (let k = 0; k < n; k++) ramp.push(bin * 30_000 + ((k + 0.5) * 30_000) / n);
+    }
+    expect(loadDispersion(ramp, 300_000, 300_000, 30_000, 1)).toBe(1);
+    // The same requests with the bins shuffled are as many, but bursty.
+    const order = [9, 0, 8, 1, 7, 2, 6, 3, 5, 4];
+    const shuffled = ramp.map((t) => {
+      const bin = Math.floor(t / 30_000);
+      return order[bin]! * 30_000 + (t % 30_000);
+    });
+    expect(loadDispersion(shuffled, 300_000, 300_000, 30_000, 1)).toBeGreaterThan(3);
+  });
+
+  it('is 1 until three control intervals have been seen, and reads only what the telemetry covers', () => {
+    const bursty = Array.from({ length: 30 }, (_, i) => (i < 15 ? 250_000 + i : 290_000 + i));
+    expect(loadDispersion(bursty, 300_000, 60_000, 30_000, 1)).toBe(1);
+    // Covered for the last 90 s only: the empty bins before the store began are not a lull.
+    expect(loadDispersion(bursty, 300_000, 90_000, 30_000, 1)).toBeLessThan(
+      loadDispersion(bursty, 300_000, 300_000, 30_000, 1),
+    );
+  });
+
+  it('widens the forecast error by its square root', () => {
+    const w = windows(10, 10);
+    const poisson = forecastLoad(w, 300).stdErrPerS;
+    expect(forecastLoad({ ...w, dispersion: 4 }, 300).stdErrPerS).toBeCloseTo(2 * poisson, 9);
   });
 });

@@ -3,7 +3,9 @@
 // Two windows give a rate and its trend: the short window ends now, the rest of the control window
 // lies before it, and their midpoints are half a control window apart. The trend is extrapolated
 // over the lead time (cold start plus one control interval) from the short window's midpoint. Counts
-// are Poisson, so each rate carries √count of noise; the forecast's standard error follows.
+// are Poisson, so each rate carries √count of noise; the forecast's standard error follows, widened
+// by √dispersion where the pool's load is burstier than Poisson over the telemetry seen (a load
+// that comes in bursts, as BurstGPT's traces and agent sessions do, varies more than its count says).
 
 export interface LoadWindows {
   /** Requests/s over the control window (which includes the short window). */
@@ -12,6 +14,8 @@ export interface LoadWindows {
   /** Requests/s over the short window ending now. */
   fastRatePerS: number;
   fastWindowS: number;
+  /** The counts' variance over their mean (≥ 1; 1, Poisson, when not given): loadDispersion. */
+  dispersion?: number;
 }
 
 export interface LoadForecast {
@@ -30,10 +34,12 @@ export function forecastLoad(w: LoadWindows, leadS: number): LoadForecast {
   if (!(olderS > 0) || !(w.fastWindowS > 0)) {
     return {
       ratePerS: fast || main,
-      stdErrPerS: poissonErr(fast || main, w.fastWindowS || w.mainWindowS),
+      stdErrPerS:
+        Math.sqrt(Math.max(1, w.dispersion ?? 1)) * poissonErr(fast || main, w.fastWindowS || w.mainWindowS),
       slopePerS2: 0,
     };
   }
+  const spread = Math.sqrt(Math.max(1, w.dispersion ?? 1));
   const older = Math.max(0, (main * w.mainWindowS - fast * w.fastWindowS) / olderS);
   const gapS = w.mainWindowS / 2;
   const slope = (fast - older) / gapS;
@@ -41,9 +47,9 @@ export function forecastLoad(w: LoadWindows, leadS: number): LoadForecast {
   const rate = Math.max(0, fast + slope * horizonS);
   // Var(fast + (fast − older)·h/g) = (1 + h/g)²·Var(fast) + (h/g)²·Var(older).
   const k = horizonS / gapS;
-  const err = Math.sqrt(
-    (1 + k) ** 2 * poissonErr(fast, w.fastWindowS) ** 2 + k ** 2 * poissonErr(older, olderS) ** 2,
-  );
+  const err =
+    spread *
+    Math.sqrt((1 + k) ** 2 * poissonErr(fast, w.fastWindowS) ** 2 + k ** 2 * poissonErr(older, olderS) ** 2);
   return { ratePerS: rate, stdErrPerS: err, slopePerS2: slope };
 }
 
@@ -65,4 +71,46 @@ export function loadOutlookPerS(
 function poissonErr(ratePerS: number, windowS: number): number {
   if (!(windowS > 0)) return 0;
   return Math.sqrt(Math.max(1, ratePerS * windowS)) / windowS;
+}
+
+/**
+ * How much burstier than Poisson a pool's load is: the variance over the mean of its request counts
+ * in bins of `binMs` over the telemetry seen (the last `coveredMs` of a `windowMs` window; arrival
+ * times on the window's axis), about their linear trend — the forecast extrapolates the trend, so
+ * only what it leaves unexplained widens its error. The arrivals may be a sample of 1 in
+ * `sampleScale` requests: thinning shrinks the excess over 1 by that factor, so it is scaled back.
+ * 1 (Poisson) with fewer than three bins, and never below.
+ */
+export function loadDispersion(
+  arrivalMs: readonly number[],
+  windowMs: number,
+  coveredMs: number,
+  binMs: number,
+  sampleScale: number,
+): number {
+  const bins = binMs > 0 ? Math.floor(Math.min(coveredMs, windowMs) / binMs) : 0;
+  if (bins < 3) return 1;
+  const counts = new Float64Array(bins);
+  for (const t of arrivalMs) {
+    const back = Math.floor((windowMs - t) / binMs);
+    if (back >= 0 && back < bins) counts[back]! += 1;
+  }
+  // Least squares of count on bin index; the residuals' variance, with two parameters fitted.
+  const meanX = (bins - 1) / 2;
+  let mean = 0;
+  for (const c of counts) mean += c / bins;
+  if (!(mean > 0)) return 1;
+  let sxy = 0;
+  let sxx = 0;
+  counts.forEach((c, x) => {
+    sxy += (x - meanX) * (c - mean);
+    sxx += (x - meanX) ** 2;
+  });
+  const slope = sxy / sxx;
+  let sq = 0;
+  counts.forEach((c, x) => {
+    sq += (c - mean - slope * (x - meanX)) ** 2;
+  });
+  const observed = sq / (bins - 2) / mean;
+  return Math.max(1, 1 + (observed - 1) * Math.max(1, sampleScale));
 }

@@ -74,6 +74,19 @@ describe('planScale', () => {
     );
   });
 
+  it('sizes a burstier load of the same mean for at least as many replicas, and the dispersion reaches the sizing', () => {
+    const flat = planScale(inputs(ramp(8, 8), 8, 8))!;
+    let previous = flat;
+    for (const dispersion of [2, 4, 8, 16, 32, 64]) {
+      const bursty = planScale({ ...inputs(ramp(8, 8), 8, 8), dispersion })!;
+      expect(bursty.loadFactor).toBeGreaterThan(previous.loadFactor);
+      expect(bursty.sizing.desired).toBeGreaterThanOrEqual(previous.sizing.desired);
+      previous = bursty;
+    }
+    // At 64× Poisson's variance the upper bound (8 standard errors of a Poisson count) needs a third.
+    expect(previous.sizing.desired).toBeGreaterThan(flat.sizing.desired);
+  });
+
   it('has nothing to say without a rate', () => {
     expect(planScale({ ...inputs(ramp(8, 8), 8, 8), mainRatePerS: 0 })).toBeNull();
     expect(planScale({ ...inputs([], 8, 8) })).toBeNull();

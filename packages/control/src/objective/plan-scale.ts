@@ -1,5 +1,5 @@
 import type { RequestArrival } from '@governor/signals';
-import { type LoadForecast, loadOutlookPerS } from '../model/forecast-load.ts';
+import { type LoadForecast, type LoadWindows, loadOutlookPerS } from '../model/forecast-load.ts';
 import { createPoolModel, type PoolModel } from '../model/predict-pool.ts';
 import { type Sizing, sizePool } from './size-pool.ts';
 import type { ReplicaStep } from '../detectors/replay-prefill-queue.ts';
@@ -10,17 +10,16 @@ import type { ReplicaStep } from '../detectors/replay-prefill-queue.ts';
 // the pool is sized for: a replica count the model says holds only if the load does not rise as
 // fast as it has been rising is not feasible.
 
-export interface ScalePlanInputs {
+/**
+ * The pool's load windows (model/forecast-load.ts LoadWindows: requests/s over the control window
+ * and the short window ending now, sampling weights applied; the counts' dispersion) and the rest.
+ */
+export interface ScalePlanInputs extends LoadWindows {
   arrivals: readonly RequestArrival[];
   /** Replicas serving the pool now. */
   replicas: number;
   /** The counts that served the arrivals, when a scale action fell within them (PoolObservation). */
   servedOn?: readonly ReplicaStep[];
-  /** Requests/s over the control window and the short window ending now (sampling weights applied). */
-  mainRatePerS: number;
-  mainWindowS: number;
-  fastRatePerS: number;
-  fastWindowS: number;
   /** Seconds the decision must hold for (until it is verified). */
   horizonS: number;
   /** What a shift planned with the decision multiplies the pool's load by (≥ 1; default 1). */
@@ -96,15 +95,7 @@ export function planScale(i: ScalePlanInputs): ScalePlan | null {
   // Sized for the highest of now and the forecast's upper bound: a scale-in must hold even if the
   // load keeps rising as fast as it has been until it is verified; and for the share a shift taken
   // with it moves onto the pool.
-  const { ratePerS: sizedRate, forecast } = loadOutlookPerS(
-    {
-      mainRatePerS: i.mainRatePerS,
-      mainWindowS: i.mainWindowS,
-      fastRatePerS: i.fastRatePerS,
-      fastWindowS: i.fastWindowS,
-    },
-    i.horizonS,
-  );
+  const { ratePerS: sizedRate, forecast } = loadOutlookPerS(i, i.horizonS);
   const loadFactor = (sizedRate * Math.max(1, i.shareGain ?? 1)) / i.mainRatePerS;
   const sizing = sizePool(model, i.replicas, {
     attainmentTarget: i.attainmentTarget,
