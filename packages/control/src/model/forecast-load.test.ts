@@ -73,9 +73,8 @@ describe('loadOutlookPerS', () => {
 describe('loadDispersion', () => {
   it('is 1 for evenly spread requests and grows when they come in bursts', () => {
     // 300 s window, 30 s bins, 3 requests a bin, evenly.
-    const even = Array.from({ length: 30 }, (_, i) => i * 10 + 5);
-    const evenMs = even.map((t) => t * 1000);
-    expect(loadDispersion(evenMs, 300_000, 300_000, 30_000, 1)).toBe(1);
+    const even = Array.from({ length: 30 }, (_, i) => i * 10_000 + 5_000);
+    expect(loadDispersion(even, 300_000, 300_000, 30_000, 1)).toBe(1);
     // The same 30 requests, all in two bins.
     const bursty = Array.from({ length: 30 }, (_, i) => (i < 15 ? 1_000 + i : 200_000 + i));
     expect(loadDispersion(bursty, 300_000, 300_000, 30_000, 1)).toBeGreaterThan(5);

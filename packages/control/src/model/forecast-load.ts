@@ -31,15 +31,15 @@ export function forecastLoad(w: LoadWindows, leadS: number): LoadForecast {
   const main = Math.max(0, w.mainRatePerS);
   const fast = Math.max(0, w.fastRatePerS);
   const olderS = w.mainWindowS - w.fastWindowS;
+  // A load burstier than Poisson varies by √dispersion times a count's noise.
+  const spread = Math.sqrt(Math.max(1, w.dispersion ?? 1));
   if (!(olderS > 0) || !(w.fastWindowS > 0)) {
     return {
       ratePerS: fast || main,
-      stdErrPerS:
-        Math.sqrt(Math.max(1, w.dispersion ?? 1)) * poissonErr(fast || main, w.fastWindowS || w.mainWindowS),
+      stdErrPerS: spread * poissonErr(fast || main, w.fastWindowS || w.mainWindowS),
       slopePerS2: 0,
     };
   }
-  const spread = Math.sqrt(Math.max(1, w.dispersion ?? 1));
   const older = Math.max(0, (main * w.mainWindowS - fast * w.fastWindowS) / olderS);
   const gapS = w.mainWindowS / 2;
   const slope = (fast - older) / gapS;
