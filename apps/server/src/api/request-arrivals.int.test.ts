@@ -21,12 +21,12 @@ describe('request arrivals', () => {
       ],
     });
     // One request every 500 ms on `a` for two minutes (half of them hit the prefix cache), one a
-    // second on `b`.
+    // second on `b`, a quarter of them retries (governor.attempt 2).
     await sendTraffic(
       g.url,
       [
         { pool: 'a', model: 'm', replicas: 2, ratePerS: 2, queueMs: 40, cacheHitShare: 0.5 },
-        { pool: 'b', model: 'm', replicas: 2, ratePerS: 1 },
+        { pool: 'b', model: 'm', replicas: 2, ratePerS: 1, retryShare: 0.25 },
       ],
       T0_MS,
       T0_MS + 120_000,
@@ -39,6 +39,10 @@ describe('request arrivals', () => {
     expect(all.get('a')).toHaveLength(240);
     expect(all.get('b')).toHaveLength(120);
     const a = all.get('a')!;
+    // Each request's attempt: the load dispersion reads the first attempts as demand.
+    expect(a.every((r) => r.attempt === 1)).toBe(true);
+    expect(all.get('b')!.filter((r) => r.attempt === 2)).toHaveLength(30);
+    expect(all.get('b')!.filter((r) => r.attempt === 1)).toHaveLength(90);
     // Arrival at the queue: the gateway's 2 ms after each request started, so 500 ms apart although
     // each request's queueing (40 ms ± 20 %) and prefill differ — TTFT less both.
     // On the window's time axis (ms since atNs − 300 s): the traffic began 120 s into it.

@@ -5,7 +5,7 @@ import type { FleetObservation, PoolView } from '../observe-fleet.ts';
 import { secondsToNs } from '../time.ts';
 import type { RecommendationKind, RecommendationTarget } from '@governor/conventions';
 import { memoryKey } from '../engine/memory-key.ts';
-import { type LoadWindows, loadDispersion } from '../model/forecast-load.ts';
+import { type LoadWindows, demandDispersion } from '../model/forecast-load.ts';
 import { MAX_ARRIVALS_PER_POOL } from '@governor/signals';
 
 /** What every detector reads in one tick. Detectors are pure: they only return candidates. */
@@ -139,8 +139,8 @@ export function loadWindowsOf(ctx: DetectContext, pool: PoolView): LoadWindows {
 }
 
 /**
- * The pool's load dispersion (model/forecast-load.ts) over the telemetry seen, in control intervals;
- * its arrivals are a sample of the requests it served when traces are head-sampled or capped.
+ * The pool's load dispersion over the telemetry seen, in control intervals: of its demand
+ * (model/forecast-load.ts demandDispersion).
  */
 function poolDispersion(ctx: DetectContext, pool: PoolView): number {
   const windowMs = ctx.obs.windowMs;
@@ -149,8 +149,11 @@ function poolDispersion(ctx: DetectContext, pool: PoolView): number {
   const first = pool.arrivals[0]?.arriveMs;
   if (pool.arrivals.length >= MAX_ARRIVALS_PER_POOL && first !== undefined)
     coveredMs = Math.min(coveredMs, windowMs - first);
-  const start = windowMs - coveredMs;
-  const times = pool.arrivals.map((a) => a.arriveMs).filter((t) => t >= start);
-  const sampleScale = times.length > 0 ? (pool.mainRatePerS * coveredMs) / 1000 / times.length : 1;
-  return loadDispersion(times, windowMs, coveredMs, ctx.control.interval_s * 1000, sampleScale);
+  return demandDispersion(
+    pool.arrivals,
+    windowMs,
+    coveredMs,
+    ctx.control.interval_s * 1000,
+    pool.mainRatePerS,
+  );
 }

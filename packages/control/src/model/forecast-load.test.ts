@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { forecastLoad, loadDispersion, loadOutlookPerS } from './forecast-load.ts';
+import { demandDispersion, forecastLoad, loadDispersion, loadOutlookPerS } from './forecast-load.ts';
 
 const windows = (older: number, fast: number) => ({
   // A 300 s control window whose last 60 s ran at `fast` and the 240 s before at `older`.
@@ -114,5 +114,35 @@ describe('loadDispersion', () => {
     const w = windows(10, 10);
     const poisson = forecastLoad(w, 300).stdErrPerS;
     expect(forecastLoad({ ...w, dispersion: 4 }, 300).stdErrPerS).toBeCloseTo(2 * poisson, 9);
+  });
+});
+
+describe('demandDispersion', () => {
+  // Ten 30 s intervals of a steady 20 first attempts each; in the fourth, a failure's 60 retries.
+  const steady = Array.from({ length: 200 }, (_, i) => ({ arriveMs: i * 1500 + 750 }));
+  const echo = Array.from({ length: 60 }, (_, i) => ({ arriveMs: 90_000 + i * 500, attempt: 2 }));
+  const rate = (n: number) => n / 300;
+
+  it("reads a retry storm's burst as no burstiness of the demand", () => {
+    const withRetries = [...steady, ...echo].sort((a, b) => a.arriveMs - b.arriveMs);
+    expect(demandDispersion(withRetries, 300_000, 300_000, 30_000, rate(withRetries.length))).toBe(1);
+    // The same requests as first attempts are a burst of demand.
+    const asDemand = withRetries.map((a) => ({ arriveMs: a.arriveMs }));
+    expect(demandDispersion(asDemand, 300_000, 300_000, 30_000, rate(asDemand.length))).toBeGreaterThan(5);
+  });
+
+  it('reads thinning from all the requests, retries included', () => {
+    // One in four of the same requests: the excess over 1 scaled back by four.
+    const withRetries = [...steady, ...echo];
+    const sample = withRetries.filter((_, i) => i % 4 === 0).map((a) => ({ arriveMs: a.arriveMs }));
+    const full = demandDispersion(
+      withRetries.map((a) => ({ arriveMs: a.arriveMs })),
+      300_000,
+      300_000,
+      30_000,
+      rate(withRetries.length),
+    );
+    const thinned = demandDispersion(sample, 300_000, 300_000, 30_000, rate(withRetries.length));
+    expect(thinned).toBeGreaterThan(full / 2);
   });
 });

@@ -114,3 +114,30 @@ export function loadDispersion(
   const observed = sq / (bins - 2) / mean;
   return Math.max(1, 1 + (observed - 1) * Math.max(1, sampleScale));
 }
+
+/** A request as demandDispersion reads it: when it came (on the window's axis) and its attempt. */
+export interface Arrival {
+  arriveMs: number;
+  /** 1 for a first attempt, more for a retry; absent reads as 1. */
+  attempt?: number;
+}
+
+/**
+ * The dispersion (loadDispersion) of a pool's demand: its first attempts only. Retries follow
+ * failures — a retry storm is a fault's echo, which the retry budget answers — so their bursts say
+ * nothing of how the load will vary once the fault has passed. The arrivals seen may be a sample of
+ * the `ratePerS` the pool served over the covered span: the thinning is read from all of them.
+ */
+export function demandDispersion(
+  arrivals: readonly Arrival[],
+  windowMs: number,
+  coveredMs: number,
+  binMs: number,
+  ratePerS: number,
+): number {
+  const start = windowMs - coveredMs;
+  const seen = arrivals.filter((a) => a.arriveMs >= start);
+  const sampleScale = seen.length > 0 ? (ratePerS * coveredMs) / 1000 / seen.length : 1;
+  const demand = seen.filter((a) => (a.attempt ?? 1) <= 1).map((a) => a.arriveMs);
+  return loadDispersion(demand, windowMs, coveredMs, binMs, sampleScale);
+}

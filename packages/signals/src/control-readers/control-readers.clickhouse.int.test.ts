@@ -85,6 +85,7 @@ function traffic(): DecodedTraceRequest[] {
         replica: `${pool}-${i % 2}`,
         tenant: `t${i % 4}`,
         outcome: i % 13 === 5 ? 'error' : 'success',
+        ...(i % 7 === 3 ? { attempt: 2 } : {}),
         inputTokens,
         outputTokens: 30 + (i % 5),
         ...(i % 5 < 3
@@ -630,10 +631,16 @@ describe('request arrivals on ClickHouse', () => {
       const counts = (m: typeof expected) =>
         Object.fromEntries([...m].map(([pool, list]) => [pool, list.length]));
       expect(counts(actual)).toEqual(counts(expected));
-      // Tasks and prompts are counts: exactly; times to 1e-9.
+      // Tasks, attempts and prompts are counts: exactly; times to 1e-9.
       const exact = (m: typeof expected) =>
-        sorted(new Map([...m].map(([pool, list]) => [pool, list.map((r) => [r.task, r.uncachedTokens])])));
+        sorted(
+          new Map(
+            [...m].map(([pool, list]) => [pool, list.map((r) => [r.task, r.attempt, r.uncachedTokens])]),
+          ),
+        );
       expect(exact(actual)).toEqual(exact(expected));
+      if (at === 150_000 && cap === undefined)
+        expect([...actual.values()].flat().some((r) => r.attempt === 2)).toBe(true);
       expectClose(sorted(actual), sorted(expected), 'arrivals');
     },
   );

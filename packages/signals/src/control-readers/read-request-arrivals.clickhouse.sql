@@ -13,9 +13,9 @@
 --   Distributed; FINAL counts a span sent twice once), its header read raw with visitParamExtractRaw
 --   (18.16 has no JSON paths) and stripped of the array's brackets and quotes. The caller sets
 --   join_use_nulls = 1, so a request without the header reads NULL, as in DuckDB.
-SELECT pool, arrive_ns, ttft_ms, e2e_ms, queue_ms, task_key, uncached_tokens, cached_tokens, kv_tokens, hold_ms, deadline_ms
+SELECT pool, arrive_ns, ttft_ms, e2e_ms, queue_ms, task_key, attempt, uncached_tokens, cached_tokens, kv_tokens, hold_ms, deadline_ms
 FROM (
-  SELECT pool, trace_id, arrive_ns, ttft_ms, e2e_ms, queue_ms, task_key, uncached_tokens, cached_tokens, kv_tokens, hold_ms
+  SELECT pool, trace_id, arrive_ns, ttft_ms, e2e_ms, queue_ms, task_key, attempt, uncached_tokens, cached_tokens, kv_tokens, hold_ms
   FROM (
     SELECT
       pool,
@@ -29,6 +29,7 @@ FROM (
       e2e_ms,
       ttft_hop_queue_ms AS queue_ms,
       task_key,
+      attempt,
       greatest(assumeNotNull(input_tokens) - ifNull(cached_tokens, 0), 1) AS uncached_tokens,
       cached_tokens,
       assumeNotNull(input_tokens) + ifNull(output_tokens, 0) AS kv_tokens,

@@ -3,7 +3,7 @@
 -- queue, its TTFT, its end-to-end latency, the queue wait it measured, its uncached prompt tokens
 -- and the prompt tokens it found in the prefix cache,
 -- the KV cache it held by its end (prompt and output tokens) and for how long (from its admission,
--- when prefill began, to its end), and its task. The control loop's pool model replays them on
+-- when prefill began, to its end), its task and its attempt (1, or a retry's number). The control loop's pool model replays them on
 -- other replica counts (packages/control/src/model/predict-pool.ts). With each comes its deadline where the gateway
 -- recorded one: the `x-envoy-expected-rq-timeout-ms` header Envoy's router sets on the upstream
 -- request (ms; a string array as HTTP semconv captures a header, or a string as Envoy's custom tags
@@ -23,6 +23,7 @@ WITH requests AS (
     e2e_ms,
     ttft_hop_queue_ms AS queue_ms,
     task_key,
+    attempt,
     greatest(input_tokens - coalesce(cached_tokens, 0), 1) AS uncached_tokens,
     cached_tokens,
     input_tokens + coalesce(output_tokens, 0) AS kv_tokens,
@@ -64,8 +65,8 @@ deadlines AS (
     AND trace_id IN (SELECT trace_id FROM chosen)
   GROUP BY trace_id
 )
-SELECT c.pool, c.arrive_ns, c.ttft_ms, c.e2e_ms, c.queue_ms, c.task_key, c.uncached_tokens, c.cached_tokens,
-  c.kv_tokens, c.hold_ms, d.deadline_ms
+SELECT c.pool, c.arrive_ns, c.ttft_ms, c.e2e_ms, c.queue_ms, c.task_key, c.attempt, c.uncached_tokens,
+  c.cached_tokens, c.kv_tokens, c.hold_ms, d.deadline_ms
 FROM chosen c
 LEFT JOIN deadlines d USING (trace_id)
 ORDER BY c.pool, c.arrive_ns, c.uncached_tokens, c.ttft_ms, c.e2e_ms, c.queue_ms

@@ -25,6 +25,12 @@ export interface RequestArrival {
    * so the same telemetry under other ids reads the same.
    */
   task?: number;
+  /**
+   * 1 for a first attempt, n for its (n − 1)th retry (`governor.attempt`, else
+   * `http.request.resend_count` + 1, else the OpenAI SDK's `x-stainless-retry-count` + 1: docs/sql.md).
+   * Absent reads as a first attempt.
+   */
+  attempt?: number;
   uncachedTokens: number;
   /**
    * Prompt tokens it found in the prefix cache (vLLM's automatic prefix caching: no prefill for them);
@@ -82,6 +88,7 @@ export function createRequestArrivalsReader(
       e2e_ms: number;
       queue_ms: number | null;
       task_key: bigint;
+      attempt: number;
       uncached_tokens: number;
       cached_tokens: number | null;
       kv_tokens: number | null;
@@ -112,6 +119,7 @@ export function createRequestArrivalsReader(
         e2eMs: Number(r.e2e_ms),
         ...(r.queue_ms === null ? {} : { queueMs: Number(r.queue_ms) }),
         task,
+        attempt: Number(r.attempt),
         uncachedTokens: Number(r.uncached_tokens),
         ...(r.cached_tokens === null ? {} : { cachedTokens: Number(r.cached_tokens) }),
         ...(r.kv_tokens === null || r.hold_ms === null
