@@ -132,17 +132,19 @@ describe('demandDispersion', () => {
   });
 
   it('reads thinning from all the requests, retries included', () => {
-    // One in four of the same requests: the excess over 1 scaled back by four.
-    const withRetries = [...steady, ...echo];
-    const sample = withRetries.filter((_, i) => i % 4 === 0).map((a) => ({ arriveMs: a.arriveMs }));
-    const full = demandDispersion(
-      withRetries.map((a) => ({ arriveMs: a.arriveMs })),
+    // Every request seen (none thinned), half of them retries spread evenly: the demand's dispersion
+    // is that of its first attempts as they are, not scaled up as if half the requests were unseen.
+    const bursty = Array.from({ length: 100 }, (_, i) => ({ arriveMs: (i < 50 ? 10_000 : 200_000) + i }));
+    const retries = Array.from({ length: 100 }, (_, i) => ({ arriveMs: i * 3000 + 1500, attempt: 2 }));
+    const seen = [...bursty, ...retries];
+    const asIs = loadDispersion(
+      bursty.map((a) => a.arriveMs),
       300_000,
       300_000,
       30_000,
-      rate(withRetries.length),
+      1,
     );
-    const thinned = demandDispersion(sample, 300_000, 300_000, 30_000, rate(withRetries.length));
-    expect(thinned).toBeGreaterThan(full / 2);
+    expect(asIs).toBeGreaterThan(5);
+    expect(demandDispersion(seen, 300_000, 300_000, 30_000, rate(seen.length))).toBeCloseTo(asIs, 9);
   });
 });

@@ -14,7 +14,7 @@ export interface LoadWindows {
   /** Requests/s over the short window ending now. */
   fastRatePerS: number;
   fastWindowS: number;
-  /** The counts' variance over their mean (≥ 1; 1, Poisson, when not given): loadDispersion. */
+  /** The counts' variance over their mean (≥ 1; 1, Poisson, when not given): demandDispersion. */
   dispersion?: number;
 }
 
