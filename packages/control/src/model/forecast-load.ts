@@ -1,3 +1,5 @@
+import type { RequestArrival } from '@governor/signals';
+
 // The load a pool will carry when a decision taken now has taken effect: a replica asked for now
 // serves after its cold start, so sizing for the load of the last five minutes sizes for the past.
 // Two windows give a rate and its trend: the short window ends now, the rest of the control window
@@ -115,13 +117,6 @@ export function loadDispersion(
   return Math.max(1, 1 + (observed - 1) * Math.max(1, sampleScale));
 }
 
-/** A request as demandDispersion reads it: when it came (on the window's axis) and its attempt. */
-export interface Arrival {
-  arriveMs: number;
-  /** 1 for a first attempt, more for a retry; absent reads as 1. */
-  attempt?: number;
-}
-
 /**
  * The dispersion (loadDispersion) of a pool's demand: its first attempts only. Retries follow
  * failures — a retry storm is a fault's echo, which the retry budget answers — so their bursts say
@@ -129,7 +124,7 @@ export interface Arrival {
  * the `ratePerS` the pool served over the covered span: the thinning is read from all of them.
  */
 export function demandDispersion(
-  arrivals: readonly Arrival[],
+  arrivals: readonly Pick<RequestArrival, 'arriveMs' | 'attempt'>[],
   windowMs: number,
   coveredMs: number,
   binMs: number,

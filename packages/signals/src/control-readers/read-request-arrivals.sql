@@ -3,8 +3,9 @@
 -- queue, its TTFT, its end-to-end latency, the queue wait it measured, its uncached prompt tokens
 -- and the prompt tokens it found in the prefix cache,
 -- the KV cache it held by its end (prompt and output tokens) and for how long (from its admission,
--- when prefill began, to its end), its task and its attempt (1, or a retry's number). The control loop's pool model replays them on
--- other replica counts (packages/control/src/model/predict-pool.ts). With each comes its deadline where the gateway
+-- when prefill began, to its end), its task and its attempt (1, or a retry's number). The control
+-- loop's pool model replays them on other replica counts (packages/control/src/model/predict-pool.ts).
+-- With each comes its deadline where the gateway
 -- recorded one: the `x-envoy-expected-rq-timeout-ms` header Envoy's router sets on the upstream
 -- request (ms; a string array as HTTP semconv captures a header, or a string as Envoy's custom tags
 -- do).
