@@ -484,6 +484,72 @@ describe('verification while a fault persists', () => {
     expect(verified?.reason).toMatch(/a later shift of llama-8b's traffic replaced its weights/);
   });
 
+  test('a shift rolled back takes back the scale-in its pool had since: the traffic returns to the replicas that carried it', async () => {
+    g = await startTestGovernor({
+      policies: [
+        { name: 'auto', match: { kind: ['shift_traffic', 'scale'] }, auto_apply: true, min_confidence: 0 },
+      ],
+    });
+    // A100 costs more per token: part of its share moves to H100, and then it needs fewer replicas.
+    const dearA100 = { ...a100, replicas: 3, prefillMsPerToken: 0.6 };
+    const actions: { t: number; action: ControlAction }[] = [];
+    let weights: Record<string, number> = { 'h100-east': 0.5, 'a100-west': 0.5 };
+    const replicas: Record<string, number> = { 'h100-east': 2, 'a100-west': 3 };
+    const tick = async (t: number, extra: Partial<typeof h100> = {}) => {
+      const [r] = await runTicks(
+        g!,
+        [
+          { ...h100, ...extra, replicas: replicas['h100-east']!, ratePerS: 4 * (weights['h100-east'] ?? 0) },
+          {
+            ...dearA100,
+            ...extra,
+            replicas: replicas['a100-west']!,
+            ratePerS: 4 * (weights['a100-west'] ?? 0),
+          },
+        ],
+        t,
+        t + 30_000,
+      );
+      for (const action of r!.actions) {
+        actions.push({ t: t + 30_000, action });
+        if (action.kind === 'shift_traffic') weights = action.action.weights as Record<string, number>;
+        if (action.kind === 'scale' && action.target.pool)
+          replicas[action.target.pool] = Number(action.action.to);
+      }
+    };
+    // Calm for ten minutes (the shifts and scale-ins happen), then both pools queue past the SLO:
+    // goodput in the shift's scope falls and its verification rolls it back.
+    for (let t = 0; t < 900_000; t += 30_000) await tick(t, t < 630_000 ? {} : queued);
+    const shiftBack = actions.find((a) => a.action.type === 'rollback' && a.action.kind === 'shift_traffic');
+    expect(shiftBack).toBeDefined();
+    const shifted = actions.find(
+      (a) => a.action.type === 'apply' && a.action.recommendationId === shiftBack!.action.recommendationId,
+    )!;
+    const scaledInSince = actions.filter(
+      (a) =>
+        a.action.type === 'apply' &&
+        a.action.kind === 'scale' &&
+        a.action.target.pool === 'a100-west' &&
+        scaleTo(a) < scaleFrom(a) &&
+        a.t > shifted.t &&
+        a.t < shiftBack!.t,
+    );
+    expect(scaledInSince.length).toBeGreaterThan(0);
+    // Each is rolled back in the same tick as the shift, to the replicas it had taken away.
+    for (const s of scaledInSince) {
+      const back = actions.find(
+        (a) => a.action.type === 'rollback' && a.action.recommendationId === s.action.recommendationId,
+      );
+      expect(back?.t).toBe(shiftBack!.t);
+      expect(back && scaleTo(back)).toBe(scaleFrom(s));
+    }
+    const log = await audit();
+    const reason = log.find(
+      (x) => x.recommendationId === scaledInSince[0]!.action.recommendationId && x.decision === 'rolled_back',
+    )?.reason;
+    expect(reason).toMatch(/shift of llama-8b's traffic applied before it was rolled back/);
+  }, 360_000);
+
   test('traffic taken from a pool that is still failing is not given back, even as goodput falls', async () => {
     g = await startTestGovernor({ policies: [{ name: 'auto', auto_apply: true, min_confidence: 0.3 }] });
     await runTicks(g, [h100, a100], 0, WARM_UP_MS);

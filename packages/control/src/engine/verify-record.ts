@@ -147,6 +147,55 @@ export function verifyRecord(
     return;
   }
   rollBack(settings, s, out, ctx, rec, atNs, judgement.summary, before, after);
+  rollBackScaleInsAfter(settings, s, out, ctx, rec, atNs);
+}
+
+/**
+ * A shift's rollback gives traffic back to pools it had taken it from. A scale-in of such a pool
+ * applied since the shift, still waiting for its own verification, was sized for the load the shift
+ * left it: it is rolled back with the shift, or the traffic would come back to replicas that are gone.
+ */
+function rollBackScaleInsAfter(
+  settings: EngineSettings,
+  s: ControlState,
+  out: TickOutput,
+  ctx: DetectContext,
+  shift: RecommendationRecord,
+  atNs: bigint,
+): void {
+  const restored = previousOf(shift);
+  if (shift.kind !== 'shift_traffic' || restored?.kind !== 'shift_traffic' || shift.appliedNs === null)
+    return;
+  const shifted = shift.action.weights;
+  const regaining = new Set(
+    Object.entries(restored.action.weights)
+      .filter(([pool, weight]) => weight > (shifted[pool] ?? 0))
+      .map(([pool]) => pool),
+  );
+  for (const rec of [...s.open.values()]) {
+    if (rec.kind !== 'scale' || rec.direction !== 'decrease' || rec.state !== 'applied') continue;
+    if (rec.appliedNs === null || rec.appliedNs <= shift.appliedNs) continue;
+    if (!rec.target.pool || !regaining.has(rec.target.pool)) continue;
+    if (s.memory.get(memoryKey(rec.kind, rec.targetKey))?.recommendationId !== rec.id) continue;
+    const summary = `the shift of ${shift.target.model ?? 'its model'}'s traffic applied before it was rolled back, giving ${rec.target.pool} back the traffic it was scaled in without`;
+    const before = rec.baseline ?? summarizeScope([], 'fast');
+    const after = summarizeScope(
+      ctx.obs.pools.filter((p) => rec.scopePools.includes(p.pool)),
+      'main',
+    );
+    rec.verification = {
+      at: nsToIso(atNs),
+      verdict: 'rolled_back',
+      summary,
+      before: { ...before },
+      after: { ...after },
+      predicted: predictedAfter(rec.expectedImpact),
+    };
+    rec.verifiedNs = atNs;
+    rec.updatedNs = atNs;
+    s.open.delete(rec.id);
+    rollBack(settings, s, out, ctx, rec, atNs, summary, before, after);
+  }
 }
 
 /** Restores what `rec` replaced and sends that as a rollback action. */
