@@ -547,7 +547,9 @@ describe('verification while a fault persists', () => {
     const reason = log.find(
       (x) => x.recommendationId === scaledInSince[0]!.action.recommendationId && x.decision === 'rolled_back',
     )?.reason;
-    expect(reason).toMatch(/shift of llama-8b's traffic applied before it was rolled back/);
+    expect(reason).toMatch(
+      /the earlier shift of llama-8b's traffic was rolled back: a100-west gets back the traffic/,
+    );
   }, 360_000);
 
   test('traffic taken from a pool that is still failing is not given back, even as goodput falls', async () => {

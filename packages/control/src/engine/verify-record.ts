@@ -14,7 +14,7 @@ import { applyToActuated } from './apply-to-actuated.ts';
 import { observedShares, rememberAction } from './apply-record.ts';
 import type { ControlState, RecommendationRecord, ScopeMetrics } from './control-types.ts';
 import type { EngineSettings } from './engine-settings.ts';
-import { judgeVerification } from './judge-verification.ts';
+import { type VerificationJudgement, judgeVerification } from './judge-verification.ts';
 import { calmErrorRate, collapseShare, errorBudget } from '../objective/operating-bounds.ts';
 import { type TickOutput, recordAudit, touchRecord } from './tick-output.ts';
 import { previousOf } from './kind-action.ts';
@@ -119,18 +119,7 @@ export function verifyRecord(
             ? after.requests / ctx.obs.coveredMs / (before.requests / ctx.obs.fastWindowMs)
             : null,
         );
-  const asRecord = (m: ScopeMetrics): Record<string, number | null> => ({ ...m });
-  rec.verification = {
-    at: nsToIso(atNs),
-    verdict: judgement.verdict,
-    summary: judgement.summary,
-    before: asRecord(before),
-    after: asRecord(after),
-    predicted: predictedAfter(rec.expectedImpact),
-  };
-  rec.verifiedNs = atNs;
-  rec.updatedNs = atNs;
-  s.open.delete(rec.id);
+  closeWithVerdict(s, rec, atNs, judgement, before, after);
   if (judgement.verdict === 'verified') {
     rec.state = 'verified';
     touchRecord(out, rec);
@@ -177,25 +166,37 @@ function rollBackScaleInsAfter(
     if (rec.appliedNs === null || rec.appliedNs <= shift.appliedNs) continue;
     if (!rec.target.pool || !regaining.has(rec.target.pool)) continue;
     if (s.memory.get(memoryKey(rec.kind, rec.targetKey))?.recommendationId !== rec.id) continue;
-    const summary = `the shift of ${shift.target.model ?? 'its model'}'s traffic applied before it was rolled back, giving ${rec.target.pool} back the traffic it was scaled in without`;
+    const summary = `the earlier shift of ${shift.target.model ?? 'its model'}'s traffic was rolled back: ${rec.target.pool} gets back the traffic this scale-in was sized without`;
     const before = rec.baseline ?? summarizeScope([], 'fast');
     const after = summarizeScope(
       ctx.obs.pools.filter((p) => rec.scopePools.includes(p.pool)),
       'main',
     );
-    rec.verification = {
-      at: nsToIso(atNs),
-      verdict: 'rolled_back',
-      summary,
-      before: { ...before },
-      after: { ...after },
-      predicted: predictedAfter(rec.expectedImpact),
-    };
-    rec.verifiedNs = atNs;
-    rec.updatedNs = atNs;
-    s.open.delete(rec.id);
+    closeWithVerdict(s, rec, atNs, { verdict: 'rolled_back', summary }, before, after);
     rollBack(settings, s, out, ctx, rec, atNs, summary, before, after);
   }
+}
+
+/** Records `judgement` as `rec`'s verification (with what it predicted) and closes it. */
+function closeWithVerdict(
+  s: ControlState,
+  rec: RecommendationRecord,
+  atNs: bigint,
+  judgement: VerificationJudgement,
+  before: ScopeMetrics,
+  after: ScopeMetrics,
+): void {
+  rec.verification = {
+    at: nsToIso(atNs),
+    verdict: judgement.verdict,
+    summary: judgement.summary,
+    before: { ...before },
+    after: { ...after },
+    predicted: predictedAfter(rec.expectedImpact),
+  };
+  rec.verifiedNs = atNs;
+  rec.updatedNs = atNs;
+  s.open.delete(rec.id);
 }
 
 /** Restores what `rec` replaced and sends that as a rollback action. */
